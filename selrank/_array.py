@@ -1,0 +1,230 @@
+"""Array-namespace helpers and numerically stable primitives.
+
+Every formula in selrank is written once against the *array namespace* of its input
+(`array-api-compat <https://data-apis.org/array-api-compat/>`_), so the same definition
+serves NumPy, PyTorch (with autograd) and CuPy arrays in float32 and float64.
+
+The primitives here are the only place where overflow-prone expressions are written out:
+``softplus``, ``sigmoid``, ``log_sigmoid`` and ``logsumexp`` never evaluate ``exp`` of a
+large positive number, and both branches of every ``where`` are finite so that autograd
+through the unused branch cannot produce ``0 * inf = nan``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+__all__ = [
+    "get_namespace",
+    "as_float_array",
+    "is_torch",
+    "is_numpy",
+    "to_numpy",
+    "float_dtype_of",
+    "finfo",
+    "softplus",
+    "sigmoid",
+    "log_sigmoid",
+    "logsumexp",
+    "xlogx",
+]
+
+
+def is_torch(x: Any) -> bool:
+    """True for a ``torch.Tensor`` (without importing torch)."""
+    return array_api_compat.is_torch_array(x)
+
+
+def is_numpy(x: Any) -> bool:
+    """True for a NumPy array or NumPy scalar."""
+    return isinstance(x, np.ndarray | np.generic)
+
+
+def get_namespace(*arrays: Any):
+    """Return the array-API namespace shared by ``arrays``.
+
+    Python scalars, lists and ``None`` are ignored; if nothing array-like remains the
+    NumPy namespace is returned. Mixing libraries (a NumPy label array with a torch score
+    tensor) resolves to the namespace of the first non-NumPy array, into which the others
+    are converted by :func:`as_float_array`; that is what a training loop that keeps its
+    labels in NumPy expects.
+    """
+    found = None
+    for a in arrays:
+        if a is None or isinstance(a, int | float | bool | list | tuple):
+            continue
+        if is_numpy(a):
+            if found is None:
+                found = a
+            continue
+        if array_api_compat.is_array_api_obj(a):
+            return array_api_compat.array_namespace(a)
+    return array_api_compat.array_namespace(np.asarray(0.0) if found is None else found)
+
+
+def _device_of(x: Any):
+    return array_api_compat.device(x) if x is not None and not is_numpy(x) else None
+
+
+def float_dtype_of(xp, x):
+    """The floating dtype a computation on ``x`` should run in.
+
+    Floating inputs keep their dtype (float32 stays float32, bfloat16/float16 stay as they
+    are); integers and booleans become ``float64`` in NumPy/CuPy and torch's default dtype.
+    """
+    dt = x.dtype
+    if xp.isdtype(dt, "real floating"):
+        return dt
+    if is_torch(x):
+        import torch
+
+        return torch.get_default_dtype()
+    return xp.float64
+
+
+def as_float_array(x: Any, xp=None, *, like: Any = None, dtype=None, name: str = "array"):
+    """Convert ``x`` to a floating array of namespace ``xp``.
+
+    Parameters
+    ----------
+    x : array-like
+        Input (NumPy array, tensor, list, scalar).
+    xp : namespace, optional
+        Target namespace; defaults to ``get_namespace(x)``.
+    like : array, optional
+        Take dtype and device from this array (used to bring NumPy labels onto the device
+        and precision of a score tensor).
+    dtype : dtype, optional
+        Force this dtype.
+    name : str
+        Used in error messages.
+    """
+    if xp is None:
+        xp = get_namespace(x, like)
+    if isinstance(x, str | bytes):
+        raise TypeError(f"`{name}` must be numeric array-like; got {type(x).__name__}")
+    if like is not None and dtype is None:
+        dtype = like.dtype if xp.isdtype(like.dtype, "real floating") else None
+    device = _device_of(like)
+    if is_torch(like) and is_numpy(x):
+        import torch
+
+        x = torch.from_numpy(np.ascontiguousarray(x))
+    try:
+        arr = xp.asarray(x, device=device) if device is not None else xp.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`{name}` must be numeric array-like; got {type(x).__name__}") from exc
+    if arr.dtype == getattr(xp, "bool", None) or not (
+        xp.isdtype(arr.dtype, "real floating") or xp.isdtype(arr.dtype, "integral")
+    ):
+        if not xp.isdtype(arr.dtype, "bool"):
+            raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
+    target = dtype if dtype is not None else float_dtype_of(xp, arr)
+    if arr.dtype != target:
+        arr = xp.astype(arr, target)
+    return arr
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Return ``x`` as a NumPy array (detached and on the host for tensors)."""
+    if is_numpy(x):
+        return np.asarray(x)
+    if is_torch(x):
+        return x.detach().cpu().numpy()
+    if array_api_compat.is_cupy_array(x):
+        return x.get()
+    return np.asarray(x)
+
+
+def finfo(xp, x):
+    """``xp.finfo`` of the (floating) dtype of ``x``."""
+    return xp.finfo(x.dtype)
+
+
+# --------------------------------------------------------------------------------------
+# Stable primitives. Each is written so that neither branch of a `where` can overflow.
+# --------------------------------------------------------------------------------------
+
+
+def softplus(x, xp=None):
+    """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``."""
+    xp = xp or get_namespace(x)
+    return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def sigmoid(x, xp=None):
+    """Logistic function ``1 / (1 + exp(-x))`` without overflow for either sign of ``x``."""
+    xp = xp or get_namespace(x)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def log_sigmoid(x, xp=None):
+    """``log σ(x) = -softplus(-x)``."""
+    xp = xp or get_namespace(x)
+    return -softplus(-x, xp)
+
+
+def logsumexp(x, xp=None, *, axis: int = -1, keepdims: bool = False):
+    """``log Σ exp(x)`` along ``axis`` with the max-subtraction trick.
+
+    The maximum is treated as a constant (it cancels mathematically), so gradients are the
+    softmax and no ``-inf - (-inf)`` appears for rows that are entirely ``-inf``.
+    """
+    xp = xp or get_namespace(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    if is_torch(m):
+        m = m.detach()
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+    out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+    if not keepdims:
+        out = xp.squeeze(out, axis=axis)
+    return out
+
+
+def xlogx(x, xp=None):
+    """``x log x`` with the limit 0 at ``x = 0`` (finite gradient there too)."""
+    xp = xp or get_namespace(x)
+    pos = x > 0
+    safe = xp.where(pos, x, xp.ones_like(x))
+    return xp.where(pos, x * xp.log(safe), xp.zeros_like(x))
+
+
+def check_finite(x, name: str) -> None:
+    """Raise ``ValueError`` if ``x`` holds NaN or infinity (host arrays only: cheap check)."""
+    xp = get_namespace(x)
+    if not bool(xp.all(xp.isfinite(x))):
+        arr = to_numpy(x)
+        bad = np.flatnonzero(~np.isfinite(arr.reshape(-1)))
+        raise ValueError(
+            f"`{name}` must be finite; found {bad.size} NaN/inf value(s), first at index "
+            f"{int(bad[0])} ({arr.reshape(-1)[bad[0]]!r})"
+        )
+
+
+def positive_float(value: Any, name: str, owner: str, *, allow_zero: bool = False) -> float:
+    """Validate a positive (or non-negative) finite scalar parameter."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` of {owner} must be a real number; got {value!r}") from None
+    ok = v >= 0 if allow_zero else v > 0
+    if not (math.isfinite(v) and ok):
+        cmp = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"`{name}` of {owner} must be finite and {cmp}; got {value!r}")
+    return v
+
+
+def finite_float(value: Any, name: str, owner: str) -> float:
+    """Validate a finite real scalar parameter."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` of {owner} must be a real number; got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"`{name}` of {owner} must be finite; got {value!r}")
+    return v
