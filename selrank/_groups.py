@@ -299,3 +299,23 @@ def as_groups(group: Any, n_rows: int, *, require_contiguous: bool = False) -> G
     if g.size == n_rows:
         return Groups.from_ids(g, require_contiguous=require_contiguous)
     return Groups.from_sizes(g, n_rows)
+
+
+class DenseLists:
+    """Reducer over the last axis of a dense ``[n, K]`` array, with the :class:`Groups` API.
+
+    Lets one implementation of the composite softmax serve multi-class ``[n, K]`` arrays
+    (:class:`DenseLists`) and ragged query lists (:class:`Groups`): ``sum`` and ``max``
+    return one value per list, ``broadcast`` spreads per-list values back onto elements.
+    """
+
+    def sum(self, x):
+        xp = get_namespace(x)
+        return xp.sum(x, axis=-1)
+
+    def max(self, x):
+        xp = get_namespace(x)
+        return xp.max(x, axis=-1)
+
+    def broadcast(self, v):
+        return v[..., None]

@@ -1,0 +1,112 @@
+"""Shared machinery for functions of a standardized argument with optional caps.
+
+Links (``h``) and scalings (``q``) in selrank are both a triple of a function, its
+derivative and its primitive, evaluated at a standardized argument ``x`` (``α(z − β)`` for
+links, ``α(z + β)`` for scalings, following the paper). Unbounded functions (``exp``,
+``sinh``) overflow, so either may be *capped*: evaluated exactly on ``[lo, hi]`` and
+continued beyond it linearly (first-order Taylor: stays monotone, finite and once
+differentiable) or flat (constant). The continuation of the primitive follows by
+integration, so the triple stays consistent (``F' = f``, ``f' = df``) everywhere.
+
+This module holds that logic once for both.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._array import get_namespace
+
+__all__ = ["Capped", "parse_cap"]
+
+_CAP_MODES = ("linear", "flat")
+
+
+def parse_cap(cap, cap_mode: str, owner: str, *, sides: str) -> tuple[float, float]:
+    """Turn a user ``cap`` into ``(lo, hi)`` bounds on the standardized argument.
+
+    ``cap`` is ``None`` (no cap), a positive number ``c`` (applied to the unbounded
+    ``sides`` — ``"high"``, ``"low"`` or ``"both"`` — as ``x ≤ c`` / ``x ≥ -c``), or a pair
+    ``(lo, hi)`` with either entry ``None``.
+    """
+    if cap_mode not in _CAP_MODES:
+        raise ValueError(f"`cap_mode` of {owner} must be one of {_CAP_MODES}; got {cap_mode!r}")
+    if cap is None:
+        return (-math.inf, math.inf)
+    if isinstance(cap, tuple | list):
+        if len(cap) != 2:
+            raise ValueError(f"`cap` of {owner} must be a number or a (low, high) pair; got {cap!r}")
+        lo = -math.inf if cap[0] is None else float(cap[0])
+        hi = math.inf if cap[1] is None else float(cap[1])
+        if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+            raise ValueError(f"`cap` of {owner} must satisfy low < high; got {cap!r}")
+        return (lo, hi)
+    try:
+        c = float(cap)
+    except (TypeError, ValueError):
+        raise TypeError(f"`cap` of {owner} must be a number, a pair or None; got {cap!r}") from None
+    if not (math.isfinite(c) and c > 0):
+        raise ValueError(f"`cap` of {owner} must be a finite number > 0; got {cap!r}")
+    return {
+        "high": (-math.inf, c),
+        "low": (-c, math.inf),
+        "both": (-c, c),
+    }[sides]
+
+
+class Capped:
+    """Mixin: evaluate ``_f``, ``_df``, ``_F`` (standardized argument) with caps.
+
+    Subclasses define ``_f(x, xp)``, ``_df(x, xp)``, ``_F(x, xp)`` on the exact region and
+    set ``_lo``, ``_hi`` and ``_cap_mode``.
+    """
+
+    _lo: float = -math.inf
+    _hi: float = math.inf
+    _cap_mode: str = "linear"
+
+    @property
+    def capped(self) -> bool:
+        return math.isfinite(self._lo) or math.isfinite(self._hi)
+
+    def _clip(self, x, xp):
+        lo = None if math.isinf(self._lo) else self._lo
+        hi = None if math.isinf(self._hi) else self._hi
+        return xp.clip(x, lo, hi)
+
+    def _cf(self, x, xp=None):
+        xp = xp or get_namespace(x)
+        if not self.capped:
+            return self._f(x, xp)
+        xc = self._clip(x, xp)
+        if self._cap_mode == "flat":
+            return self._f(xc, xp)
+        return self._f(xc, xp) + self._df(xc, xp) * (x - xc)
+
+    def _cdf(self, x, xp=None):
+        xp = xp or get_namespace(x)
+        if not self.capped:
+            return self._df(x, xp)
+        xc = self._clip(x, xp)
+        d = self._df(xc, xp)
+        if self._cap_mode == "flat":
+            return xp.where(x == xc, d, xp.zeros_like(d))
+        return d
+
+    def _cF(self, x, xp=None):
+        xp = xp or get_namespace(x)
+        if not self.capped:
+            return self._F(x, xp)
+        xc = self._clip(x, xp)
+        t = x - xc
+        out = self._F(xc, xp) + self._f(xc, xp) * t
+        if self._cap_mode == "linear":
+            out = out + 0.5 * self._df(xc, xp) * t * t
+        return out
+
+    def _cap_repr(self) -> str:
+        if not self.capped:
+            return ""
+        lo = None if math.isinf(self._lo) else self._lo
+        hi = None if math.isinf(self._hi) else self._hi
+        return f", cap=({lo}, {hi}), cap_mode={self._cap_mode!r}"

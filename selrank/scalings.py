@@ -1,0 +1,781 @@
+r"""Scalings, composite sigmoid links and composite softmax maths (MATH.md §2–3).
+
+A *scaling* :math:`q(z)` with integral :math:`Q(z)` (the log score transform) amplifies a
+matching loss. With a regulariser :math:`\gamma > 0` it defines
+
+* the **composite sigmoid** link (scalar, eq. [22–24]):
+  :math:`p = \sigma(Q/\gamma)`, :math:`h = q\,p`, :math:`H = \gamma\log(1 + e^{Q/\gamma})`,
+  :math:`h' = p\,\{q' + (1 - p)\,q^2/\gamma\}`;
+* the **composite softmax** over a list (multi-class or the documents of one query,
+  eq. [16–18, 29–30]): :math:`p_k = \mathrm{softmax}(Q(z)/\gamma)_k`,
+  :math:`H = \gamma\,\mathrm{logsumexp}(Q(z)/\gamma)`, :math:`h_k = q(z_k)\,p_k`.
+
+The loss is convex if :math:`Q` is convex (Thms 3, 4); more generally the scalar loss is
+convex iff :math:`q'(z) + (1 - p(z))\,q(z)^2/\gamma \ge 0` (condition [G.2]), checked by
+:func:`check_convexity`.
+
+The catalogue follows the paper's appendix C.3 in using :math:`x = \alpha(z + \beta)`
+(note the sign: a positive ``beta`` shifts a scaling to the *left*), with
+:math:`q(z) = \alpha\,q_0(x)`, :math:`q'(z) = \alpha^2 q_0'(x)`, :math:`Q(z) = Q_0(x)`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from selrank.scalings import get_scaling, CompositeSigmoid
+>>> s = get_scaling("exp")
+>>> float(s.q(0.0)), float(s.Q(0.0))
+(1.0, 1.0)
+>>> link = CompositeSigmoid("exp", gamma=1.0)   # a Link: everything built on links works
+>>> round(float(link.h(0.0)), 6)  # q(0) * sigmoid(Q(0)) = 1 * sigmoid(1)
+0.731059
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import _array as A
+from ._affine import Capped, parse_cap
+from .links import DEFAULT_CAP, Link, _eps_threshold, _params_equal
+
+__all__ = [
+    "Scaling",
+    "Constant",
+    "ExpScaling",
+    "NegExpScaling",
+    "SigmoidScaling",
+    "TanhScaling",
+    "SinhScaling",
+    "CoshScaling",
+    "PolyScaling",
+    "SmeLUScaling",
+    "ReLUScaling",
+    "CallableScaling",
+    "CompositeSigmoid",
+    "ConvexityReport",
+    "check_convexity",
+    "closed_form_convexity",
+    "scaling_from_transform",
+    "SCALINGS",
+    "INVALID_TRANSFORMS",
+    "get_scaling",
+    "composite_softmax",
+]
+
+
+class Scaling(Capped):
+    r"""Base class of scalings: ``q``, ``dq``, ``Q`` of :math:`x = \alpha(z + \beta)`.
+
+    Subclasses implement ``_q``, ``_dq`` and ``_Q`` of ``x`` for ``alpha = 1`` (the same
+    capping machinery as links applies: exact on ``[lo, hi]``, continued linearly or flat).
+
+    Attributes
+    ----------
+    convex_Q : bool
+        ``Q`` is convex (``q`` non-decreasing) everywhere: every ``gamma`` gives a convex
+        loss (Thms 3, 4).
+    constant : bool
+        ``q`` is constant (the standard softmax).
+    """
+
+    name: ClassVar[str] = "scaling"
+    convex_Q: ClassVar[bool] = True
+    constant: ClassVar[bool] = False
+    smooth: ClassVar[bool] = True
+    examples: ClassVar[list[dict[str, Any]]] = [{}]
+    _cap_sides: ClassVar[str] = "both"
+    _default_cap: ClassVar[float | None] = None
+
+    def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, cap: Any = "default", cap_mode: str = "linear"):
+        owner = type(self).__name__
+        self.alpha = A.positive_float(alpha, "alpha", owner)
+        self.beta = A.finite_float(beta, "beta", owner)
+        cap_value = self._default_cap if isinstance(cap, str) and cap == "default" else cap
+        if isinstance(cap_value, str):
+            raise ValueError(f"`cap` of {owner} must be a number, a pair, None or 'default'; got {cap!r}")
+        self._lo, self._hi = parse_cap(cap_value, cap_mode, owner, sides=self._cap_sides)
+        self._cap_mode = cap_mode
+        self._params = {"alpha": alpha, "beta": beta}
+        if cap != "default":
+            self._params.update(cap=cap_value, cap_mode=cap_mode)
+
+    def _x(self, z):
+        xp = A.get_namespace(z)
+        z = A.as_float_array(z, xp, name="z")
+        return xp, self.alpha * (z + self.beta)
+
+    def q(self, z):
+        """Scaling function :math:`q(z)`."""
+        xp, x = self._x(z)
+        return self.alpha * self._cf(x, xp)
+
+    def dq(self, z):
+        """Derivative :math:`q'(z)`."""
+        xp, x = self._x(z)
+        return (self.alpha * self.alpha) * self._cdf(x, xp)
+
+    def Q(self, z):
+        """Log score transform :math:`Q(z) = \\int q`."""
+        xp, x = self._x(z)
+        return self._cF(x, xp)
+
+    def q_dq_Q(self, z):
+        """``(q, q', Q)`` in one call."""
+        xp, x = self._x(z)
+        return self.alpha * self._cf(x, xp), (self.alpha * self.alpha) * self._cdf(x, xp), self._cF(x, xp)
+
+    # Capped expects _f/_df/_F
+    def _f(self, x, xp):
+        return self._q(x, xp)
+
+    def _df(self, x, xp):
+        return self._dq(x, xp)
+
+    def _F(self, x, xp):
+        return self._Q(x, xp)
+
+    def closed_form_convex(self, gamma: float) -> bool | None:
+        """Closed-form convexity verdict for this scaling and ``gamma`` (None if unknown)."""
+        if self.convex_Q:
+            return True
+        return None
+
+    def get_params(self) -> dict[str, Any]:
+        return dict(self._params)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items() if k not in ("cap", "cap_mode"))
+        return f"{type(self).__name__}({args}{self._cap_repr()})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and _params_equal(self.get_params(), other.get_params())
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self.get_params())))
+
+
+class Constant(Scaling):
+    r"""Constant scaling :math:`q = \alpha`, :math:`Q = \alpha(z+\beta)`: the standard softmax
+    (temperature :math:`\gamma/\alpha`) and, as a composite sigmoid, the sigmoid link."""
+
+    name = "constant"
+    constant = True
+    examples = [{}, {"alpha": 2.0}]
+
+    def _q(self, x, xp):
+        return xp.ones_like(x)
+
+    def _dq(self, x, xp):
+        return xp.zeros_like(x)
+
+    def _Q(self, x, xp):
+        return x
+
+
+class ExpScaling(Scaling):
+    r"""Exponential scaling :math:`q = \alpha e^{x}`, :math:`Q = e^{x}`: the double-exponential
+    softmax [C.11–C.12], high-score sensitivity. Capped by default at ``x = 30``."""
+
+    name = "exp"
+    examples = [{}, {"alpha": 0.5, "beta": -1.0}, {"cap": 3.0}]
+    _cap_sides = "high"
+    _default_cap = DEFAULT_CAP
+
+    def _q(self, x, xp):
+        return xp.exp(x)
+
+    _dq = _q
+    _Q = _q
+
+
+class NegExpScaling(Scaling):
+    r"""Anti-exponential scaling :math:`q = -\alpha e^{-x}`, :math:`Q = e^{-x}`: low-score
+    sensitivity (a convex, decreasing ``Q``). Capped by default at ``x = -30``."""
+
+    name = "negexp"
+    examples = [{}, {"alpha": 0.5}]
+    _cap_sides = "low"
+    _default_cap = DEFAULT_CAP
+
+    def _q(self, x, xp):
+        return -xp.exp(-x)
+
+    def _dq(self, x, xp):
+        return xp.exp(-x)
+
+    def _Q(self, x, xp):
+        return xp.exp(-x)
+
+
+class SigmoidScaling(Scaling):
+    r"""Sigmoid scaling :math:`q = \alpha\sigma(x)`, :math:`Q = \mathrm{softplus}(x)`: SoftmaxPlus,
+    the add-1 softmax [C.13–C.15]."""
+
+    name = "sigmoid"
+    examples = [{}, {"alpha": 2.0, "beta": 1.0}]
+
+    def _q(self, x, xp):
+        return A.sigmoid(x, xp)
+
+    def _dq(self, x, xp):
+        s = A.sigmoid(x, xp)
+        return s * (1.0 - s)
+
+    def _Q(self, x, xp):
+        return A.softplus(x, xp)
+
+
+class TanhScaling(Scaling):
+    r"""Tanh scaling :math:`q = \alpha\tanh(x)`, :math:`Q = \log\cosh(x)`: SoftCosh [C.16–C.17]
+    (reverses sensitivities in the multi-class case, App. H.6)."""
+
+    name = "tanh"
+    examples = [{}, {"alpha": 2.0}]
+
+    def _q(self, x, xp):
+        return xp.tanh(x)
+
+    def _dq(self, x, xp):
+        t = xp.tanh(x)
+        return 1.0 - t * t
+
+    def _Q(self, x, xp):
+        a = xp.abs(x)
+        return a + xp.log1p(xp.exp(-2.0 * a)) - math.log(2.0)
+
+
+class SinhScaling(Scaling):
+    r"""Sinh scaling :math:`q = \alpha\sinh(x)`, :math:`Q = \cosh(x)`: high-norm sensitivity
+    (convex ``Q``). Capped by default at ``|x| = 30``."""
+
+    name = "sinh"
+    examples = [{}, {"alpha": 0.5}, {"cap": 2.0}]
+    _default_cap = DEFAULT_CAP
+
+    def _q(self, x, xp):
+        return xp.sinh(x)
+
+    def _dq(self, x, xp):
+        return xp.cosh(x)
+
+    def _Q(self, x, xp):
+        return xp.cosh(x)
+
+
+class CoshScaling(Scaling):
+    r"""Cosh scaling :math:`q = \alpha\cosh(x)`, :math:`Q = \sinh(x)`: a monotone composite
+    probability with high-norm sensitivity. ``Q`` is not convex; the composite sigmoid loss
+    is convex for :math:`\gamma \le 1/\sqrt{2}` (Corollary [G.4])."""
+
+    name = "cosh"
+    convex_Q = False
+    examples = [{"cap": 8.0}, {"alpha": 0.5, "cap": 8.0}]
+    _default_cap = DEFAULT_CAP
+
+    def _q(self, x, xp):
+        return xp.cosh(x)
+
+    def _dq(self, x, xp):
+        return xp.sinh(x)
+
+    def _Q(self, x, xp):
+        return xp.sinh(x)
+
+    def closed_form_convex(self, gamma: float) -> bool | None:
+        # [G.4] is sufficient, not necessary: above the bound the verdict is left to [G.2]
+        return True if gamma <= 1.0 / math.sqrt(2.0) else None
+
+
+class PolyScaling(Scaling):
+    r"""Polynomial scaling :math:`q = \alpha(|x|^d + c)`,
+    :math:`Q = \mathrm{sign}(x)|x|^{d+1}/(d+1) + c\,x` (``d >= 1``): high norms. ``Q`` is not
+    convex; the composite sigmoid loss is convex if
+    :math:`c \ge \max\{\sqrt{2\gamma d},\ \gamma d - 1/2\}` (Corollary [G.5])."""
+
+    name = "poly"
+    convex_Q = False
+    examples = [{"d": 2.0, "c": 2.0}, {"d": 1.0, "c": 1.5}]
+
+    def __init__(self, *, d: float = 2.0, c: float = 2.0, alpha: float = 1.0, beta: float = 0.0):
+        super().__init__(alpha=alpha, beta=beta, cap=None)
+        self.d = A.positive_float(d, "d", "PolyScaling")
+        if self.d < 1.0:
+            raise ValueError(f"`d` of PolyScaling must be >= 1 (q' is unbounded at 0 otherwise); got {d!r}")
+        self.c = A.finite_float(c, "c", "PolyScaling")
+        self._params = {"d": d, "c": c, "alpha": alpha, "beta": beta}
+
+    def _q(self, x, xp):
+        return xp.abs(x) ** self.d + self.c
+
+    def _dq(self, x, xp):
+        if self.d == 1.0:
+            return xp.sign(x)
+        return self.d * xp.sign(x) * xp.abs(x) ** (self.d - 1.0)
+
+    def _Q(self, x, xp):
+        return xp.sign(x) * xp.abs(x) ** (self.d + 1.0) / (self.d + 1.0) + self.c * x
+
+    def closed_form_convex(self, gamma: float) -> bool | None:
+        bound = max(math.sqrt(2.0 * gamma * self.d), gamma * self.d - 0.5)
+        return True if self.c >= bound else None
+
+
+class SmeLUScaling(Scaling):
+    r"""SmeLU scaling: :math:`Q = \mathrm{SmeLU}(x)`, :math:`q = \alpha\cdot` the SmeLU gradient:
+    SoftSmeLU, clips low scores (distillation of teacher scores, MATH.md §3–4)."""
+
+    name = "smelu"
+    smooth = False
+    examples = [{}, {"c": 0.5, "beta": -1.0}]
+
+    def __init__(self, *, c: float = 1.0, alpha: float = 1.0, beta: float = 0.0):
+        super().__init__(alpha=alpha, beta=beta, cap=None)
+        self.c = A.positive_float(c, "c", "SmeLUScaling")
+        self._params = {"c": c, "alpha": alpha, "beta": beta}
+
+    def _q(self, x, xp):
+        return xp.clip((x + self.c) / (2.0 * self.c), 0.0, 1.0)
+
+    def _dq(self, x, xp):
+        inside = (x > -self.c) & (x < self.c)
+        return xp.where(inside, xp.full_like(x, 0.5 / self.c), xp.zeros_like(x))
+
+    def _Q(self, x, xp):
+        xc = xp.clip(x, -self.c, self.c)
+        return (xc + self.c) ** 2 / (4.0 * self.c) + xp.maximum(x - self.c, xp.zeros_like(x))
+
+
+class ReLUScaling(Scaling):
+    r"""ReLU scaling: :math:`Q = \max(x, 0)`, :math:`q = \alpha\,\mathbb{1}[x > 0]`: clips low
+    scores to a common floor."""
+
+    name = "relu"
+    smooth = False
+    examples = [{}, {"beta": -1.0}]
+
+    def _q(self, x, xp):
+        return xp.where(x > 0, xp.ones_like(x), xp.zeros_like(x))
+
+    def _dq(self, x, xp):
+        return xp.zeros_like(x)
+
+    def _Q(self, x, xp):
+        return xp.maximum(x, xp.zeros_like(x))
+
+
+class CallableScaling(Scaling):
+    r"""A user-defined scaling from callables ``q`` and ``Q`` (``dq`` by differences if absent).
+
+    ``alpha``/``beta`` are not applied: the callables receive the score ``z`` itself.
+    Whether ``Q`` is convex is not known in closed form, so losses built from it run the
+    [G.2] check (:func:`check_convexity`).
+    """
+
+    name = "callable"
+    convex_Q = False
+
+    def __init__(self, q: Callable, Q: Callable, *, dq: Callable | None = None, name: str = "callable"):
+        for nm, f in (("q", q), ("Q", Q)):
+            if not callable(f):
+                raise TypeError(f"`{nm}` of CallableScaling must be callable; got {type(f).__name__}")
+        if dq is not None and not callable(dq):
+            raise TypeError(f"`dq` of CallableScaling must be callable or None; got {type(dq).__name__}")
+        super().__init__(alpha=1.0, beta=0.0, cap=None)
+        self._uq, self._uQ, self._udq = q, Q, dq
+        self.name = name
+        self._params = {"q": q, "Q": Q, "dq": dq, "name": name}
+
+    def _q(self, x, xp):
+        return A.as_float_array(self._uq(x), xp, like=x)
+
+    def _Q(self, x, xp):
+        return A.as_float_array(self._uQ(x), xp, like=x)
+
+    def _dq(self, x, xp):
+        if self._udq is not None:
+            return A.as_float_array(self._udq(x), xp, like=x)
+        eps = float(xp.finfo(x.dtype).eps)
+        step = eps ** (1.0 / 3.0) * xp.maximum(xp.abs(x), xp.ones_like(x))
+        return (self._q(x + step, xp) - self._q(x - step, xp)) / (2.0 * step)
+
+
+# ======================================================================================
+# Convexity: condition [G.2] and the closed forms [G.4], [G.5]
+# ======================================================================================
+
+
+@dataclass(frozen=True)
+class ConvexityReport:
+    """Result of :func:`check_convexity`.
+
+    Attributes
+    ----------
+    convex : bool
+        Condition [G.2] holds at every grid point (within rounding).
+    min_value : float
+        Smallest value of :math:`q' + (1 - p) q^2 / \\gamma` on the grid.
+    argmin : float
+        Score where it is attained.
+    closed_form : bool or None
+        Verdict of the closed-form sufficient condition ([G.4], [G.5], or convex ``Q``),
+        ``None`` where none applies.
+    domain : tuple of float
+        Scores checked.
+    """
+
+    convex: bool
+    min_value: float
+    argmin: float
+    closed_form: bool | None
+    domain: tuple[float, float]
+
+    def __bool__(self) -> bool:
+        return self.convex
+
+
+def _default_domain(scaling: Scaling) -> tuple[float, float]:
+    """Scores whose standardized argument spans ``[-20, 20]`` (or the caps, if nearer)."""
+    lo = max(-20.0, scaling._lo) if math.isfinite(scaling._lo) else -20.0
+    hi = min(20.0, scaling._hi) if math.isfinite(scaling._hi) else 20.0
+    lo, hi = lo - 1.0, hi + 1.0  # a little beyond the caps, where the continuation applies
+    return (lo / scaling.alpha - scaling.beta, hi / scaling.alpha - scaling.beta)
+
+
+def check_convexity(scaling, gamma: float = 1.0, *, domain: tuple[float, float] | None = None,
+                    num: int = 20001) -> ConvexityReport:
+    r"""Check condition [G.2], :math:`q'(z) + \frac{1}{\gamma}(1 - p(z))\,q(z)^2 \ge 0`, on a grid.
+
+    The composite sigmoid matching loss is convex on ``domain`` iff this holds there
+    (Corollary G.1). A violation means the composite link decreases somewhere.
+
+    Parameters
+    ----------
+    scaling : Scaling or str
+    gamma : float
+        Regulariser :math:`\gamma > 0`.
+    domain : (float, float), optional
+        Scores to check; by default the scores whose standardized argument spans
+        ``[-21, 21]``.
+    num : int
+        Grid points.
+
+    Examples
+    --------
+    >>> check_convexity("cosh", gamma=0.7, domain=(-8, 8)).convex   # [G.4]: gamma <= 1/sqrt(2)
+    True
+    >>> check_convexity("poly", gamma=1.0).convex  # d=2, c=2 >= max(2, 1.5): [G.5]
+    True
+    >>> check_convexity(get_scaling("poly", d=2.0, c=0.0)).convex
+    False
+    """
+    scaling = get_scaling(scaling) if not isinstance(scaling, Scaling) else scaling
+    gamma = A.positive_float(gamma, "gamma", "check_convexity")
+    lo, hi = domain if domain is not None else _default_domain(scaling)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"`domain` must be a finite interval (low < high); got {domain!r}")
+    z = np.linspace(lo, hi, int(num))
+    with np.errstate(over="ignore", invalid="ignore"):
+        q, dq, Q = (np.asarray(A.to_numpy(v), dtype=np.float64) for v in scaling.q_dq_Q(z))
+        one_minus_p = A.to_numpy(A.sigmoid(-Q / gamma, np))
+        g = dq + one_minus_p * q * q / gamma
+    scale = np.abs(dq) + one_minus_p * q * q / gamma
+    tol = 1e-10 * np.maximum(scale, 1e-300)
+    finite = np.isfinite(g)
+    ok = bool(np.all(g[finite] >= -tol[finite])) and bool(np.all(finite))
+    i = int(np.nanargmin(np.where(finite, g, np.inf)))
+    return ConvexityReport(ok, float(g[i]), float(z[i]), closed_form_convexity(scaling, gamma), (float(lo), float(hi)))
+
+
+def closed_form_convexity(scaling, gamma: float = 1.0) -> bool | None:
+    """Closed-form sufficient convexity condition: convex ``Q`` (Thm 3), [G.4] or [G.5].
+
+    Returns True where it proves convexity, None where it does not decide.
+    """
+    scaling = get_scaling(scaling) if not isinstance(scaling, Scaling) else scaling
+    return scaling.closed_form_convex(float(gamma))
+
+
+# ======================================================================================
+# Composite sigmoid: a scaling turned into a link
+# ======================================================================================
+
+
+class CompositeSigmoid(Link):
+    r"""Composite sigmoid link of a scaling (eq. [22–24]): itself a :class:`~selrank.links.Link`.
+
+    .. math::
+        p(z) = \sigma(Q(z)/\gamma), \quad h(z) = q(z)\,p(z), \quad
+        H(z) = \gamma\log(1 + e^{Q(z)/\gamma}),
+        \quad h'(z) = p(z)\,\{q'(z) + (1 - p(z))\,q(z)^2/\gamma\}.
+
+    Parameters
+    ----------
+    scaling : Scaling or str
+        A scaling or its registry name (remaining keyword parameters build it).
+    gamma : float
+        Regulariser :math:`\gamma > 0`.
+    check : bool
+        Refuse (``ValueError``) a scaling/``gamma`` pair that violates the convexity condition
+        [G.2] on the scaling's default domain: the link would not be monotone.
+    **scaling_params
+        Parameters of the scaling when given by name.
+
+    The inverse link is computed by bisection. With ``Constant(alpha)`` and ``gamma = 1`` the
+    composite sigmoid is ``alpha·σ(alpha·z)``.
+
+    Examples
+    --------
+    >>> link = CompositeSigmoid("constant")
+    >>> float(link.h(0.0))
+    0.5
+    >>> CompositeSigmoid("cosh", gamma=2.0, cap=6.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: the composite sigmoid of CoshScaling(alpha=1.0, beta=0.0, cap=(-6.0, 6.0), cap_mode='linear') with gamma=2.0 is not convex: condition [G.2] fails at z=..., where q' + (1-p) q^2/gamma = -...; choose a smaller gamma (e.g. <= 1/sqrt(2) for cosh, [G.4]) or pass check=False
+    """
+
+    name = "composite_sigmoid"
+
+    def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, check: bool = True, **scaling_params):
+        self.scaling = scaling if isinstance(scaling, Scaling) else get_scaling(scaling, **scaling_params)
+        if isinstance(scaling, Scaling) and scaling_params:
+            raise ValueError(f"parameters {sorted(scaling_params)} cannot be applied to an existing scaling {scaling!r}")
+        self.gamma = A.positive_float(gamma, "gamma", "CompositeSigmoid")
+        self.smooth = self.scaling.smooth
+        self._scale = self.scaling.alpha
+        self._params = {"scaling": self.scaling, "gamma": gamma}
+        if check and self.scaling.closed_form_convex(self.gamma) is not True:
+            rep = check_convexity(self.scaling, self.gamma)
+            if not rep.convex:
+                raise ValueError(
+                    f"the composite sigmoid of {self.scaling!r} with gamma={self.gamma} is not convex: "
+                    f"condition [G.2] fails at z={rep.argmin:.6g}, where q' + (1-p) q^2/gamma = "
+                    f"{rep.min_value:.6g}; choose a smaller gamma (e.g. <= 1/sqrt(2) for cosh, [G.4]) "
+                    "or pass check=False"
+                )
+
+    def _parts(self, z):
+        xp = A.get_namespace(z)
+        z = A.as_float_array(z, xp)
+        q, dq, Q = self.scaling.q_dq_Q(z)
+        return xp, q, dq, Q
+
+    def h(self, z):
+        xp, q, _, Q = self._parts(z)
+        return q * A.sigmoid(Q / self.gamma, xp)
+
+    def dh(self, z):
+        return self.h_dh(z)[1]
+
+    def h_dh(self, z):
+        xp, q, dq, Q = self._parts(z)
+        a = Q / self.gamma
+        p = A.sigmoid(a, xp)
+        # 1 - p as sigmoid(-a): exact where p rounds to 1
+        return q * p, p * (dq + A.sigmoid(-a, xp) * q * q / self.gamma)
+
+    def H(self, z):
+        xp, _, _, Q = self._parts(z)
+        return self.gamma * A.softplus(Q / self.gamma, xp)
+
+    def p(self, z):
+        """Composite probability :math:`p(z) = \\sigma(Q(z)/\\gamma)`."""
+        xp, _, _, Q = self._parts(z)
+        return A.sigmoid(Q / self.gamma, xp)
+
+    def __repr__(self) -> str:
+        return f"CompositeSigmoid({self.scaling!r}, gamma={self.gamma!r})"
+
+
+# ======================================================================================
+# Composite softmax maths, shared by multi-class [n, K] arrays and ragged query lists
+# ======================================================================================
+
+
+def composite_softmax(scaling: Scaling, gamma: float, z, lists):
+    r"""Composite softmax quantities of scores ``z`` over lists.
+
+    Parameters
+    ----------
+    scaling : Scaling
+    gamma : float
+    z : array
+        Scores; ``[n, K]`` with ``lists = DenseLists()`` or flat grouped rows with
+        ``lists`` a :class:`~selrank._groups.Groups`.
+    lists : DenseLists or Groups
+        Reducer with ``sum``, ``max`` (per list) and ``broadcast`` (back onto elements).
+
+    Returns
+    -------
+    dict with ``q``, ``dq``, ``p`` (per element), ``H`` (per list:
+    :math:`\gamma\,\mathrm{logsumexp}(Q/\gamma)`, computed in log space), and ``h = q·p``.
+    """
+    xp = A.get_namespace(z)
+    q, dq, Q = scaling.q_dq_Q(z)
+    a = Q / gamma
+    m = lists.max(a)
+    if A.is_torch(m):
+        m = m.detach()
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+    s = lists.sum(xp.exp(a - lists.broadcast(m)))
+    lse = xp.log(s) + m
+    p = xp.exp(a - lists.broadcast(lse))
+    return {"q": q, "dq": dq, "p": p, "H": gamma * lse, "h": q * p}
+
+
+def composite_softmax_quadratic(parts: dict, d, gamma: float, lists):
+    r"""Per-list quadratic form :math:`d^\top \nabla^2 H\, d` of the composite softmax [B.2].
+
+    .. math:: \sum_k p_k q'_k d_k^2 + \frac{1}{\gamma}\Big[\sum_k p_k q_k^2 d_k^2 - \big(\sum_k p_k q_k d_k\big)^2\Big]
+    """
+    p, q, dq = parts["p"], parts["q"], parts["dq"]
+    pqd = p * q * d
+    return lists.sum(p * dq * d * d) + (lists.sum(pqd * q * d) - lists.sum(pqd) ** 2) / gamma
+
+
+def composite_softmax_bregman(scaling: Scaling, gamma: float, z_hat, z, lists, parts_hat=None, parts=None):
+    r"""Per-list loss [29]: :math:`H(\hat z) - H(z) - \sum_k (\hat z_k - z_k)\,h_k(z)`, stably.
+
+    Lists whose largest :math:`|\alpha(\hat z_k - z_k)|` is tiny use Simpson's rule on
+    :math:`\int_0^1 (1 - t)\, d^\top \nabla^2 H(z + t d)\, d\, dt` instead of the cancelling
+    difference. Clipped at 0.
+    """
+    xp = A.get_namespace(z_hat, z)
+    parts_hat = parts_hat or composite_softmax(scaling, gamma, z_hat, lists)
+    parts = parts or composite_softmax(scaling, gamma, z, lists)
+    d = z_hat - z
+    direct = parts_hat["H"] - parts["H"] - lists.sum(d * parts["h"])
+    if scaling.smooth:
+        dmax = lists.max(xp.abs(d))
+        small = dmax * scaling.alpha < _eps_threshold(d, xp)
+        if bool(xp.any(small)):
+            mid = composite_softmax(scaling, gamma, z + 0.5 * d, lists)
+            near = (composite_softmax_quadratic(parts, d, gamma, lists)
+                    + 2.0 * composite_softmax_quadratic(mid, d, gamma, lists)) / 6.0
+            direct = xp.where(small, near, direct)
+    return xp.maximum(direct, xp.zeros_like(direct))
+
+
+# ======================================================================================
+# Score transforms and the registry
+# ======================================================================================
+
+#: Score transforms ``f = e^Q`` that never give a monotone link (App. G.3), with what to use.
+INVALID_TRANSFORMS: dict[str, str] = {
+    "abs_power": "f(z) = |x|^d gives Q = d·log|x| and a decreasing link with a discontinuity",
+    "exp_sigmoid": "f(z) = e^{σ(z)} gives q = σ'(z), the logistic density, and a decreasing link",
+    "exp_tanh": "f(z) = e^{tanh z} gives q = 1 − tanh², a decaying density, and a decreasing link",
+    "softplus": "f(z) = log(1 + e^z) gives a link that decreases like 1/z; the scaling 'sigmoid' has Q = softplus",
+    "sigmoid_transform": "f(z) = σ(z) gives a link that decreases for large z",
+    "sinh_abs": "f(z) = sinh(|z|) gives a link with decreasing regions",
+}
+
+
+def scaling_from_transform(f: Callable, *, gamma: float = 1.0, domain: tuple[float, float] = (-10.0, 10.0),
+                           name: str = "transform", num: int = 4001) -> CallableScaling:
+    r"""Build a scaling from a positive *score transform* :math:`f = e^{Q}` and refuse invalid ones.
+
+    :math:`Q = \log f`, :math:`q = f'/f` (central differences). Transforms that cannot give a
+    monotone non-decreasing composite link on ``domain`` — e.g. :math:`|z|^d`,
+    :math:`e^{\sigma(z)}`, :math:`e^{\tanh z}`, softplus, sigmoid, :math:`\sinh|z|` (App. G.3)
+    — raise ``ValueError`` naming where the link decreases.
+
+    Examples
+    --------
+    >>> s = scaling_from_transform(lambda z: 1.0 + np.exp(z))   # Q = softplus: SoftmaxPlus
+    >>> round(float(s.q(0.0)), 6)
+    0.5
+    >>> scaling_from_transform(lambda z: np.log1p(np.exp(z)))
+    Traceback (most recent call last):
+    ...
+    ValueError: score transform 'transform' is invalid (App. G.3): the composite link decreases near z=...
+    """
+    if not callable(f):
+        raise TypeError(f"`f` must be callable; got {type(f).__name__}")
+
+    def Q(z):
+        xp = A.get_namespace(z)
+        return xp.log(A.as_float_array(f(z), xp, like=z))
+
+    def q(z):
+        xp = A.get_namespace(z)
+        eps = float(xp.finfo(z.dtype).eps)
+        step = eps ** (1.0 / 3.0) * xp.maximum(xp.abs(z), xp.ones_like(z))
+        return (Q(z + step) - Q(z - step)) / (2.0 * step)
+
+    grid = np.linspace(domain[0], domain[1], int(num))
+    with np.errstate(all="ignore"):
+        fv = np.asarray(f(grid), dtype=np.float64)
+    if not np.all(np.isfinite(fv) & (fv > 0)):
+        bad = int(np.flatnonzero(~(np.isfinite(fv) & (fv > 0)))[0])
+        raise ValueError(
+            f"score transform {name!r} must be positive and finite on {domain} (f = e^Q); "
+            f"got f({grid[bad]:.4g}) = {fv[bad]!r}"
+        )
+    scaling = CallableScaling(q, Q, name=name)
+    link = CompositeSigmoid(scaling, gamma=gamma, check=False)
+    with np.errstate(all="ignore"):
+        hv = np.asarray(link.h(grid), dtype=np.float64)
+    dec = np.diff(hv) < -1e-9 * np.maximum(1.0, np.abs(hv[1:]))
+    if np.any(dec):
+        i = int(np.flatnonzero(dec)[0])
+        raise ValueError(
+            f"score transform {name!r} is invalid (App. G.3): the composite link decreases near "
+            f"z={grid[i]:.4g} (h falls from {hv[i]:.6g} to {hv[i + 1]:.6g}), so no convex matching loss exists"
+        )
+    return scaling
+
+
+#: Registry of scalings by name.
+SCALINGS: dict[str, type[Scaling]] = {
+    "constant": Constant,
+    "exp": ExpScaling,
+    "negexp": NegExpScaling,
+    "sigmoid": SigmoidScaling,
+    "tanh": TanhScaling,
+    "sinh": SinhScaling,
+    "cosh": CoshScaling,
+    "poly": PolyScaling,
+    "smelu": SmeLUScaling,
+    "relu": ReLUScaling,
+}
+
+
+def get_scaling(name: str | Scaling, **params) -> Scaling:
+    """Build a scaling by registry name (or pass a :class:`Scaling` through).
+
+    Names of invalid score transforms (App. G.3, :data:`INVALID_TRANSFORMS`) raise a
+    ``ValueError`` that explains why.
+
+    Examples
+    --------
+    >>> get_scaling("sigmoid", alpha=2.0)
+    SigmoidScaling(alpha=2.0, beta=0.0)
+    >>> get_scaling("softplus")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'softplus' is an invalid score transform (App. G.3): f(z) = log(1 + e^z) gives a link that decreases like 1/z; the scaling 'sigmoid' has Q = softplus
+    """
+    if isinstance(name, Scaling):
+        if params:
+            raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing scaling {name!r}")
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"a scaling must be a name or a Scaling; got {type(name).__name__}")
+    key = name.lower()
+    if key in INVALID_TRANSFORMS:
+        raise ValueError(f"{name!r} is an invalid score transform (App. G.3): {INVALID_TRANSFORMS[key]}")
+    if key not in SCALINGS:
+        raise ValueError(f"unknown scaling {name!r}; choose one of {sorted(SCALINGS)}")
+    try:
+        return SCALINGS[key](**params)
+    except TypeError as exc:
+        if "unexpected keyword" not in str(exc):
+            raise
+        raise ValueError(f"bad parameters for scaling {name!r}: {exc}") from None
