@@ -110,14 +110,18 @@ def as_float_array(x: Any, xp=None, *, like: Any = None, dtype=None, name: str =
     if like is not None and dtype is None:
         dtype = like.dtype if xp.isdtype(like.dtype, "real floating") else None
     device = _device_of(like)
-    if is_torch(like) and is_numpy(x):
-        import torch
+    if is_torch(x) and (like is None or is_torch(like)):
+        # already a tensor: keep it (and its autograd graph); only move it if needed
+        arr = x if device is None or x.device == device else x.to(device)
+    else:
+        if is_torch(like) and is_numpy(x):
+            import torch
 
-        x = torch.from_numpy(np.ascontiguousarray(x))
-    try:
-        arr = xp.asarray(x, device=device) if device is not None else xp.asarray(x)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"`{name}` must be numeric array-like; got {type(x).__name__}") from exc
+            x = torch.from_numpy(np.ascontiguousarray(x))
+        try:
+            arr = xp.asarray(x, device=device) if device is not None else xp.asarray(x)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"`{name}` must be numeric array-like; got {type(x).__name__}") from exc
     if arr.dtype == getattr(xp, "bool", None) or not (
         xp.isdtype(arr.dtype, "real floating") or xp.isdtype(arr.dtype, "integral")
     ):

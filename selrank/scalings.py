@@ -66,6 +66,9 @@ __all__ = [
     "INVALID_TRANSFORMS",
     "get_scaling",
     "composite_softmax",
+    "composite_softmax_hess_diag",
+    "composite_softmax_quadratic",
+    "composite_softmax_bregman",
 ]
 
 
@@ -613,7 +616,7 @@ def composite_softmax(scaling: Scaling, gamma: float, z, lists):
 
     Returns
     -------
-    dict with ``q``, ``dq``, ``p`` (per element), ``H`` (per list:
+    dict with ``q``, ``dq``, ``p``, ``logp`` (per element), ``H`` (per list:
     :math:`\gamma\,\mathrm{logsumexp}(Q/\gamma)`, computed in log space), and ``h = q·p``.
     """
     xp = A.get_namespace(z)
@@ -625,8 +628,19 @@ def composite_softmax(scaling: Scaling, gamma: float, z, lists):
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     s = lists.sum(xp.exp(a - lists.broadcast(m)))
     lse = xp.log(s) + m
-    p = xp.exp(a - lists.broadcast(lse))
-    return {"q": q, "dq": dq, "p": p, "H": gamma * lse, "h": q * p}
+    logp = a - lists.broadcast(lse)
+    p = xp.exp(logp)
+    return {"q": q, "dq": dq, "p": p, "logp": logp, "H": gamma * lse, "h": q * p}
+
+
+def composite_softmax_hess_diag(parts: dict, gamma: float):
+    r"""Hessian diagonal [C.6]: :math:`p_k\{q'(z_k) + (1 - p_k)\,q(z_k)^2/\gamma\}`.
+
+    ``1 - p`` is computed as ``-expm1(log p)``, exact where ``p`` rounds to 1.
+    """
+    xp = A.get_namespace(parts["p"])
+    one_minus_p = -xp.expm1(parts["logp"])
+    return parts["p"] * (parts["dq"] + one_minus_p * parts["q"] * parts["q"] / gamma)
 
 
 def composite_softmax_quadratic(parts: dict, d, gamma: float, lists):

@@ -1,0 +1,89 @@
+"""Selective matching losses and baselines, for NumPy, PyTorch and CuPy arrays.
+
+Every loss has ``loss(y_pred, y_true, *, group=None, sample_weight=None, reduction="mean")``,
+``grad_hess(y_pred, y_true, *, group=None, sample_weight=None)`` (gradient and Hessian
+diagonal of the weighted summed loss), ``optimal_constant(y_true, sample_weight=None)`` and
+``bind(y_true, ...)``, which does the target-side work once for a training loop.
+
+=====================  ===========  ====================================================
+name                   unit         definition
+=====================  ===========  ====================================================
+``pointwise``          row          scalar matching loss of a link [1–2]
+``pairwise``           query        link-matched score differences of document pairs
+``listwise``           query        composite softmax over each query's documents [29–30]
+``decomposed``         sample       per-class scalar matching losses on ``[n, K]`` [28]
+``composite_softmax``  sample       composite softmax over ``[n, K]`` classes [29–30]
+=====================  ===========  ====================================================
+
+plus the baselines of MATH.md §6 (see :data:`LOSSES`).
+
+Examples
+--------
+>>> import numpy as np
+>>> from selrank.losses import get_loss
+>>> loss = get_loss("listwise", scaling="exp")
+>>> y = np.array([2.0, 0.0, 1.0])
+>>> g, h = loss.grad_hess(np.zeros(3), y, group=[3])
+>>> g.shape, bool((h > 0).all())
+((3,), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ._base import BoundLoss, Loss
+from .listwise import Listwise
+from .multiclass import CompositeSoftmax, Decomposed
+from .pairwise import Pairwise
+from .pointwise import Pointwise
+
+__all__ = [
+    "Loss",
+    "BoundLoss",
+    "Pointwise",
+    "Pairwise",
+    "Listwise",
+    "Decomposed",
+    "CompositeSoftmax",
+    "LOSSES",
+    "get_loss",
+]
+
+#: Registry of losses by name.
+LOSSES: dict[str, Callable[..., Loss]] = {
+    "pointwise": Pointwise,
+    "pairwise": Pairwise,
+    "listwise": Listwise,
+    "decomposed": Decomposed,
+    "composite_softmax": CompositeSoftmax,
+}
+
+
+def get_loss(name: str | Loss, **params) -> Loss:
+    """Build a loss by registry name (or pass a :class:`Loss` through).
+
+    Examples
+    --------
+    >>> get_loss("pointwise", link="sigmoid", target="link")
+    Pointwise(link=Sigmoid(alpha=1.0, beta=0.0), target='link')
+    >>> get_loss("lambdamart")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown loss 'lambdamart'; choose one of [...]
+    """
+    if isinstance(name, Loss):
+        if params:
+            raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing loss {name!r}")
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"a loss must be a name or a Loss; got {type(name).__name__}")
+    key = name.lower()
+    if key not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose one of {sorted(LOSSES)}")
+    try:
+        return LOSSES[key](**params)
+    except TypeError as exc:
+        if "unexpected keyword" not in str(exc):
+            raise
+        raise ValueError(f"bad parameters for loss {name!r}: {exc}") from None

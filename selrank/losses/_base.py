@@ -1,0 +1,246 @@
+"""Shared machinery of all losses: validation, binding of targets, weights and reductions.
+
+A :class:`Loss` is stateless configuration (a link or scaling and options). Calling
+:meth:`Loss.bind` with targets, groups and weights returns a :class:`BoundLoss` that has done
+all target-side work once (link values of the targets, pair lists, group permutations) and
+then evaluates ``loss(y_pred)`` and ``grad_hess(y_pred)`` for any prediction: the shape a
+boosting round or a training step needs. The convenience methods :meth:`Loss.loss` and
+:meth:`Loss.grad_hess` bind and evaluate in one call.
+
+Conventions (the same for every loss):
+
+* ``y_pred`` is in score space; ``y_true`` in score space (``target="score"``, the default:
+  gradient ``h(ŝ) − h(s)``) or in the link's output space (``target="link"``: gradient
+  ``h(ŝ) − y``, e.g. probabilities for a sigmoid link).
+* the *unit* of a loss is a row (pointwise), a query (pairwise, listwise) or a sample
+  (multi-class ``[n, K]``); ``reduction="none"`` returns one weighted value per unit,
+  ``"sum"`` their sum, ``"mean"`` the weighted mean ``Σ w·L / Σ w``.
+* :meth:`BoundLoss.grad_hess` returns the gradient and the Hessian diagonal of the
+  *weighted sum* ``Σ w·L`` with respect to ``y_pred`` — what LightGBM and XGBoost expect.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import _array as A
+from .._groups import Groups, as_groups
+
+__all__ = ["Loss", "BoundLoss", "REDUCTIONS", "TARGETS"]
+
+REDUCTIONS = ("mean", "sum", "none")
+TARGETS = ("score", "link")
+
+
+def check_reduction(reduction: str) -> str:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"`reduction` must be one of {REDUCTIONS}; got {reduction!r}")
+    return reduction
+
+
+def check_target(target: str, owner: str, allowed: tuple[str, ...] = TARGETS) -> str:
+    if target not in allowed:
+        raise ValueError(f"`target` of {owner} must be one of {allowed}; got {target!r}")
+    return target
+
+
+def as_target_array(y_true, name: str = "y_true"):
+    """Validate targets: numeric, finite. Keeps the namespace (a tensor stays a tensor)."""
+    if y_true is None:
+        raise TypeError(f"`{name}` is required; got None")
+    if hasattr(y_true, "to_numpy") and not A.is_numpy(y_true) and not A.is_torch(y_true):
+        y_true = y_true.to_numpy()  # polars / pandas
+    xp = A.get_namespace(y_true)
+    y = A.as_float_array(y_true, xp, name=name)
+    if A.is_numpy(y) or A.is_torch(y) and y.device.type == "cpu":
+        A.check_finite(y, name)
+    return y
+
+
+def as_weight(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray | None:
+    """Validate per-unit weights: shape ``(n,)``, finite, non-negative, positive sum."""
+    if sample_weight is None:
+        return None
+    if hasattr(sample_weight, "to_numpy") and not A.is_numpy(sample_weight) and not A.is_torch(sample_weight):
+        sample_weight = sample_weight.to_numpy()
+    w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
+    if w.ndim == 0:
+        raise ValueError(f"`{name}` must be an array of shape ({n},); got a scalar")
+    w = w.reshape(-1) if w.ndim == 2 and 1 in w.shape else w
+    if w.shape != (n,):
+        raise ValueError(f"`{name}` must have shape ({n},); got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        bad = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise ValueError(f"`{name}` must be finite; index {bad} holds {w[bad]!r}")
+    if np.any(w < 0):
+        bad = int(np.flatnonzero(w < 0)[0])
+        raise ValueError(f"`{name}` must be non-negative; index {bad} holds {w[bad]!r}")
+    if not w.sum() > 0:
+        raise ValueError(f"`{name}` must have a positive sum; all weights are 0")
+    return w
+
+
+def shape_error(y_pred_shape, y_true_shape, what: str = "y_true") -> ValueError:
+    return ValueError(f"`y_pred` and `{what}` must have the same shape; got {tuple(y_pred_shape)} and {tuple(y_true_shape)}")
+
+
+class Loss:
+    """Base class of every loss.
+
+    Subclasses set :attr:`structure` and implement :meth:`bind` (returning a subclass of
+    :class:`BoundLoss`). Parameters are keyword-only and stored in ``_params`` so that losses
+    compare equal, print and clone like scikit-learn estimators' parameters.
+
+    Attributes
+    ----------
+    structure : {"pointwise", "group", "multiclass"}
+        Unit of the loss: one row, one query, or one row of an ``[n, K]`` array.
+    target : {"score", "link"}
+        Space ``y_true`` is given in.
+    """
+
+    name: ClassVar[str] = "loss"
+    structure: ClassVar[str] = "pointwise"
+    #: Parameter sets for the registry-driven tests (and as documentation).
+    examples: ClassVar[list[dict[str, Any]]] = [{}]
+    target: str = "score"
+
+    # -- public API --------------------------------------------------------------------
+    def bind(self, y_true, *, group=None, sample_weight=None) -> BoundLoss:
+        """Fix targets, groups and weights; returns a :class:`BoundLoss`."""
+        raise NotImplementedError
+
+    def loss(self, y_pred, y_true, *, group=None, sample_weight=None, reduction: str = "mean"):
+        """Loss of ``y_pred`` for ``y_true`` (see the module docstring for units and reductions).
+
+        Differentiable with respect to a torch ``y_pred`` (autograd flows through).
+        """
+        check_reduction(reduction)
+        return self.bind(y_true, group=group, sample_weight=sample_weight).loss(y_pred, reduction=reduction)
+
+    def grad_hess(self, y_pred, y_true, *, group=None, sample_weight=None):
+        """Gradient and Hessian diagonal of the weighted summed loss w.r.t. ``y_pred``.
+
+        Returns arrays of ``y_pred``'s shape, namespace, device and dtype.
+        """
+        return self.bind(y_true, group=group, sample_weight=sample_weight).grad_hess(y_pred)
+
+    def optimal_constant(self, y_true, sample_weight=None, *, group=None):
+        """The constant prediction minimising the weighted loss (a GBDT's intercept)."""
+        raise NotImplementedError
+
+    # -- presentation --------------------------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        return dict(getattr(self, "_params", {}))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(self) is not type(other):
+            return False
+        from ..links import _params_equal
+
+        return _params_equal(self.get_params(), other.get_params())
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self.get_params())))
+
+
+class BoundLoss:
+    """A loss with targets, groups and weights fixed.
+
+    Subclasses implement ``_values(y_pred)`` (unweighted loss per unit) and
+    ``_grad_hess(y_pred)`` (weighted gradient and Hessian diagonal), and may precompute
+    target-side arrays in ``__init__``. Target arrays are converted to the namespace, device
+    and dtype of each ``y_pred`` once and cached (:meth:`_like`).
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows (first axis of ``y_pred``).
+    unit_weight : ndarray or None
+        Weight per unit (row, query or sample).
+    groups : Groups or None
+        Query structure for group losses.
+    """
+
+    def __init__(self, loss: Loss, n_rows: int, unit_weight: np.ndarray | None, groups: Groups | None = None):
+        self.loss_fn = loss
+        self.n_rows = n_rows
+        self.unit_weight = unit_weight
+        self.groups = groups
+        self._cache: dict[Any, Any] = {}
+
+    # -- conversions -----------------------------------------------------------------------
+    def _like(self, key: str, arr, like):
+        """``arr`` in the namespace / device / dtype of ``like`` (cached per combination)."""
+        if arr is None:
+            return None
+        if A.is_numpy(like) and A.is_numpy(arr) and arr.dtype == like.dtype:
+            return arr
+        ck = (key, type(like).__module__, str(getattr(like, "device", "")), str(like.dtype))
+        hit = self._cache.get(ck)
+        if hit is None:
+            hit = A.as_float_array(arr, like=like, name=key)
+            self._cache[ck] = hit
+        return hit
+
+    def _check_pred(self, y_pred, expected_shape) -> Any:
+        if hasattr(y_pred, "to_numpy") and not A.is_numpy(y_pred) and not A.is_torch(y_pred):
+            y_pred = y_pred.to_numpy()
+        xp = A.get_namespace(y_pred)
+        y_pred = A.as_float_array(y_pred, xp, name="y_pred")
+        if tuple(y_pred.shape) != tuple(expected_shape):
+            raise shape_error(y_pred.shape, expected_shape)
+        return y_pred
+
+    # -- public ----------------------------------------------------------------------------
+    def loss(self, y_pred, *, reduction: str = "mean"):
+        """Weighted loss of ``y_pred``, reduced over units."""
+        check_reduction(reduction)
+        values = self._values(y_pred)
+        xp = A.get_namespace(values)
+        w = self._like("unit_weight", self.unit_weight, values)
+        if w is not None:
+            values = values * w
+        if reduction == "none":
+            return values
+        total = xp.sum(values)
+        if reduction == "sum":
+            return total
+        denom = float(self.unit_weight.sum()) if self.unit_weight is not None else float(values.shape[0])
+        return total / max(denom, math.ulp(0.0))
+
+    def grad_hess(self, y_pred):
+        """Gradient and Hessian diagonal of ``Σ w·L`` w.r.t. ``y_pred``."""
+        return self._grad_hess(y_pred)
+
+    def _values(self, y_pred):
+        raise NotImplementedError
+
+    def _grad_hess(self, y_pred):
+        raise NotImplementedError
+
+
+def group_weights(groups: Groups, sample_weight, name: str = "sample_weight") -> np.ndarray | None:
+    """Per-query weights from per-query (length ``n_groups``) or per-row weights.
+
+    Per-row weights are averaged within each query (documented convention for group losses:
+    a query's loss is weighted by the mean weight of its rows).
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64).reshape(-1)
+    if w.size == groups.n_groups and w.size != groups.n_rows:
+        return as_weight(w, groups.n_groups, name)
+    w = as_weight(w, groups.n_rows, name)
+    return groups.mean_per_group(groups.to_grouped(w))
+
+
+def bind_groups(group, n_rows: int) -> Groups:
+    return as_groups(group, n_rows)
