@@ -1,0 +1,1259 @@
+"""Ranking metrics: NDCG, DCG, MAP, MRR, ERR, precision@k and recall@k.
+
+Every metric takes flat ``y_true`` (labels), ``y_score`` (model scores) and ``group`` (query
+sizes or one query id per row, see :func:`selrank._groups.as_groups`), as NumPy arrays,
+torch tensors, polars/pandas Series, or column names of a ``data`` frame. Conventions that
+libraries disagree on are parameters (see ``docs/metrics.md``):
+
+``gain``
+    ``"exponential"`` (``2^rel - 1``, LightGBM and XGBoost) or ``"linear"`` (``rel``,
+    trec_eval, ranx's ``ndcg``, scikit-learn).
+``ties``
+    ``"average"`` (the expectation over all orderings of tied scores, as scikit-learn's
+    ``ndcg_score``), ``"pessimistic"`` (tied rows ranked worst label first),
+    ``"optimistic"`` (best label first) or ``"stable"`` (input order, LightGBM, XGBoost,
+    ranx).
+``no_relevant``
+    The value of a metric that is 0/0 on a query without relevant documents (NDCG, AP,
+    RR, recall): ``"one"`` (LightGBM, XGBoost), ``"zero"`` (trec_eval, ranx, scikit-learn)
+    or ``"exclude"`` (NaN per query, left out of the mean). DCG, ERR and precision are 0 on
+    such queries by definition and accept ``"zero"`` or ``"exclude"``.
+
+Queries are never looped over in Python: rows are ranked with two stable sorts and every
+metric is a segment sum (:mod:`selrank.metrics._kernels`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._array import is_numpy, is_torch, to_numpy
+from .._groups import Groups, as_groups
+from ._kernels import TIES, Ranking, cumulative_table, log_factorial, rank_groups, segment_sum
+
+__all__ = [
+    "ndcg",
+    "dcg",
+    "average_precision",
+    "reciprocal_rank",
+    "err",
+    "precision_at_k",
+    "recall_at_k",
+    "evaluate",
+    "compare",
+    "parse_metric",
+    "paired_t_test",
+    "paired_permutation_test",
+    "METRICS",
+    "CONVENTIONS",
+]
+
+GAINS = ("exponential", "linear")
+NO_RELEVANT = ("one", "zero", "exclude")
+REDUCTIONS = ("mean", "sum", "none")
+
+# Defaults of other libraries, for `evaluate(..., conventions=name)`. See docs/metrics.md for
+# how each was verified; trec_eval breaks ties by document id, which "stable" matches only
+# when rows come in that order.
+CONVENTIONS: dict[str, dict[str, Any]] = {
+    "lightgbm": {"gain": "exponential", "ties": "stable", "no_relevant": "one", "capped": True},
+    "xgboost": {"gain": "exponential", "ties": "stable", "no_relevant": "one", "capped": True},
+    "trec_eval": {"gain": "linear", "ties": "stable", "no_relevant": "zero", "capped": False},
+    "ranx": {"gain": "linear", "ties": "stable", "no_relevant": "zero", "capped": False},
+    "sklearn": {"gain": "linear", "ties": "average", "no_relevant": "zero", "capped": False},
+}
+_DEFAULTS = {"gain": "exponential", "ties": "average", "no_relevant": "one", "capped": False}
+
+
+# --------------------------------------------------------------------------------------
+# Input handling
+# --------------------------------------------------------------------------------------
+
+
+def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"`{name}` must be one of {list(choices)}; got {value!r}")
+    return value
+
+
+def _check_k(k: Any) -> int | None:
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(f"`k` must be a positive int or None; got {k!r}")
+    if k <= 0:
+        raise ValueError(f"`k` must be a positive int or None; got {k!r}")
+    return int(k)
+
+
+def _column(x: Any, data: Any, name: str) -> Any:
+    """Resolve a column name against ``data``; pass arrays through."""
+    if isinstance(x, str):
+        if data is None:
+            raise TypeError(f"`{name}` is a column name ({x!r}) but no `data` frame was given")
+        columns = list(getattr(data, "columns", []))
+        if x not in columns:
+            raise ValueError(f"`{name}` column {x!r} is not in `data`; its columns are {columns}")
+        return data[x]
+    return x
+
+
+def _as_vector(x: Any, name: str) -> np.ndarray:
+    """A 1-D NumPy array from an array, tensor, Series or sequence."""
+    if x is None:
+        raise TypeError(f"`{name}` is required; got None")
+    if not is_numpy(x) and not is_torch(x) and hasattr(x, "to_numpy"):
+        x = x.to_numpy()  # polars / pandas Series
+    arr = to_numpy(x)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"`{name}` must be numeric; got values of type object") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one value per row); got shape {arr.shape}")
+    return arr
+
+
+def _prepare(y_true, y_score, group, data) -> tuple[np.ndarray, np.ndarray, Groups]:
+    label = _as_vector(_column(y_true, data, "y_true"), "y_true").astype(np.float64)
+    score = _as_vector(_column(y_score, data, "y_score"), "y_score")
+    if score.dtype.kind != "f":
+        score = score.astype(np.float64)
+    if label.shape != score.shape:
+        raise ValueError(
+            f"`y_true` and `y_score` must have the same shape; got {label.shape} and {score.shape}"
+        )
+    if label.size == 0:
+        raise ValueError("`y_true` and `y_score` are empty: expected at least one row")
+    if not np.all(np.isfinite(label)):
+        bad = np.flatnonzero(~np.isfinite(label))
+        raise ValueError(
+            f"`y_true` must be finite; found {bad.size} NaN/inf label(s), first at row {bad[0]}"
+        )
+    nan = np.isnan(score)
+    if nan.any():
+        bad = np.flatnonzero(nan)
+        raise ValueError(f"`y_score` has {bad.size} NaN value(s), first at row {bad[0]}")
+    groups = as_groups(_column(group, data, "group"), label.size)
+    return label, score, groups
+
+
+def _check_nonnegative(label: np.ndarray, why: str) -> None:
+    if label.min() < 0:
+        bad = int(np.flatnonzero(label < 0)[0])
+        raise ValueError(
+            f"`y_true` must be >= 0 for {why}; row {bad} has label {label[bad]!r}"
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Per-query kernels on a Ranking. Each returns (values, no_relevant) per query.
+# --------------------------------------------------------------------------------------
+
+
+def _gain(label: np.ndarray, gain: str) -> np.ndarray:
+    if gain == "linear":
+        return label
+    g = np.expm1(label * math.log(2.0))  # 2^rel - 1, accurate for small fractional labels
+    if not np.all(np.isfinite(g)):
+        raise ValueError(
+            f"exponential gain 2^rel - 1 overflows for labels up to {label.max()!r}; "
+            "use gain='linear'"
+        )
+    return g
+
+
+def _discount_table(max_size: int, k: int | None) -> np.ndarray:
+    disc = 1.0 / np.log2(np.arange(max_size, dtype=np.float64) + 2.0)
+    if k is not None:
+        disc[k:] = 0.0
+    return cumulative_table(disc)
+
+
+def _cutoff_table(max_size: int, k: int | None) -> np.ndarray:
+    """``table[p] = min(p, k)``: the cumulative weight of 'inside the top k'."""
+    p = np.arange(max_size + 1, dtype=np.float64)
+    return p if k is None else np.minimum(p, k)
+
+
+def _group_max(rk: Ranking, row_values: np.ndarray) -> np.ndarray:
+    return np.maximum.reduceat(row_values, rk.offsets[:-1])
+
+
+def _dcg_values(rk: Ranking, k: int | None, gain: str) -> np.ndarray:
+    g = _gain(rk.label, gain)
+    return rk.group_sum(g * rk.expected_weight(_discount_table(rk.max_size, k)))
+
+
+def _ideal_dcg(rk: Ranking, k: int | None, gain: str) -> np.ndarray:
+    """DCG of each query's rows sorted by label, by counting when labels are small ints."""
+    table = _discount_table(rk.max_size, k)
+    label = rk.label
+    top = float(label.max())
+    if top <= 64 and np.array_equal(label, np.floor(label)):
+        n_levels = int(top) + 1
+        # column c holds the label n_levels-1-c, so columns run from the best label down
+        col = (n_levels - 1) - label.astype(np.int64)
+        counts = np.bincount(
+            rk.row_group * n_levels + col, minlength=rk.n_groups * n_levels
+        ).reshape(rk.n_groups, n_levels)
+        start = np.cumsum(counts, axis=1) - counts
+        level_gain = _gain(np.arange(n_levels - 1, -1, -1, dtype=np.float64), gain)
+        return (level_gain * (table[start + counts] - table[start])).sum(axis=1)
+    order = np.argsort(-label, kind="stable")
+    order = order[np.argsort(rk.row_group[order], kind="stable")]
+    g = _gain(label[order], gain)
+    return rk.group_sum(g * (table[rk.pos + 1] - table[rk.pos]))
+
+
+def _k_dcg(rk, k, *, gain="exponential", **_):
+    no_rel = _group_max(rk, rk.label) <= 0
+    return _dcg_values(rk, k, gain), no_rel
+
+
+def _k_ndcg(rk, k, *, gain="exponential", **_):
+    actual = _dcg_values(rk, k, gain)
+    ideal = _ideal_dcg(rk, k, gain)
+    no_rel = ideal <= 0
+    out = np.zeros(rk.n_groups)
+    np.divide(actual, ideal, out=out, where=~no_rel)
+    # rounding can push a perfect ranking a hair above 1
+    return np.minimum(out, 1.0), no_rel
+
+
+def _relevant(rk: Ranking, threshold: float) -> np.ndarray:
+    return (rk.label > threshold).astype(np.int64)
+
+
+def _k_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
+    rel = _relevant(rk, relevance_threshold)
+    hits = rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
+    sizes = rk.sizes.astype(np.float64)
+    denom = sizes if k is None else (np.minimum(sizes, k) if capped else np.full_like(sizes, k))
+    n_rel = rk.group_sum(rel)
+    return hits / denom, n_rel == 0
+
+
+def _k_recall(rk, k, *, relevance_threshold=0.0, **_):
+    rel = _relevant(rk, relevance_threshold)
+    hits = rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
+    n_rel = rk.group_sum(rel)
+    out = np.zeros(rk.n_groups)
+    np.divide(hits, n_rel, out=out, where=n_rel > 0)
+    return out, n_rel == 0
+
+
+def _block_relevance(rk: Ranking, rel: np.ndarray):
+    """Relevant rows per block, and relevant rows ranked before each block in its query."""
+    rb = rk.block_sum(rel)
+    before = np.cumsum(rb) - rb
+    first_block = rk.row_block[rk.offsets[:-1]] if rk.has_ties else rk.offsets[:-1]
+    before = before - before[first_block][rk.block_group()]
+    return rb, before, first_block
+
+
+def _k_average_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
+    r"""Average precision, exact in expectation over tied orderings.
+
+    For a tie block of ``m`` rows at ranks ``a+1 .. a+m`` holding ``r`` relevant rows, with
+    ``B`` relevant rows ranked before it, a uniformly random order of the block gives the
+    expected sum of precisions at its relevant rows (ranks inside the cut-off only)
+
+    .. math:: \frac{r}{m}\Big[(B+1)\,\Delta H + \frac{r-1}{m-1}\big(m' - (a+1)\,\Delta H\big)\Big],
+              \quad \Delta H = H_{a+m'} - H_a,\ m' = \min(m, \max(0, k-a)),
+
+    since the relevant row at offset ``j`` of the block is preceded on average by
+    ``j (r-1)/(m-1)`` relevant rows of the block (McSherry & Najork, ECIR 2008).
+    """
+    rel = _relevant(rk, relevance_threshold)
+    rb, before, first_block = _block_relevance(rk, rel)
+    a = rk.block_pos
+    m = rk.block_size
+    m_in = m if k is None else np.clip(k - a, 0, m)
+    harmonic = cumulative_table(1.0 / np.arange(1, rk.max_size + 1, dtype=np.float64))
+    dh = harmonic[a + m_in] - harmonic[a]
+    spread = np.zeros(m.size)
+    np.divide(rb - 1, m - 1, out=spread, where=m > 1)
+    contrib = (rb / m) * ((before + 1) * dh + spread * (m_in - (a + 1) * dh))
+    total = segment_sum(contrib, first_block)
+    n_rel = rk.group_sum(rel)
+    denom = np.minimum(n_rel, k) if (capped and k is not None) else n_rel
+    out = np.zeros(rk.n_groups)
+    np.divide(total, denom, out=out, where=n_rel > 0)
+    return out, n_rel == 0
+
+
+def _k_reciprocal_rank(rk, k, *, relevance_threshold=0.0, **_):
+    """Reciprocal rank of the first relevant row, exact in expectation over tied orderings.
+
+    Only the first tie block holding a relevant row matters. If it has ``m`` rows, ``r`` of
+    them relevant, the first relevant row sits at offset ``j`` with hypergeometric
+    probability ``C(m-j-1, r-1) / C(m, r)``.
+    """
+    rel = _relevant(rk, relevance_threshold)
+    rb, before, _ = _block_relevance(rk, rel)
+    first_rel_block = (rb > 0) & (before == 0)
+    rows = np.flatnonzero(rk.to_rows(first_rel_block))
+    pos = rk.pos[rows]
+    if rk.has_ties:
+        blk = rk.row_block[rows]
+        m, r, a = rk.block_size[blk], rb[blk], rk.block_pos[blk]
+        j = pos - a
+        lf = log_factorial(rk.max_size)
+        ok = (m - j - 1) >= (r - 1)
+        n1 = np.where(ok, m - j - 1, 0)
+        k1 = np.where(ok, r - 1, 0)
+        log_p = (lf[n1] - lf[k1] - lf[n1 - k1]) - (lf[m] - lf[r] - lf[m - r])
+        prob = np.where(ok, np.exp(log_p), 0.0)
+    else:
+        prob = np.ones(rows.size)
+    w = prob / (pos + 1.0)
+    if k is not None:
+        w = np.where(pos < k, w, 0.0)
+    out = np.bincount(rk.row_group[rows], weights=w, minlength=rk.n_groups)
+    return out, rk.group_sum(rel) == 0
+
+
+def _k_err(rk, k, *, max_grade=None, **_):
+    r"""Expected reciprocal rank (Chapelle et al., CIKM 2009).
+
+    .. math:: \mathrm{ERR@k} = \sum_{i \le k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
+              \quad R_i = \frac{2^{g_i} - 1}{2^{g_\max}}.
+
+    With ``ties="average"`` a tie block whose rows have different labels contributes its
+    exact expectation over orderings: the product over the rows before the block does not
+    depend on their order, and inside the block
+    ``E[R_{π(j)} Π_{i<j}(1-R_{π(i)})] = S_j - S_{j+1}`` with ``S_j`` the mean of
+    ``Π (1 - R)`` over the ``j``-subsets of the block, built by a recurrence over the rows.
+    """
+    label = rk.label
+    top = float(label.max())
+    gmax = top if max_grade is None else float(max_grade)
+    if top > gmax:
+        raise ValueError(f"`max_grade` is {gmax!r} but `y_true` has labels up to {top!r}")
+    stop = np.expm1(label * math.log(2.0)) / 2.0**gmax
+    keep = 1.0 - stop  # >= 2^-gmax > 0, so its log is finite
+    log_keep = np.log(keep)
+    before = np.cumsum(log_keep) - log_keep
+    before = before - before[rk.offsets[:-1]][rk.row_group]
+    w = 1.0 / (rk.pos + 1.0)
+    if k is not None:
+        w = np.where(rk.pos < k, w, 0.0)
+    contrib = stop * w * np.exp(before)
+    no_rel = _group_max(rk, label) <= 0
+    if not rk.has_ties:
+        return rk.group_sum(contrib), no_rel
+    lo = np.minimum.reduceat(label, rk.block_start)
+    hi = np.maximum.reduceat(label, rk.block_start)
+    a, m = rk.block_pos, rk.block_size
+    m_in = m if k is None else np.clip(k - a, 0, m)
+    mixed = (lo != hi) & (m_in > 0)
+    if not mixed.any():
+        return rk.group_sum(contrib), no_rel
+    contrib = np.where(rk.to_rows(mixed), 0.0, contrib)
+    out = rk.group_sum(contrib)
+    sel = np.flatnonzero(mixed)
+    sel = sel[np.argsort(-m[sel], kind="stable")]  # largest blocks first: active set is a prefix
+    starts, sizes, a_sel, m_sel = rk.block_start[sel], m[sel], a[sel], m_in[sel]
+    width = int(m_sel.max())
+    subset_mean = np.zeros((sel.size, width + 1))
+    subset_mean[:, 0] = 1.0
+    j = np.arange(1, width + 1, dtype=np.float64)
+    n_active = np.searchsorted(-sizes, -np.arange(int(sizes[0])), side="left")
+    for t in range(int(sizes[0])):  # one step per row offset inside a block, not per query
+        na = n_active[t]
+        s = subset_mean[:na]
+        x = keep[starts[:na] + t][:, None]
+        s[:, 1:] = ((t + 1 - j) * s[:, 1:] + j * x * s[:, :-1]) / (t + 1)
+    jj = np.arange(width)
+    step = subset_mean[:, :-1] - subset_mean[:, 1:]
+    inside = jj[None, :] < m_sel[:, None]
+    block_err = np.where(inside, step / (a_sel[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
+    block_err *= np.exp(before[starts])
+    out += np.bincount(rk.block_group()[sel], weights=block_err, minlength=rk.n_groups)
+    return out, no_rel
+
+
+# --------------------------------------------------------------------------------------
+# Registry
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Metric:
+    kernel: Callable
+    normalised: bool  # 0/0 on a query without relevant rows, so `no_relevant="one"` applies
+    needs_nonnegative: bool
+    description: str
+
+
+METRICS: dict[str, _Metric] = {
+    "ndcg": _Metric(_k_ndcg, True, True, "normalised discounted cumulative gain"),
+    "dcg": _Metric(_k_dcg, False, False, "discounted cumulative gain"),
+    "map": _Metric(_k_average_precision, True, False, "(mean) average precision"),
+    "mrr": _Metric(_k_reciprocal_rank, True, False, "(mean) reciprocal rank"),
+    "err": _Metric(_k_err, False, True, "expected reciprocal rank"),
+    "precision": _Metric(_k_precision, False, False, "precision at k"),
+    "recall": _Metric(_k_recall, True, False, "recall at k"),
+}
+
+
+def parse_metric(name: str) -> tuple[str, int | None]:
+    """Split a metric name such as ``"ndcg@10"`` into ``("ndcg", 10)``.
+
+    Examples
+    --------
+    >>> parse_metric("ndcg@10")
+    ('ndcg', 10)
+    >>> parse_metric("MAP")
+    ('map', None)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
+    base, sep, cut = name.strip().lower().partition("@")
+    if base not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; choose one of {sorted(METRICS)} (+ '@k')")
+    if not sep:
+        return base, None
+    if not cut.isdigit() or int(cut) <= 0:
+        raise ValueError(f"metric {name!r}: the cut-off after '@' must be a positive integer")
+    return base, int(cut)
+
+
+def _resolve_policy(no_relevant: str, metric: _Metric, name: str) -> str:
+    _check_choice(no_relevant, "no_relevant", NO_RELEVANT)
+    if no_relevant == "one" and not metric.normalised:
+        raise ValueError(
+            f"{name} is 0 on a query without relevant documents, not 0/0, so "
+            f"`no_relevant` must be 'zero' or 'exclude'; got 'one'"
+        )
+    return no_relevant
+
+
+def _apply_policy(values: np.ndarray, no_rel: np.ndarray, policy: str) -> np.ndarray:
+    out = values.astype(np.float64, copy=True)
+    if policy == "one":
+        out[no_rel] = 1.0
+    elif policy == "zero":
+        out[no_rel] = 0.0
+    else:
+        out[no_rel] = np.nan
+    return out
+
+
+def _reduce(values: np.ndarray, reduction: str):
+    if reduction == "none":
+        return values
+    kept = values[~np.isnan(values)]
+    if kept.size == 0:
+        warnings.warn(
+            "every query was excluded (no relevant documents); the metric is NaN",
+            UserWarning,
+            stacklevel=3,
+        )
+        return float("nan")
+    return float(kept.mean() if reduction == "mean" else kept.sum())
+
+
+def _metric_call(
+    name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options
+):
+    metric = METRICS[name]
+    k = _check_k(k)
+    _check_choice(ties, "ties", TIES)
+    _check_choice(reduction, "reduction", REDUCTIONS)
+    policy = _resolve_policy(no_relevant, metric, name)
+    if "gain" in options:
+        _check_choice(options["gain"], "gain", GAINS)
+    label, score, groups = _prepare(y_true, y_score, group, data)
+    _validate_labels(label, name, options)
+    rk = rank_groups(label, score, groups, ties)
+    values, no_rel = metric.kernel(rk, k, **options)
+    return _reduce(_apply_policy(values, no_rel, policy), reduction)
+
+
+def _validate_labels(label: np.ndarray, name: str, options: Mapping[str, Any]) -> None:
+    if name == "ndcg":
+        _check_nonnegative(label, "NDCG")
+    elif name == "err":
+        _check_nonnegative(label, "ERR")
+    elif name == "dcg" and options.get("gain") == "exponential":
+        _check_nonnegative(label, "the exponential gain 2^rel - 1")
+    if "relevance_threshold" in options:
+        thr = options["relevance_threshold"]
+        if isinstance(thr, bool) or not isinstance(thr, int | float | np.number):
+            raise TypeError(f"`relevance_threshold` must be a real number; got {thr!r}")
+        if not math.isfinite(float(thr)):
+            raise ValueError(f"`relevance_threshold` must be finite; got {thr!r}")
+    grade = options.get("max_grade")
+    if grade is not None and (not isinstance(grade, int | float | np.number) or grade < 0):
+        raise ValueError(f"`max_grade` must be a number >= 0 or None; got {grade!r}")
+
+
+# --------------------------------------------------------------------------------------
+# Public metric functions
+# --------------------------------------------------------------------------------------
+
+_COMMON_DOC = """
+    y_true : array-like, shape (n_rows,)
+        Relevance labels (NumPy array, torch tensor, polars/pandas Series, or a column name
+        of ``data``).
+    y_score : array-like, shape (n_rows,)
+        Scores; higher ranks first. NaN is refused; float32 scores tie as float32 values.
+    group : array-like or None
+        Query sizes, or one query id per row; ``None`` makes all rows one query.
+    k : int or None
+        Cut-off; ``None`` uses the whole list."""
+
+
+def ndcg(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    gain: str = "exponential",
+    ties: str = "average",
+    no_relevant: str = "one",
+    reduction: str = "mean",
+    data=None,
+):
+    r"""Normalised discounted cumulative gain.
+
+    .. math:: \mathrm{NDCG@k} = \frac{\mathrm{DCG@k}}{\mathrm{IDCG@k}}, \quad
+              \mathrm{DCG@k} = \sum_{i=1}^{\min(k, n)} \frac{G(\mathrm{rel}_i)}{\log_2(i+1)},
+
+    with ``G(r) = 2^r - 1`` (``gain="exponential"``) or ``G(r) = r`` (``"linear"``) and
+    IDCG the DCG of the rows sorted by label. Labels must be >= 0.
+
+    Parameters
+    ----------%s
+    gain : {"exponential", "linear"}
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+        ``"average"`` is the expectation over all orderings of tied scores (scikit-learn's
+        ``ndcg_score``); ``"stable"`` keeps input order (LightGBM, XGBoost).
+    no_relevant : {"one", "zero", "exclude"}
+        Value for a query whose labels are all 0 (IDCG = 0). ``"one"`` matches LightGBM and
+        XGBoost, ``"zero"`` trec_eval, ranx and scikit-learn; ``"exclude"`` gives NaN and
+        leaves the query out of the mean.
+    reduction : {"mean", "sum", "none"}
+        ``"none"`` returns the per-query array (NaN for excluded queries).
+    data : polars or pandas DataFrame, optional
+        Frame to look up column names in.
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> ndcg([3, 2, 0, 1], [0.9, 0.8, 0.7, 0.1])
+    0.9926...
+    >>> ndcg([1, 0, 0, 0, 0], [0.5, 0.5, 0.1, 0.3, 0.2], group=[2, 3], reduction="none")
+    array([0.8154..., 1.        ])
+    """
+    return _metric_call(
+        "ndcg", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, options={"gain": gain},
+    )  # fmt: skip
+
+
+def dcg(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    gain: str = "exponential",
+    ties: str = "average",
+    no_relevant: str = "zero",
+    reduction: str = "mean",
+    data=None,
+):
+    r"""Discounted cumulative gain ``Σ_{i<=k} G(rel_i) / log2(i + 1)``.
+
+    Parameters
+    ----------%s
+    gain : {"exponential", "linear"}
+        Exponential gain needs labels >= 0; linear gain accepts any finite label.
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+    no_relevant : {"zero", "exclude"}
+        DCG is 0 on a query without positive labels; ``"exclude"`` leaves such queries out.
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> dcg([1, 0, 1], [3.0, 2.0, 1.0], gain="linear")
+    1.5
+    """
+    return _metric_call(
+        "dcg", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, options={"gain": gain},
+    )  # fmt: skip
+
+
+def average_precision(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    relevance_threshold: float = 0.0,
+    capped: bool = False,
+    ties: str = "average",
+    no_relevant: str = "one",
+    reduction: str = "mean",
+    data=None,
+):
+    r"""Average precision per query; its mean is MAP.
+
+    .. math:: \mathrm{AP@k} = \frac{1}{D} \sum_{i \le k,\ \mathrm{rel}_i} \mathrm{P@}i,
+
+    with ``D`` the number ``R`` of relevant rows of the query (trec_eval's ``map_cut``,
+    ranx) or ``min(R, k)`` when ``capped=True`` (LightGBM's and XGBoost's ``map@k``).
+    A row is relevant when its label is ``> relevance_threshold``.
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+    capped : bool
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+        ``"average"`` is the exact expectation over tied orderings.
+    no_relevant : {"one", "zero", "exclude"}
+        ``"one"`` matches LightGBM and XGBoost, ``"zero"`` trec_eval and ranx.
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6])
+    0.8333...
+    >>> average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6], k=1, capped=True)
+    1.0
+    """
+    return _metric_call(
+        "map", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data,
+        options={"relevance_threshold": relevance_threshold, "capped": bool(capped)},
+    )  # fmt: skip
+
+
+def reciprocal_rank(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    relevance_threshold: float = 0.0,
+    ties: str = "average",
+    no_relevant: str = "one",
+    reduction: str = "mean",
+    data=None,
+):
+    """Reciprocal rank of the first relevant row (0 if it is below ``k``); its mean is MRR.
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+        A row is relevant when its label is ``> relevance_threshold``.
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+        ``"average"`` is the exact expectation over tied orderings.
+    no_relevant : {"one", "zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> reciprocal_rank([0, 1, 0, 1], [0.9, 0.8, 0.7, 0.6], group=[2, 2], reduction="none")
+    array([0.5, 0.5])
+    >>> reciprocal_rank([0, 1], [0.5, 0.5])  # tie: rank 1 or 2 with equal chance
+    0.75
+    """
+    return _metric_call(
+        "mrr", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, options={"relevance_threshold": relevance_threshold},
+    )  # fmt: skip
+
+
+def err(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    max_grade: float | None = None,
+    ties: str = "average",
+    no_relevant: str = "zero",
+    reduction: str = "mean",
+    data=None,
+):
+    r"""Expected reciprocal rank (Chapelle et al., 2009).
+
+    .. math:: \mathrm{ERR@k} = \sum_{i \le k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
+              \quad R_i = \frac{2^{\mathrm{rel}_i} - 1}{2^{g_\max}}.
+
+    Parameters
+    ----------%s
+    max_grade : float or None
+        ``g_max``, the highest possible label; ``None`` takes the largest label in
+        ``y_true`` (over all queries, so that every query uses the same scale).
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+        ``"average"`` is the exact expectation over tied orderings (cost grows with the
+        size of tie blocks that mix labels).
+    no_relevant : {"zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> err([2, 0, 1], [0.9, 0.5, 0.1])  # 3/4 + (1/3)(1/4)(1/4)
+    0.7708...
+    """
+    return _metric_call(
+        "err", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, options={"max_grade": max_grade},
+    )  # fmt: skip
+
+
+def precision_at_k(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    relevance_threshold: float = 0.0,
+    capped: bool = False,
+    ties: str = "average",
+    no_relevant: str = "zero",
+    reduction: str = "mean",
+    data=None,
+):
+    """Fraction of relevant rows among the top ``k``.
+
+    The denominator is ``k`` even for queries shorter than ``k`` (trec_eval, ranx), or
+    ``min(k, n_rows_of_query)`` with ``capped=True`` (XGBoost's ``pre@k``); with
+    ``k=None`` it is the query size.
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+    capped : bool
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+    no_relevant : {"zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> precision_at_k([1, 0, 1], [0.9, 0.8, 0.7], k=2)
+    0.5
+    >>> precision_at_k([1, 0, 1], [0.9, 0.8, 0.7], k=5, capped=True)
+    0.6666...
+    """
+    return _metric_call(
+        "precision", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data,
+        options={"relevance_threshold": relevance_threshold, "capped": bool(capped)},
+    )  # fmt: skip
+
+
+def recall_at_k(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    k: int | None = None,
+    relevance_threshold: float = 0.0,
+    ties: str = "average",
+    no_relevant: str = "one",
+    reduction: str = "mean",
+    data=None,
+):
+    """Fraction of a query's relevant rows found in the top ``k``.
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+    no_relevant : {"one", "zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> recall_at_k([1, 0, 1], [0.9, 0.8, 0.7], k=2)
+    0.5
+    """
+    return _metric_call(
+        "recall", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, options={"relevance_threshold": relevance_threshold},
+    )  # fmt: skip
+
+
+for _f in (ndcg, dcg, average_precision, reciprocal_rank, err, precision_at_k, recall_at_k):
+    _f.__doc__ = _f.__doc__ % _COMMON_DOC
+del _f
+
+
+# --------------------------------------------------------------------------------------
+# evaluate / compare
+# --------------------------------------------------------------------------------------
+
+
+def _require_polars():
+    try:
+        import polars as pl
+    except ImportError:  # pragma: no cover - polars is in the `data` extra
+        raise ImportError(
+            "selrank.metrics.evaluate requires polars: pip install 'selrank[data]'"
+        ) from None
+    return pl
+
+
+def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:
+    if conventions is None:
+        base = dict(_DEFAULTS)
+    else:
+        if not isinstance(conventions, str) or conventions not in CONVENTIONS:
+            raise ValueError(
+                f"unknown conventions {conventions!r}; choose one of {sorted(CONVENTIONS)}"
+            )
+        base = dict(CONVENTIONS[conventions])
+    given = {"gain": gain, "ties": ties, "no_relevant": no_relevant, "capped": capped}
+    base.update({key: v for key, v in given.items() if v is not None})
+    _check_choice(base["gain"], "gain", GAINS)
+    _check_choice(base["ties"], "ties", TIES)
+    _check_choice(base["no_relevant"], "no_relevant", NO_RELEVANT)
+    return base
+
+
+def _parse_metrics(metrics) -> list[tuple[str, str, int | None]]:
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    parsed = []
+    for name in metrics:
+        base, k = parse_metric(name)
+        parsed.append((name.strip().lower(), base, k))
+    if not parsed:
+        raise ValueError("`metrics` is empty: give at least one name such as 'ndcg@10'")
+    names = [p[0] for p in parsed]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`metrics` has duplicate names: {names}")
+    return parsed
+
+
+def _per_query_tables(label, score, groups, parsed, settings, relevance_threshold, max_grade):
+    """Per-query values (policy applied) and no-relevant masks for each metric."""
+    rk = rank_groups(label, score, groups, settings["ties"])
+    opts = {
+        "gain": settings["gain"],
+        "capped": bool(settings["capped"]),
+        "relevance_threshold": relevance_threshold,
+        "max_grade": max_grade,
+    }
+    values, masks = {}, {}
+    for name, base, k in parsed:
+        metric = METRICS[base]
+        policy = settings["no_relevant"]
+        if policy == "one" and not metric.normalised:
+            policy = "zero"  # defined metrics are 0 there; "one" only fills 0/0
+        v, no_rel = metric.kernel(rk, k, **opts)
+        values[name] = _apply_policy(v, no_rel, policy)
+        masks[name] = no_rel
+    return values, masks
+
+
+def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
+    opts = {"gain": settings["gain"], "relevance_threshold": relevance_threshold}
+    if max_grade is not None:
+        opts["max_grade"] = max_grade
+    for _, base, _ in parsed:
+        _validate_labels(label, base, opts)
+
+
+def evaluate(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    capped: bool | None = None,
+    relevance_threshold: float = 0.0,
+    max_grade: float | None = None,
+    conventions: str | None = None,
+    per_query: bool = False,
+    data=None,
+):
+    """Evaluate several ranking metrics at once and return a tidy polars DataFrame.
+
+    The rows are ranked once and every metric is computed from that ranking.
+
+    Parameters
+    ----------
+    y_true, y_score, group
+        As in :func:`ndcg`; column names when ``data`` is given.
+    metrics : str or sequence of str
+        Names ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``,
+        ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``).
+    gain, ties, no_relevant, capped : optional
+        As in the metric functions; ``None`` takes the value from ``conventions`` or the
+        library default (``"exponential"``, ``"average"``, ``"one"``, ``False``).
+        ``no_relevant="one"`` applies to the normalised metrics (NDCG, MAP, MRR, recall);
+        DCG, ERR and precision keep their value 0 on those queries. ``"exclude"`` drops the
+        queries without relevant rows from every metric.
+    relevance_threshold : float
+        Label above which a row is relevant (MAP, MRR, precision, recall).
+    max_grade : float or None
+        ERR's highest grade (default: the largest label).
+    conventions : {"lightgbm", "xgboost", "trec_eval", "ranx", "sklearn"} or None
+        Take ``gain``, ``ties``, ``no_relevant`` and ``capped`` from another library's
+        defaults (see :data:`CONVENTIONS` and ``docs/metrics.md``).
+    per_query : bool
+        Return one row per query instead of the summary.
+    data : DataFrame, optional
+        Frame to look up column names in.
+
+    Returns
+    -------
+    polars.DataFrame
+        Summary (default): one row per metric with ``metric``, ``mean`` (over the queries
+        kept), ``std`` (sample standard deviation across those queries), ``n_queries``
+        (kept), ``n_no_relevant`` (queries without a relevant row, whatever the policy)
+        and ``n_excluded``. With ``per_query=True``: ``query`` (the query id, or the
+        query's index when ``group`` gave sizes), ``n_docs``, ``n_relevant`` and one column
+        per metric, null where a query was excluded.
+
+    Examples
+    --------
+    >>> df = evaluate([2, 1, 0, 0, 0], [0.3, 0.2, 0.1, 0.5, 0.4], [3, 2],
+    ...               metrics=["ndcg@2", "mrr"], no_relevant="exclude")
+    >>> df.select("metric", "mean", "n_queries", "n_no_relevant").rows()
+    [('ndcg@2', 1.0, 1, 1), ('mrr', 1.0, 1, 1)]
+    >>> evaluate([2, 1, 0, 0, 0], [0.3, 0.2, 0.1, 0.5, 0.4], [3, 2], metrics="ndcg",
+    ...          per_query=True).rows()
+    [(0, 3, 2, 1.0), (1, 2, 0, 1.0)]
+    """
+    pl = _require_polars()
+    parsed = _parse_metrics(metrics)
+    settings = _settings(conventions, gain, ties, no_relevant, capped)
+    label, score, groups = _prepare(y_true, y_score, group, data)
+    _validate_all(label, parsed, settings, relevance_threshold, max_grade)
+    values, masks = _per_query_tables(
+        label, score, groups, parsed, settings, relevance_threshold, max_grade
+    )
+    if per_query:
+        grouped = groups.to_grouped(label)
+        cols = {
+            "query": groups.ids if groups.ids is not None else np.arange(groups.n_groups),
+            "n_docs": groups.sizes,
+            "n_relevant": segment_sum(
+                (grouped > relevance_threshold).astype(np.int64), groups.offsets[:-1]
+            ),
+        }
+        frame = pl.DataFrame(cols)
+        return frame.with_columns(
+            [pl.Series(name, values[name], nan_to_null=True) for name, _, _ in parsed]
+        )
+    rows = []
+    for name, _, _ in parsed:
+        v = values[name]
+        kept = v[~np.isnan(v)]
+        rows.append(
+            {
+                "metric": name,
+                "mean": float(kept.mean()) if kept.size else None,
+                "std": float(kept.std(ddof=1)) if kept.size > 1 else None,
+                "n_queries": int(kept.size),
+                "n_no_relevant": int(masks[name].sum()),
+                "n_excluded": int(v.size - kept.size),
+            }
+        )
+    schema = {
+        "metric": pl.String, "mean": pl.Float64, "std": pl.Float64, "n_queries": pl.Int64,
+        "n_no_relevant": pl.Int64, "n_excluded": pl.Int64,
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
+
+
+# --------------------------------------------------------------------------------------
+# Paired significance tests (NumPy only; scipy is not needed at run time)
+# --------------------------------------------------------------------------------------
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularised incomplete beta ``I_x(a, b)`` by Lentz's continued fraction."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1.0) / (a + b + 2.0):
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    log_front = a * math.log(x) + b * math.log1p(-x) - math.log(a)
+    log_front -= math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return math.exp(log_front) * h
+
+
+def _t_two_sided(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t with ``df`` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def paired_t_test(a, b) -> tuple[float, float]:
+    """Paired two-sided t-test of ``mean(a - b) = 0``.
+
+    Returns ``(t, p_value)``. Identical samples give ``(0.0, 1.0)``; a constant non-zero
+    difference gives ``(±inf, 0.0)``. The t distribution is evaluated with a continued
+    fraction, so scipy is not needed.
+
+    Examples
+    --------
+    >>> t, p = paired_t_test([0.5, 0.6, 0.7, 0.9], [0.4, 0.6, 0.5, 0.6])
+    >>> round(t, 4), round(p, 4)
+    (2.3238, 0.1027)
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if d.ndim != 1 or d.size < 2:
+        raise ValueError(f"paired_t_test needs two 1-D samples of >= 2 values; got {d.shape}")
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd == 0.0:
+        return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
+    t = mean / (sd / math.sqrt(d.size))
+    return t, _t_two_sided(t, d.size - 1.0)
+
+
+def paired_permutation_test(a, b, *, n_resamples: int = 10_000, seed=0) -> float:
+    """Two-sided paired randomisation (sign-flip) test of ``mean(a - b) = 0``.
+
+    Under the null each per-query difference is equally likely to have either sign. With
+    ``2^n <= n_resamples`` all sign patterns are enumerated (exact p-value); otherwise
+    ``p = (1 + #{|mean*| >= |mean|}) / (1 + n_resamples)`` over random flips.
+
+    Examples
+    --------
+    >>> paired_permutation_test([0.5, 0.6, 0.7, 0.9], [0.4, 0.6, 0.5, 0.6])
+    0.25
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if d.ndim != 1 or d.size < 1:
+        raise ValueError(f"paired_permutation_test needs two 1-D samples; got {d.shape}")
+    if isinstance(n_resamples, bool) or int(n_resamples) < 1:
+        raise ValueError(f"`n_resamples` must be a positive int; got {n_resamples!r}")
+    n = d.size
+    observed = abs(d.sum())
+    tol = 1e-9 * max(np.abs(d).sum(), 1e-300)
+    if observed <= tol:
+        return 1.0
+    if n <= 20 and 2**n <= n_resamples:
+        bits = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
+        stats = np.abs((1 - 2 * bits) @ d)
+        return float(np.mean(stats >= observed - tol))
+    rng = np.random.default_rng(seed)
+    hits = 0
+    chunk = max(1, 4_000_000 // n)
+    done = 0
+    while done < n_resamples:
+        m = min(chunk, n_resamples - done)
+        signs = rng.integers(0, 2, size=(m, n), dtype=np.int8) * 2 - 1
+        hits += int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
+        done += m
+    return (1.0 + hits) / (1.0 + n_resamples)
+
+
+_CORRECTIONS = (None, "holm", "bonferroni")
+
+
+def _adjust(p: np.ndarray, correction: str | None) -> np.ndarray:
+    if correction is None or p.size == 0:
+        return p
+    m = p.size
+    if correction == "bonferroni":
+        return np.minimum(p * m, 1.0)
+    order = np.argsort(p, kind="stable")
+    stepped = np.maximum.accumulate(p[order] * (m - np.arange(m)))
+    out = np.empty_like(p)
+    out[order] = np.minimum(stepped, 1.0)
+    return out
+
+
+def compare(
+    systems: Mapping[str, Any],
+    y_true,
+    group=None,
+    *,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    baseline: str | None = None,
+    test: str = "permutation",
+    n_resamples: int = 10_000,
+    seed=0,
+    correction: str | None = None,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    capped: bool | None = None,
+    relevance_threshold: float = 0.0,
+    max_grade: float | None = None,
+    conventions: str | None = None,
+    data=None,
+):
+    """Compare the rankings of several systems on the same queries with a paired test.
+
+    Each system's per-query metric values are paired with the baseline's on the queries
+    every system keeps (the exclusion policy depends only on labels, so the set is the
+    same for all systems).
+
+    Parameters
+    ----------
+    systems : mapping of name -> scores
+        Scores per system (arrays, tensors, Series or column names of ``data``).
+    y_true, group
+        As in :func:`evaluate`.
+    metrics : str or sequence of str
+    baseline : str or None
+        System the others are tested against; the first one by default.
+    test : {"permutation", "t"}
+        Paired sign-flip randomisation test (:func:`paired_permutation_test`) or paired
+        t-test (:func:`paired_t_test`). Both are two-sided and need only NumPy.
+    n_resamples : int
+        Random sign flips for the permutation test.
+    seed : int or numpy.random.Generator
+        Seed of the permutation test.
+    correction : {None, "holm", "bonferroni"}
+        Adjust the p-values over all (metric, system) tests of the call.
+    gain, ties, no_relevant, capped, relevance_threshold, max_grade, conventions, data
+        As in :func:`evaluate`.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (metric, system): ``metric``, ``system``, ``mean``, ``diff`` (system
+        minus baseline), ``p_value`` (null for the baseline), ``n_queries``,
+        ``n_better`` and ``n_worse`` (queries where the system beats or trails the
+        baseline), ``test``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, 200)
+    >>> good = y + rng.normal(0, 0.5, 200)
+    >>> bad = rng.normal(0, 1.0, 200)
+    >>> df = compare({"random": bad, "model": good}, y, [10] * 20, metrics="ndcg@5")
+    >>> df.select("system", "p_value").row(1)[1] < 0.01
+    True
+    """
+    pl = _require_polars()
+    if not isinstance(systems, Mapping) or len(systems) < 2:
+        raise ValueError("`systems` must map at least two names to their scores")
+    names = [str(s) for s in systems]
+    if baseline is None:
+        baseline = names[0]
+    if baseline not in names:
+        raise ValueError(f"`baseline` {baseline!r} is not one of the systems {names}")
+    _check_choice(test, "test", ("permutation", "t"))
+    if correction not in _CORRECTIONS:
+        raise ValueError(f"`correction` must be one of {list(_CORRECTIONS)}; got {correction!r}")
+    parsed = _parse_metrics(metrics)
+    settings = _settings(conventions, gain, ties, no_relevant, capped)
+    label = None
+    groups = group
+    per_system = {}
+    for name, scores in zip(names, systems.values()):
+        lab, score, groups = _prepare(y_true, scores, groups, data)
+        if label is None:
+            label = lab
+            _validate_all(label, parsed, settings, relevance_threshold, max_grade)
+        per_system[name], _ = _per_query_tables(
+            lab, score, groups, parsed, settings, relevance_threshold, max_grade
+        )
+    rows, p_index = [], []
+    for metric, _, _ in parsed:
+        base_v = per_system[baseline][metric]
+        kept = ~np.isnan(base_v)
+        for name in names:
+            v = per_system[name][metric][kept]
+            b = base_v[kept]
+            row = {
+                "metric": metric,
+                "system": name,
+                "mean": float(v.mean()) if v.size else None,
+                "diff": float((v - b).mean()) if v.size else None,
+                "p_value": None,
+                "n_queries": int(v.size),
+                "n_better": int(np.count_nonzero(v > b)),
+                "n_worse": int(np.count_nonzero(v < b)),
+                "test": test,
+            }
+            if name != baseline and v.size >= 2:
+                if test == "t":
+                    row["p_value"] = paired_t_test(v, b)[1]
+                else:
+                    row["p_value"] = paired_permutation_test(
+                        v, b, n_resamples=n_resamples, seed=seed
+                    )
+                p_index.append(len(rows))
+            rows.append(row)
+    if p_index:
+        adjusted = _adjust(np.array([rows[i]["p_value"] for i in p_index]), correction)
+        for i, p in zip(p_index, adjusted):
+            rows[i]["p_value"] = float(p)
+    schema = {
+        "metric": pl.String, "system": pl.String, "mean": pl.Float64, "diff": pl.Float64,
+        "p_value": pl.Float64, "n_queries": pl.Int64, "n_better": pl.Int64,
+        "n_worse": pl.Int64, "test": pl.String,
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
