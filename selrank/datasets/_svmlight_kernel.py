@@ -34,7 +34,10 @@ def _is_sep(c):
 
 @numba.njit(cache=True, inline="always")
 def _token_ends(buf, p, end):
-    return p >= end or _is_sep(buf[p]) or buf[p] == _HASH
+    if p >= end:
+        return True
+    c = buf[p]
+    return c == _SP or c == _TAB or c == _HASH or c == _NL or c == _CR
 
 
 @numba.njit(cache=True, inline="always")
@@ -180,6 +183,7 @@ def parse_chunk(buf, first_line, row0, X, y, qid, line_of_row, seen, fixed_width
                 comment_start, comment_stop, keep_comments):
     """Parse every line of ``buf`` (whole lines only) into rows ``row0, row0 + 1, ...``.
 
+    One pass over the bytes: a line ends at ``\\n`` (an ``\\r`` before it is ignored).
     Returns ``(status, rows_written, line, byte_offset, value)``: on error, ``line`` is the
     1-based line number, ``byte_offset`` the position of the offending token in ``buf`` and
     ``value`` the feature id involved (for duplicate / range / width errors).
@@ -188,54 +192,51 @@ def parse_chunk(buf, first_line, row0, X, y, qid, line_of_row, seen, fixed_width
     width = X.shape[1]
     row = row0
     line = first_line
-    pos = 0
-    while pos < n:
-        eol = pos
-        while eol < n and buf[eol] != _NL:
-            eol += 1
-        end = eol
-        if end > pos and buf[end - 1] == _CR:
-            end -= 1
-        p = pos
-        while p < end and _is_sep(buf[p]):
+    p = 0
+    while p < n:
+        while p < n and _is_sep(buf[p]):
             p += 1
-        if p == end or buf[p] == _HASH:  # blank or comment-only line: no row
-            pos = eol + 1
+        if p < n and buf[p] == _CR and (p + 1 == n or buf[p + 1] == _NL):
+            p += 1
+        if p >= n or buf[p] == _NL or buf[p] == _HASH:  # blank or comment-only line: no row
+            while p < n and buf[p] != _NL:
+                p += 1
+            p += 1
             line += 1
             continue
-        ok, v, p = _parse_float(buf, p, end)
+        ok, v, p = _parse_float(buf, p, n)
         if not ok:
             return ERR_LABEL, row - row0, line, p, 0
         y[row] = v
-        while p < end and _is_sep(buf[p]):
+        while p < n and _is_sep(buf[p]):
             p += 1
-        if not (p + 4 <= end and buf[p] == 113 and buf[p + 1] == 105 and buf[p + 2] == 100
+        if not (p + 4 <= n and buf[p] == 113 and buf[p + 1] == 105 and buf[p + 2] == 100
                 and buf[p + 3] == _COLON):  # "qid:"
             return ERR_NO_QID, row - row0, line, p, 0
         q0 = p
         p += 4
-        qneg = p < end and buf[p] == 45
+        qneg = p < n and buf[p] == 45
         if qneg:
             p += 1
-        ok, q, p = _parse_uint(buf, p, end)
-        if not ok or not _token_ends(buf, p, end):
+        ok, q, p = _parse_uint(buf, p, n)
+        if not ok or not _token_ends(buf, p, n):
             return ERR_QID, row - row0, line, q0, 0
         qid[row] = -q if qneg else q
         while True:
-            while p < end and _is_sep(buf[p]):
+            while p < n and _is_sep(buf[p]):
                 p += 1
-            if p >= end or buf[p] == _HASH:
+            if p >= n or buf[p] == _NL or buf[p] == _HASH or buf[p] == _CR:
                 break
             t0 = p
-            while not _token_ends(buf, p, end) and buf[p] != _COLON:
+            while not _token_ends(buf, p, n) and buf[p] != _COLON:
                 p += 1
-            if p >= end or buf[p] != _COLON:
+            if p >= n or buf[p] != _COLON:
                 return ERR_TOKEN, row - row0, line, t0, 0
             ok, fid, q = _parse_uint(buf, t0, p)
             if not ok or q != p or fid < 1:
                 return ERR_FEATURE_ID, row - row0, line, t0, 0
             p += 1
-            ok, v, p = _parse_float(buf, p, end)
+            ok, v, p = _parse_float(buf, p, n)
             if not ok:
                 return ERR_VALUE, row - row0, line, t0, fid
             col = fid - 1
@@ -247,14 +248,29 @@ def parse_chunk(buf, first_line, row0, X, y, qid, line_of_row, seen, fixed_width
                 return ERR_DUPLICATE, row - row0, line, t0, fid
             seen[col] = row
             X[row, col] = v
-        if keep_comments and p < end:  # p sits on '#'
-            comment_start[row] = p + 1
-            comment_stop[row] = end
+        if p < n and buf[p] == _CR and not (p + 1 == n or buf[p + 1] == _NL):
+            return ERR_TOKEN, row - row0, line, p, 0  # a stray carriage return mid-line
+        has_comment = p < n and buf[p] == _HASH
+        c0 = p + 1
+        while p < n and buf[p] != _NL:
+            p += 1
+        if keep_comments and has_comment:
+            comment_start[row] = c0
+            comment_stop[row] = p - 1 if p > c0 and buf[p - 1] == _CR else p
         line_of_row[row] = line
         row += 1
         line += 1
-        pos = eol + 1
+        p += 1
     return OK, row - row0, line, 0, 0
+
+
+@numba.njit(cache=True)
+def last_newline(buf, lo, hi):
+    """Index of the last newline in ``buf[lo:hi]``, or -1."""
+    for i in range(hi - 1, lo - 1, -1):
+        if buf[i] == _NL:
+            return i
+    return -1
 
 
 @numba.njit(cache=True)

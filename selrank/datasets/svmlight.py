@@ -45,23 +45,31 @@ def _open(path: Path):
     return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
 
 
-def _chunks(path: Path, chunk_bytes: int) -> Iterator[np.ndarray]:
-    """Buffers of whole lines (the last one may lack its newline), as uint8 arrays."""
+def _chunks(path: Path, chunk_bytes: int, kernel) -> Iterator[np.ndarray]:
+    """Buffers of whole lines (the last one may lack its newline), as uint8 arrays.
+
+    The buffer is reused: each one is valid until the next is requested. A line longer than
+    the buffer doubles it.
+    """
+    buf = np.empty(chunk_bytes, dtype=np.uint8)
+    carry = 0  # bytes of an unfinished line kept at the start of `buf`
     with _open(path) as fh:
-        rest = b""
         while True:
-            block = fh.read(chunk_bytes)
-            if not block:
-                if rest:
-                    yield np.frombuffer(rest, dtype=np.uint8)
+            if carry == buf.size:
+                buf = np.concatenate([buf, np.empty_like(buf)])
+            got = fh.readinto(memoryview(buf)[carry:])
+            if not got:
+                if carry:
+                    yield buf[:carry]
                 return
-            cut = block.rfind(b"\n")
-            if cut < 0:  # a line longer than one chunk: keep collecting
-                rest += block
+            stop = carry + got
+            cut = int(kernel.last_newline(buf, carry, stop))
+            if cut < 0:
+                carry = stop
                 continue
-            data = rest + block[: cut + 1] if rest else block[: cut + 1]
-            rest = block[cut + 1 :]
-            yield np.frombuffer(data, dtype=np.uint8)
+            yield buf[: cut + 1]
+            carry = stop - cut - 1
+            buf[:carry] = buf[cut + 1 : stop]
 
 
 _MESSAGES = {
@@ -185,7 +193,7 @@ def read_svmlight(
     # so the output is allocated once, at its final size.
     n_lines = 0
     width = int(n_features) if fixed else 0
-    for k, buf in enumerate(_chunks(path, chunk_bytes)):
+    for k, buf in enumerate(_chunks(path, chunk_bytes, kernel)):
         n_lines += int(kernel.count_lines(buf)) + (buf[-1] != 10)
         if k == 0 and not fixed:
             width = int(kernel.max_feature_id(buf))
@@ -201,7 +209,7 @@ def read_svmlight(
     # Pass 2: parse.
     row = 0
     line = 1
-    for buf in _chunks(path, chunk_bytes):
+    for buf in _chunks(path, chunk_bytes, kernel):
         while True:
             code, n_rows, next_line, offset, fid = kernel.parse_chunk(
                 buf, line, row, X, y, qid, line_of_row, seen, fixed,
