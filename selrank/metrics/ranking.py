@@ -163,7 +163,8 @@ def _check_nonnegative(label: np.ndarray, why: str) -> None:
 def _gain(label: np.ndarray, gain: str) -> np.ndarray:
     if gain == "linear":
         return label
-    g = np.expm1(label * math.log(2.0))  # 2^rel - 1, accurate for small fractional labels
+    with np.errstate(over="ignore"):
+        g = np.expm1(label * math.log(2.0))  # 2^rel - 1, accurate for small fractional labels
     if not np.all(np.isfinite(g)):
         raise ValueError(
             f"exponential gain 2^rel - 1 overflows for labels up to {label.max()!r}; "
@@ -340,8 +341,9 @@ def _k_err(rk, k, *, max_grade=None, **_):
     gmax = top if max_grade is None else float(max_grade)
     if top > gmax:
         raise ValueError(f"`max_grade` is {gmax!r} but `y_true` has labels up to {top!r}")
-    stop = np.expm1(label * math.log(2.0)) / 2.0**gmax
-    keep = 1.0 - stop  # >= 2^-gmax > 0, so its log is finite
+    # (2^g - 1) / 2^gmax written so that no power of two can overflow
+    stop = np.exp2(label - gmax) - np.exp2(-gmax)
+    keep = np.maximum(1.0 - stop, np.finfo(np.float64).tiny)  # = 2^-gmax at the top grade
     log_keep = np.log(keep)
     before = np.cumsum(log_keep) - log_keep
     before = before - before[rk.offsets[:-1]][rk.row_group]
