@@ -104,6 +104,20 @@ class Capped:
             out = out + 0.5 * self._df(xc, xp) * t * t
         return out
 
+    def _same_piece(self, x_a, x_b, xp):
+        """True where ``x_a`` and ``x_b`` lie in the same piece (inside, above or below the caps).
+
+        The Taylor form of a Bregman divergence is only exact between points of one smooth piece.
+        """
+        if not self.capped:
+            return None
+        same = xp.ones_like(x_a, dtype=xp.bool)
+        if math.isfinite(self._hi):
+            same = same & ((x_a > self._hi) == (x_b > self._hi))
+        if math.isfinite(self._lo):
+            same = same & ((x_a < self._lo) == (x_b < self._lo))
+        return same
+
     def _cap_repr(self) -> str:
         if not self.capped:
             return ""

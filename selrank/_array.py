@@ -184,7 +184,9 @@ def logsumexp(x, xp=None, *, axis: int = -1, keepdims: bool = False):
     if is_torch(m):
         m = m.detach()
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    out = xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True)) + m
+    total = xp.sum(xp.exp(x - m), axis=axis, keepdims=True)
+    with np.errstate(divide="ignore"):  # an all -inf row has log-sum-exp -inf
+        out = xp.log(total) + m
     if not keepdims:
         out = xp.squeeze(out, axis=axis)
     return out

@@ -165,6 +165,10 @@ class Link:
             out[1] = math.inf
         return (out[0], out[1])
 
+    def _same_piece(self, z_a, z_b, xp):
+        """Where both scores lie on one smooth piece of ``h`` (None: everywhere)."""
+        return None
+
     def _reference_point(self) -> float:
         lo, hi = self.domain
         if math.isinf(lo) and math.isinf(hi):
@@ -191,6 +195,9 @@ class Link:
         if self.smooth:
             near = (d * d / 6.0) * (self.dh(z) + 2.0 * self.dh(z + 0.5 * d))
             small = xp.abs(d) * self._scale < _eps_threshold(d, xp)
+            same = self._same_piece(z_hat, z, xp)
+            if same is not None:
+                small = small & same
             direct = xp.where(small, near, direct)
         return xp.maximum(direct, xp.zeros_like(direct))
 
@@ -453,6 +460,11 @@ class _AffineLink(Capped, Link):
 
     def _f_df(self, x, xp):
         return self._f(x, xp), self._df(x, xp)
+
+    def _same_piece(self, z_a, z_b, xp):
+        if not self.capped:
+            return None
+        return Capped._same_piece(self, self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp)
 
     def h_inv(self, y):
         xp = A.get_namespace(y)
@@ -874,7 +886,8 @@ class Step(_AffineLink):
               \quad H(z) = \max(x, 0)/\alpha.
 
     The loss is :math:`\max(\hat z - \beta, 0)` for observed scores below the step and
-    :math:`\max(\beta - \hat z, 0)` above it. :math:`h^{-1}(y) = \beta` for ``0 < y < 1``.
+    :math:`\max(\beta - \hat z, 0)` above it. :math:`h^{-1}` returns a preimage where one
+    exists (:math:`\beta \pm 1/\alpha` for the two levels) and :math:`\beta` in between.
     """
 
     name = "step"
@@ -893,7 +906,10 @@ class Step(_AffineLink):
         return xp.maximum(x, xp.zeros_like(x))
 
     def _finv(self, y, xp):
-        return xp.zeros_like(y)
+        # a preimage where one exists: one unit (of x) beyond the step for the two levels,
+        # the step itself for values in between (which no score attains)
+        one = xp.ones_like(y)
+        return xp.where(y >= 1.0, one, xp.where(y <= self._f_range[0], -one, xp.zeros_like(y)))
 
 class Sign(Step):
     r"""Sign link: hinge-shaped loss around ``beta``.

@@ -587,6 +587,12 @@ class CompositeSigmoid(Link):
         xp, _, _, Q = self._parts(z)
         return self.gamma * A.softplus(Q / self.gamma, xp)
 
+    def _same_piece(self, z_a, z_b, xp):
+        s = self.scaling
+        if not s.capped:
+            return None
+        return Capped._same_piece(s, s.alpha * (z_a + s.beta), s.alpha * (z_b + s.beta), xp)
+
     def p(self, z):
         """Composite probability :math:`p(z) = \\sigma(Q(z)/\\gamma)`."""
         xp, _, _, Q = self._parts(z)
@@ -626,9 +632,11 @@ def composite_softmax(scaling: Scaling, gamma: float, z, lists):
     if A.is_torch(m):
         m = m.detach()
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    s = lists.sum(xp.exp(a - lists.broadcast(m)))
-    lse = xp.log(s) + m
-    logp = a - lists.broadcast(lse)
+    shifted = a - lists.broadcast(m)
+    log_s = xp.log(lists.sum(xp.exp(shifted)))
+    lse = log_s + m
+    # log p from the shifted values: exact for near-equal large scores (no `a - lse`)
+    logp = shifted - lists.broadcast(log_s)
     p = xp.exp(logp)
     return {"q": q, "dq": dq, "p": p, "logp": logp, "H": gamma * lse, "h": q * p}
 
@@ -668,6 +676,9 @@ def composite_softmax_bregman(scaling: Scaling, gamma: float, z_hat, z, lists, p
     if scaling.smooth:
         dmax = lists.max(xp.abs(d))
         small = dmax * scaling.alpha < _eps_threshold(d, xp)
+        if scaling.capped:  # the Taylor form needs every element on one smooth piece
+            same = Capped._same_piece(scaling, scaling.alpha * (z_hat + scaling.beta), scaling.alpha * (z + scaling.beta), xp)
+            small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
         if bool(xp.any(small)):
             mid = composite_softmax(scaling, gamma, z + 0.5 * d, lists)
             near = (composite_softmax_quadratic(parts, d, gamma, lists)

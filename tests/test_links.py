@@ -1,0 +1,288 @@
+"""Registry-driven properties of every link (STYLE.md): H' = h, h' = dh, monotone, inverse,
+Bregman loss, NumPy = torch, autograd = closed form, extreme scores, bad parameters."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from selrank.links import LINKS, CallableLink, Exp, Identity, Link, Logit, Piecewise, Sigmoid, Sinh, SmeLU, get_link
+
+from ._registry import link_cases, sample_scores, smooth_points
+
+CASES = link_cases()
+IDS = [c[0] for c in CASES]
+LINK_OBJS = [c[1] for c in CASES]
+
+
+def test_registry_covers_the_catalogue():
+    expected = {"identity", "sigmoid", "exp", "negexp", "sinh", "logit", "smelu", "huber", "step", "sign", "piecewise"}
+    assert expected <= set(LINKS)
+    assert len(CASES) >= 2 * len(LINKS)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_primitive_derivative_is_h(link, rng):
+    z = sample_scores(link, rng)
+    eps = 1e-5
+    numeric = (link.H(z + eps) - link.H(z - eps)) / (2 * eps)
+    mask = smooth_points(link.H, z)
+    np.testing.assert_allclose(numeric[mask], link.h(z)[mask], rtol=1e-5, atol=1e-6)
+    assert mask.mean() > 0.5  # the sample is not all kinks
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_dh_is_derivative_of_h(link, rng):
+    z = sample_scores(link, rng)
+    eps = 1e-6
+    numeric = (link.h(z + eps) - link.h(z - eps)) / (2 * eps)
+    mask = smooth_points(link.h, z)
+    np.testing.assert_allclose(link.dh(z)[mask], numeric[mask], rtol=1e-4, atol=1e-6)
+    h2, dh2 = link.h_dh(z)
+    np.testing.assert_allclose(h2, link.h(z), rtol=1e-14, atol=0)
+    np.testing.assert_allclose(dh2, link.dh(z), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_h_is_monotone_and_dh_nonnegative(link, rng):
+    lo, hi = link.domain
+    z = np.linspace(max(lo, -50.0) + 1e-6, min(hi, 50.0) - 1e-6, 4001)
+    h = link.h(z)
+    assert np.all(np.diff(h) >= -1e-12 * np.maximum(1.0, np.abs(h[1:])))
+    assert np.all(link.dh(z) >= 0)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_inverse_link(link, rng):
+    z = sample_scores(link, rng)
+    strictly = link.dh(z) > 1e-8
+    back = link.h_inv(link.h(z))
+    np.testing.assert_allclose(back[strictly], z[strictly], rtol=1e-6, atol=1e-7)
+    # where h is flat, the inverse is still a preimage
+    np.testing.assert_allclose(link.h(back), link.h(z), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_bregman_properties(link, rng):
+    z = sample_scores(link, rng)
+    zh = sample_scores(link, rng)
+    loss = link.bregman(zh, z)
+    assert np.all(loss >= 0)
+    np.testing.assert_array_equal(link.bregman(z, z), 0.0)
+    # the loss is the area between h and h(z): compare with quadrature of h
+    from scipy.integrate import quad
+
+    kinked = not link.smooth or getattr(link, "capped", False)
+    for a, b in list(zip(zh, z, strict=False))[:8]:
+        if kinked:  # quadrature struggles with jumps and kinks: a fine trapezoid instead
+            t = np.linspace(b, a, 400001)
+            ref = float(np.trapezoid(link.h(t) - link.h(np.array([b]))[0], t))
+            tol = 1e-4
+        else:
+            ref, _ = quad(lambda t, b=b: float(link.h(np.array([t]))[0] - link.h(np.array([b]))[0]), b, a, limit=200)
+            tol = 1e-6
+        assert abs(float(link.bregman(np.array([a]), np.array([b]))[0]) - ref) <= tol * max(1.0, abs(ref))
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_sensitivity_is_half_the_slope(link, rng):
+    """L(s + δ, s) / δ² → h'(s) / 2 (Section 2)."""
+    z = sample_scores(link, rng, n=16)
+    z = z[smooth_points(link.h, z, eps=1e-3, rtol=1e-2) & (link.dh(z) > 1e-3)]
+    for delta in (1e-3, -1e-3):
+        ratio = link.bregman(z + delta, z) / delta**2
+        np.testing.assert_allclose(ratio, link.dh(z) / 2, rtol=5e-3, atol=1e-9)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_numpy_equals_torch_and_autograd(link, rng):
+    z = sample_scores(link, rng)
+    if isinstance(link, CallableLink) and link._derivative == "differences":
+        pytest.skip("a NumPy-only callable does not accept tensors")
+    t = torch.tensor(z, requires_grad=True)
+    for name in ("h", "dh", "H"):
+        np.testing.assert_allclose(getattr(link, name)(t).detach().numpy(), getattr(link, name)(z), rtol=1e-12, atol=1e-12)
+    H = link.H(t)
+    (g,) = torch.autograd.grad(H.sum(), t)
+    mask = smooth_points(link.H, z)
+    np.testing.assert_allclose(g.numpy()[mask], link.h(z)[mask], rtol=1e-6, atol=1e-8)
+    t2 = torch.tensor(z, requires_grad=True)
+    h2 = link.h(t2)
+    # a piecewise-constant link (step, sign) has no graph: its derivative is 0 a.e.
+    g2 = torch.autograd.grad(h2.sum(), t2)[0] if h2.requires_grad else torch.zeros_like(t2)
+    mask = smooth_points(link.h, z)
+    np.testing.assert_allclose(g2.numpy()[mask], link.dh(z)[mask], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_extreme_scores_stay_finite(link, dtype):
+    lo, hi = link.domain
+    if math.isfinite(lo):
+        z = np.array([lo + 1e-3, (lo + hi) / 2, hi - 1e-3], dtype=dtype)
+    else:
+        z = np.array([-1e4, -50.0, 0.0, 50.0, 1e4], dtype=dtype)
+    for name in ("h", "dh", "H"):
+        out = getattr(link, name)(z)
+        assert out.dtype == dtype
+        assert np.all(np.isfinite(out)), (name, out)
+    loss = link.bregman(z[::-1].copy(), z)
+    assert np.all(np.isfinite(loss)) and np.all(loss >= 0)
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_optimal_constant_is_proper(link, rng):
+    """Prop. 1: the mean loss over a sample is minimised at h⁻¹(mean h(s))."""
+    s = sample_scores(link, rng, n=40)
+    w = rng.uniform(0.5, 2.0, size=s.size)
+    c = link.optimal_constant(s, w)
+    base = np.average(link.bregman(np.full_like(s, c), s), weights=w)
+    for step in (1e-2, -1e-2, 0.3, -0.3):
+        cand = c + step
+        lo, hi = link.domain
+        if not lo < cand < hi:
+            continue
+        assert np.average(link.bregman(np.full_like(s, cand), s), weights=w) >= base - 1e-12
+
+
+def test_closed_forms_from_the_paper():
+    z = np.linspace(-3, 3, 13)
+    sig = Sigmoid(alpha=2.0, beta=0.5)
+    x = 2.0 * (z - 0.5)
+    np.testing.assert_allclose(sig.h(z), 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(sig.H(z), np.log1p(np.exp(x)) / 2.0)  # eq. [4]
+    ident = Identity(alpha=3.0)
+    np.testing.assert_allclose(ident.bregman(z + 1.0, z), 1.5)  # α/2 (ẑ - z)²
+    ex = Exp(alpha=0.5, cap=None)
+    np.testing.assert_allclose(ex.H(z), np.exp(0.5 * z) / 0.5)  # eq. [7]
+    sm = SmeLU(c=1.0, beta=1.0)
+    np.testing.assert_allclose(sm.h(np.array([-1.0, 0.0, 1.0, 2.0, 3.0])), [0, 0, 0.5, 1, 1])  # eq. [14]
+
+
+@pytest.mark.parametrize("mode", ["linear", "flat"])
+def test_cap_continues_the_link_consistently(mode):
+    link = Sinh(cap=2.0, cap_mode=mode)
+    z = np.linspace(-5, 5, 2001)
+    h = link.h(z)
+    assert np.all(np.isfinite(h))
+    # continuity of h and H at the caps, H' = h across them
+    for c in (-2.0, 2.0):
+        np.testing.assert_allclose(link.h(np.array([c - 1e-9])), link.h(np.array([c + 1e-9])), atol=1e-7)
+    eps = 1e-5
+    away = np.abs(np.abs(z) - 2.0) > 1e-3  # central differences straddling the kink are not H'
+    np.testing.assert_allclose(((link.H(z + eps) - link.H(z - eps)) / (2 * eps))[away], h[away], rtol=1e-6, atol=1e-6)
+    if mode == "flat":
+        assert link.h(np.array([10.0]))[0] == pytest.approx(np.sinh(2.0))
+        assert link.dh(np.array([10.0]))[0] == 0.0
+    else:
+        assert link.dh(np.array([10.0]))[0] == pytest.approx(np.cosh(2.0))
+    uncapped = Exp(cap=None)
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(uncapped.h(np.array([1e4]))[0])
+    assert np.isfinite(Exp().h(np.array([1e4]))[0])  # capped by default
+
+
+def test_piecewise_matches_hand_computation():
+    link = Piecewise(knots=[0.0, 1.0, 3.0], values=[0.0, 2.0, 3.0], extrapolation="linear")
+    z = np.array([-1.0, 0.5, 2.0, 4.0])
+    np.testing.assert_allclose(link.h(z), [-2.0, 1.0, 2.5, 3.5])
+    np.testing.assert_allclose(link.dh(z), [2.0, 2.0, 0.5, 0.5])
+    # H(2) = ∫_0^1 2t dt + ∫_1^2 (2 + (t-1)/2) dt = 1 + 2.25
+    assert float(link.H(np.array([2.0]))[0]) == pytest.approx(3.25)
+    np.testing.assert_allclose(link.h_inv(link.h(z)), z)
+
+
+def test_logit_domain_and_clipping():
+    link = Logit()
+    with pytest.raises(ValueError, match="domain"):
+        link.check_domain(np.array([0.2, 1.0]))
+    out = link.h(np.array([0.0, 1.0]))
+    assert np.all(np.isfinite(out))
+
+
+def test_callable_link_paths_agree_with_closed_form(rng):
+    z = rng.uniform(-2, 2, size=20)
+    ref = Sinh(cap=None)
+    auto = CallableLink(lambda t: torch.sinh(t) if torch.is_tensor(t) else np.sinh(t))
+    diff = CallableLink(np.sinh, derivative="differences")
+    np.testing.assert_allclose(auto.dh(z), ref.dh(z), rtol=1e-12)
+    assert auto._autodiff_ok is True
+    np.testing.assert_allclose(diff.dh(z), ref.dh(z), rtol=1e-6)
+    np.testing.assert_allclose(diff.H(z) - diff.H(np.zeros_like(z)), ref.H(z) - ref.H(np.zeros_like(z)), rtol=1e-10)
+    np.testing.assert_allclose(diff.h_inv(ref.h(z)), z, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(diff.bregman(z + 0.5, z), ref.bregman(z + 0.5, z), rtol=1e-9)
+
+
+def test_float32_is_preserved(rng):
+    z = rng.normal(size=10).astype(np.float32)
+    for name, factory in LINKS.items():
+        link = get_link(name, **factory.examples[0]) if hasattr(factory, "examples") else get_link(name)
+        zz = np.clip(z, 0.05, 0.95) if name == "logit" else z
+        assert link.h(zz).dtype == np.float32, name
+        assert link.bregman(zz, zz[::-1].copy()).dtype == np.float32, name
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "param"),
+    [
+        ("sigmoid", {"alpha": -1.0}, "alpha"),
+        ("sigmoid", {"alpha": float("nan")}, "alpha"),
+        ("exp", {"beta": float("inf")}, "beta"),
+        ("exp", {"cap": -1.0}, "cap"),
+        ("sinh", {"cap_mode": "soft"}, "cap_mode"),
+        ("smelu", {"c": 0.0}, "c"),
+        ("huber", {"delta": -1.0}, "delta"),
+        ("huber", {"delta_low": 0.0}, "delta_low"),
+        ("logit", {"alpha": 0.0}, "alpha"),
+        ("piecewise", {"knots": [0.0, 0.0], "values": [0.0, 1.0]}, "knots"),
+        ("piecewise", {"knots": [0.0, 1.0], "values": [1.0, 0.0]}, "values"),
+        ("piecewise", {"knots": [0.0, 1.0], "values": [0.0, 1.0], "extrapolation": "cubic"}, "extrapolation"),
+        ("identity", {"gamma": 1.0}, "gamma"),
+    ],
+)
+def test_bad_parameters_name_the_parameter(name, params, param):
+    with pytest.raises(ValueError, match=param):
+        get_link(name, **params)
+
+
+def test_bad_types_and_names():
+    with pytest.raises(TypeError, match="alpha"):
+        get_link("exp", alpha="big")
+    with pytest.raises(ValueError, match="unknown link 'tanh'"):
+        get_link("tanh")
+    with pytest.raises(ValueError, match="cannot be applied"):
+        get_link(Exp(), alpha=2.0)
+    with pytest.raises(TypeError, match="callable"):
+        CallableLink("not callable")
+    assert isinstance(get_link(lambda z: z), Link)
+
+
+def test_links_compare_and_print():
+    assert get_link("exp", alpha=2.0) == Exp(alpha=2.0)
+    assert get_link("exp", alpha=2.0) != Exp(alpha=1.0)
+    assert "alpha=2.0" in repr(Exp(alpha=2.0))
+    assert len({Exp(), Exp(), Sigmoid()}) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=st.sampled_from(CASES),
+    a=st.floats(-20, 20, allow_nan=False),
+    b=st.floats(-20, 20, allow_nan=False),
+)
+def test_property_bregman_nonnegative_and_gradient_monotone(case, a, b):
+    _, link = case
+    lo, hi = link.domain
+    if math.isfinite(lo):  # map onto the bounded domain
+        a, b = lo + (hi - lo) / (1 + math.exp(-a)), lo + (hi - lo) / (1 + math.exp(-b))
+        if not (lo < a < hi and lo < b < hi):
+            return
+    za, zb = np.array([a]), np.array([b])
+    assert link.bregman(za, zb)[0] >= 0
+    # (h(ŝ) − h(s)) (ŝ − s) ≥ 0: the gradient always points back to the target
+    assert (link.h(za)[0] - link.h(zb)[0]) * (a - b) >= -1e-12
