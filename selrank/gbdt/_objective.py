@@ -1,0 +1,530 @@
+r"""Backend-independent core of the GBDT objectives: binding, Hessian policy and intercept.
+
+A :class:`GBDTObjective` wraps a core :class:`~selrank.losses.Loss`. Everything it returns is
+computed by the loss's :meth:`~selrank.losses.BoundLoss.grad_hess`; this module only adds
+what gradient boosting needs on top:
+
+* **binding once per training set.** Labels, groups and weights are validated and bound the
+  first time a data set is seen (the target-side work of the loss is done then), and the
+  binding is reused every boosting round. On the host the rows are split into blocks of
+  about ``block_rows`` rows that never cut a query; each block is a separately bound core
+  loss whose working set fits in cache, and blocks run in a small thread pool (NumPy
+  releases the GIL). Device arrays (CuPy, torch) are evaluated in one piece.
+* **Hessian policy** (:data:`HESSIAN_POLICIES`): the exact diagonal, a floor (default), a
+  majorising upper bound, or a constant.
+* **intercept.** Both libraries start a custom objective from 0 (LightGBM) or 0.5
+  (XGBoost); the loss's :meth:`~selrank.losses.Loss.optimal_constant` is the right start
+  (properness, MATH.md §1) and is what ``init_score`` / ``base_margin`` are set to.
+
+The reference Hessian scale
+---------------------------
+Floors and the constant policy need a scale that is right for every loss: the *reference
+Hessian* :math:`\bar h` is the mean, per unit weight, of the exact Hessian diagonal at the
+optimal constant (computed once per binding). For the identity link it is ``alpha``; for the
+sigmoid link on balanced labels ``alpha / 4``; for a listwise loss about ``1 / n_docs``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _array as A
+from .._groups import Groups, as_groups
+from ..losses import Loss, get_loss
+from ..losses._base import as_target_array, as_weight, group_weights
+from ..losses.multiclass import class_targets
+
+__all__ = [
+    "GBDTObjective",
+    "HESSIAN_POLICIES",
+    "DEFAULT_HESSIAN_FLOOR",
+    "NOMINAL_LEAF_ROWS",
+    "resolve_loss",
+]
+
+#: Hessian policies: ``"exact"`` (the loss's diagonal), ``"floor"`` (default: at least a
+#: fraction of the reference Hessian), ``"upper"`` (largest Hessian of the row's query) and
+#: ``"constant"`` (the reference Hessian everywhere).
+HESSIAN_POLICIES = ("exact", "floor", "upper", "constant")
+
+#: Default floor, as a fraction of the reference Hessian (see the module docstring). Chosen
+#: on the LETOR validation splits (``docs/estimators.md``, "How the defaults were chosen").
+DEFAULT_HESSIAN_FLOOR = 0.1
+
+#: Rows of a nominal smallest leaf. LightGBM refuses leaves with fewer than
+#: ``min_data_in_leaf`` rows (default 20) or a Hessian sum below ``min_sum_hessian_in_leaf``;
+#: a per-row floor of ``min_sum_hessian_in_leaf / min_data_in_leaf`` keeps every leaf that
+#: LightGBM allows by row count valid by Hessian too. XGBoost has no row minimum, so its
+#: ``min_child_weight`` is spread over this many rows.
+NOMINAL_LEAF_ROWS = 20
+
+_STRUCTURES = ("pointwise", "group", "multiclass")
+_VANISH = 1e-12  # a Hessian below this fraction of the reference counts as vanished
+
+
+def resolve_loss(loss: Loss | str, **loss_params) -> Loss:
+    """A core loss from a :class:`~selrank.losses.Loss` or a registry name and parameters."""
+    return get_loss(loss, **loss_params)
+
+
+class _Binding:
+    """Everything fixed for one training set: bound core losses, weights, intercept, scale."""
+
+    def __init__(self, n_rows: int, n_classes: int | None, groups: Groups | None, row_weight, intercept,
+                 blocks: list[tuple[int, int, Any]], full, ref: float):
+        self.n_rows = n_rows
+        self.n_classes = n_classes
+        self.groups = groups
+        self.row_weight = row_weight  # per row effective weight (None: all 1)
+        self.intercept = intercept
+        self.blocks = blocks  # [(start, stop, BoundLoss)] for host evaluation
+        self.full = full  # one BoundLoss over all rows (device evaluation), built lazily
+        self.ref = ref
+        self.floor: float = 0.0
+        self.calls = 0
+        self.source: Any = None  # what the binding was built from (identity check)
+
+
+class GBDTObjective:
+    r"""A selrank loss as a gradient-boosting objective (base of the LightGBM / XGBoost adapters).
+
+    Parameters
+    ----------
+    loss : Loss or str
+        A core loss or a registry name (``"pointwise"``, ``"pairwise"``, ``"listwise"``,
+        ``"decomposed"``, ``"composite_softmax"``); remaining keyword arguments that are not
+        options below build it (``link=``, ``scaling=``, ``target=``, ``alpha=``, ...).
+    hessian : {"floor", "exact", "upper", "constant"}
+        * ``"exact"``: the loss's Hessian diagonal.
+        * ``"floor"`` (default): ``max(h_i, w_i·f)`` with
+          :math:`f = \max(\text{hessian\_floor}\cdot\bar h,\ \text{min\_leaf\_hessian} /
+          \text{min\_leaf\_rows})`; ``\bar h`` is the reference Hessian (module docstring).
+          Links whose slope vanishes (SmeLU, Huber, step, capped-flat) then still take
+          bounded Newton steps, and no leaf is refused for a small Hessian sum.
+        * ``"upper"``: each row gets the largest Hessian per unit weight of its query (group
+          losses), of all rows (pointwise) or of its class column (multi-class) at the
+          current predictions: a majorising diagonal, i.e. damped, conservative steps.
+        * ``"constant"``: ``w_i·\bar h`` for every row: first-order boosting with the step
+          scale of the loss.
+    hessian_floor : float
+        The floor as a fraction of the reference Hessian (``"floor"`` policy).
+    label_scale : float
+        Target scores are ``label_scale * label`` when the loss takes targets in score
+        space (``target="score"``); labels given in link space are used as they are.
+    group : array-like, optional
+        Query sizes or per-row ids for calls that do not carry a group (LightGBM < 4.7's
+        scikit-learn classes); a group passed with the data takes precedence.
+    min_leaf_hessian, min_leaf_rows : float, optional
+        The library's smallest leaf Hessian sum and row count, for the floor. Read from the
+        data set's parameters where the library exposes them; otherwise the library
+        defaults.
+    n_jobs : int, optional
+        Threads for host evaluation of the blocks (default: up to 4, at most the CPU count).
+    block_rows : int
+        Target rows per block (blocks never cut a query).
+
+    Notes
+    -----
+    A warning is issued (once) when the exact Hessian vanishes on most rows that carry a
+    gradient: with ``hessian="exact"`` the leaf values are then unbounded; with the floor,
+    the floor sets the step size there.
+    """
+
+    backend = "gbdt"
+    _OPTIONS = ("hessian", "hessian_floor", "label_scale", "group", "min_leaf_hessian", "min_leaf_rows",
+                "n_jobs", "block_rows")
+    _default_min_leaf_hessian = 1e-3
+    _default_min_leaf_rows = NOMINAL_LEAF_ROWS
+
+    def __init__(self, loss: Loss | str = "listwise", *, hessian: str = "floor",
+                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR, label_scale: float = 1.0, group=None,
+                 min_leaf_hessian: float | None = None, min_leaf_rows: int | None = None,
+                 n_jobs: int | None = None, block_rows: int = 65536, **loss_params):
+        owner = type(self).__name__
+        self.loss = resolve_loss(loss, **loss_params)
+        if self.loss.structure not in _STRUCTURES:
+            raise ValueError(f"{owner} supports losses of structure {_STRUCTURES}; got {self.loss.structure!r}")
+        if hessian not in HESSIAN_POLICIES:
+            raise ValueError(f"`hessian` of {owner} must be one of {HESSIAN_POLICIES}; got {hessian!r}")
+        self.hessian = hessian
+        self.hessian_floor = A.positive_float(hessian_floor, "hessian_floor", owner, allow_zero=True)
+        self.label_scale = A.positive_float(label_scale, "label_scale", owner)
+        self.group = group
+        self.min_leaf_hessian = None if min_leaf_hessian is None else A.positive_float(
+            min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
+        if min_leaf_rows is not None and (isinstance(min_leaf_rows, bool) or int(min_leaf_rows) != min_leaf_rows
+                                          or min_leaf_rows < 1):
+            raise ValueError(f"`min_leaf_rows` of {owner} must be a positive integer; got {min_leaf_rows!r}")
+        self.min_leaf_rows = None if min_leaf_rows is None else int(min_leaf_rows)
+        if n_jobs is not None and (isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs < 1):
+            raise ValueError(f"`n_jobs` of {owner} must be a positive integer or None; got {n_jobs!r}")
+        self.n_jobs = n_jobs
+        if isinstance(block_rows, bool) or int(block_rows) != block_rows or block_rows < 1:
+            raise ValueError(f"`block_rows` of {owner} must be a positive integer; got {block_rows!r}")
+        self.block_rows = int(block_rows)
+        self.intercept_: float | np.ndarray | None = None
+        self._init_state()
+
+    # -- state that does not travel (pickling for Dask workers, cloning) ----------------------
+    def _init_state(self) -> None:
+        self._lock = threading.Lock()
+        self._pool = None
+        self._bindings: dict[Any, _Binding] = {}
+        self._warned: set[str] = set()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        for key in ("_lock", "_pool", "_bindings", "_warned"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._init_state()
+
+    def get_params(self) -> dict[str, Any]:
+        """The loss and the options (for ``repr`` and for rebuilding the objective)."""
+        out = {"loss": self.loss}
+        for k in self._OPTIONS:
+            out[k] = getattr(self, k)
+        return out
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if k != "group" or v is not None)
+        return f"{type(self).__name__}({args})"
+
+    # -- targets -------------------------------------------------------------------------------
+    @property
+    def structure(self) -> str:
+        return self.loss.structure
+
+    def targets(self, label, n_classes: int | None = None):
+        """Targets of the core loss from library labels (``label_scale`` applied for scores).
+
+        Multi-class labels are class indices; with ``target="score"`` they become
+        ``label_scale`` times one-hot rows of ``n_classes`` columns.
+        """
+        y = as_target_array(label, "label")
+        if self.structure == "multiclass":
+            if y.ndim == 2:
+                return y if self.loss.target == "link" else y * self.label_scale
+            if n_classes is None:
+                raise ValueError("multi-class labels need the number of classes (`num_class`)")
+            if self.loss.target == "link":
+                class_targets(y, n_classes)  # validates the indices
+                return y
+            return class_targets(y, n_classes, self.label_scale)
+        if y.ndim != 1:
+            raise ValueError(f"labels of a {self.structure} loss must be 1-D; got shape {tuple(y.shape)}")
+        return y if self.loss.target == "link" else y * self.label_scale
+
+    def _groups(self, group, n_rows: int) -> Groups | None:
+        if self.structure != "group":
+            return None
+        if group is None:
+            group = self.group
+        if group is None:
+            raise ValueError(
+                f"the {self.loss.name} loss needs query groups, but none were given: pass `group` with the "
+                "data (Dataset(group=...), DMatrix(qid=...) / set_group, fit(..., group=...)) or to the "
+                "objective (lightgbm_objective(..., group=sizes))"
+            )
+        if isinstance(group, Groups):
+            groups = as_groups(group, n_rows)
+        else:
+            g = np.asarray(A.to_numpy(group))
+            if g.ndim != 1:
+                raise ValueError(f"`group` must be 1-D (query sizes or per-row query ids); got shape {g.shape}")
+            groups = as_groups(g, n_rows, require_contiguous=True)
+        if not groups.is_grouped:  # as_groups(require_contiguous=True) already refused this
+            raise ValueError("the rows of each query must be contiguous; sort the rows by query id")
+        return groups
+
+    # -- binding -------------------------------------------------------------------------------
+    def bind(self, label, *, group=None, sample_weight=None, n_classes: int | None = None,
+             min_leaf_hessian: float | None = None, min_leaf_rows: int | None = None) -> _Binding:
+        """Validate and bind one training set (labels, groups, weights); done before training.
+
+        Raises ``ValueError`` for NaN/inf labels or weights, labels outside the link's domain,
+        group sizes that do not add up, or query ids whose rows are not contiguous.
+        """
+        y = self.targets(label, n_classes)
+        n = int(y.shape[0])
+        groups = self._groups(group, n)
+        w_unit, row_w = self._weights(sample_weight, n, groups)
+        kw = {} if groups is None else {"group": groups}
+        full = self.loss.bind(y, sample_weight=w_unit, **kw)
+        if self.structure == "multiclass":
+            intercept = np.asarray(self.loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64)
+            if intercept.shape != (n_classes,):
+                intercept = np.resize(intercept, n_classes)
+        elif groups is not None:
+            intercept = float(self.loss.optimal_constant(y, w_unit, group=groups))
+        else:
+            intercept = float(self.loss.optimal_constant(y, w_unit))
+        shape = (n,) if n_classes is None or self.structure != "multiclass" else (n, n_classes)
+        start = np.broadcast_to(np.asarray(intercept, dtype=np.float64), shape).copy()
+        _, h0 = full.grad_hess(start)
+        h0 = np.asarray(A.to_numpy(h0), dtype=np.float64)
+        total_w = float(n if row_w is None else row_w.sum()) * (1 if h0.ndim == 1 else h0.shape[1])
+        ref = float(h0.sum()) / total_w if total_w > 0 else 0.0
+        if not (math.isfinite(ref) and ref > 0):
+            self._warn_once("ref", (
+                f"the exact Hessian of {self.loss!r} is zero at the optimal constant; the Hessian "
+                "scale for the floor and constant policies falls back to 1 per unit weight"))
+            ref = 1.0
+        blocks = self._blocks(y, groups, w_unit, n, full)
+        b = _Binding(n, n_classes if self.structure == "multiclass" else None, groups, row_w, intercept, blocks, full, ref)
+        mlh = self._pick(self.min_leaf_hessian, min_leaf_hessian, self._default_min_leaf_hessian)
+        mlr = self._pick(self.min_leaf_rows, min_leaf_rows, self._default_min_leaf_rows)
+        b.floor = max(self.hessian_floor * ref, mlh / max(mlr, 1))
+        if self.hessian == "floor" and b.floor > 10.0 * ref:
+            self._warn_once("floor", (
+                f"the Hessian floor {b.floor:.3g} (min leaf Hessian {mlh:g} over {mlr} rows) is more than 10x the "
+                f"loss's Hessian scale {ref:.3g}: Newton steps are damped by the floor. Lower the library's "
+                "min_child_weight / min_sum_hessian_in_leaf"))
+        return b
+
+    @staticmethod
+    def _pick(option, from_data, default):
+        if option is not None:
+            return option
+        if from_data is not None:
+            return from_data
+        return default
+
+    def _weights(self, sample_weight, n: int, groups: Groups | None):
+        """Weights for the core loss and the effective weight of each row (for the policy)."""
+        if sample_weight is None:
+            return None, None
+        w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64).reshape(-1)
+        if w.size == 0:
+            return None, None
+        if groups is not None:
+            wg = group_weights(groups, w)
+            return wg, groups.broadcast(wg)
+        w = as_weight(w, n)
+        return w, w
+
+    def _blocks(self, y, groups: Groups | None, w_unit, n: int, full) -> list[tuple[int, int, Any]]:
+        """Row blocks aligned with query boundaries, each bound separately (host evaluation)."""
+        if n <= self.block_rows * 1.5:
+            return [(0, n, full)]
+        if groups is None:
+            cuts = np.arange(0, n, self.block_rows, dtype=np.int64)
+        else:
+            offsets = groups.offsets
+            cuts = offsets[np.searchsorted(offsets, np.arange(0, n, self.block_rows), side="left")]
+        cuts = np.unique(np.append(cuts, n))
+        if cuts[0] != 0:
+            cuts = np.concatenate([[0], cuts])
+        out = []
+        for s, e in zip(cuts[:-1].tolist(), cuts[1:].tolist()):  # loop over blocks, not queries
+            if groups is None:
+                w = None if w_unit is None else w_unit[s:e]
+                out.append((s, e, self.loss.bind(y[s:e], sample_weight=w)))
+            else:
+                g0, g1 = np.searchsorted(groups.offsets, [s, e])
+                sizes = groups.sizes[g0:g1]
+                w = None if w_unit is None else w_unit[g0:g1]
+                out.append((s, e, self.loss.bind(y[s:e], group=Groups(sizes), sample_weight=w)))
+        return out
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def _n_threads(self) -> int:
+        if self.n_jobs is not None:
+            return self.n_jobs
+        return max(1, min(4, os.cpu_count() or 1))
+
+    def _exact(self, b: _Binding, y_pred):
+        """Exact weighted gradient and Hessian diagonal from the core loss."""
+        if not A.is_numpy(y_pred) or len(b.blocks) == 1:
+            if b.full is None:
+                raise RuntimeError("binding lost its full loss")
+            return b.full.grad_hess(y_pred)
+        g = np.empty(y_pred.shape, dtype=np.float64)
+        h = np.empty(y_pred.shape, dtype=np.float64)
+
+        def run(block):
+            s, e, bound = block
+            gb, hb = bound.grad_hess(y_pred[s:e])
+            g[s:e] = gb
+            h[s:e] = hb
+
+        threads = min(self._n_threads(), len(b.blocks))
+        if threads <= 1:
+            for block in b.blocks:
+                run(block)
+        else:
+            if self._pool is None or self._pool._max_workers != threads:  # noqa: SLF001
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="selrank-objective")
+            for f in [self._pool.submit(run, block) for block in b.blocks]:
+                f.result()
+        return g, h
+
+    def _row_weight_like(self, b: _Binding, like):
+        if b.row_weight is None:
+            return None
+        key = ("row_weight", type(like).__module__, str(getattr(like, "device", "")), str(like.dtype))
+        hit = b.__dict__.setdefault("_cache", {}).get(key)
+        if hit is None:
+            hit = A.as_float_array(b.row_weight, like=like, name="row_weight")
+            b._cache[key] = hit
+        return hit
+
+    def _apply_policy(self, b: _Binding, g, h):
+        """The Hessian policy on the exact weighted diagonal ``h`` (host or device arrays)."""
+        xp = A.get_namespace(h)
+        w = self._row_weight_like(b, h)
+        wcol = None if w is None else (w if h.ndim == 1 else w[:, None])
+        b.calls += 1
+        if self.hessian != "constant" and (A.is_numpy(h) or b.calls == 1):
+            self._check_vanishing(b, g, h, wcol, xp)
+        if self.hessian == "exact":
+            return g, h
+        if self.hessian == "constant":
+            return g, (xp.full_like(h, b.ref) if wcol is None else wcol * b.ref + xp.zeros_like(h))
+        if self.hessian == "floor":
+            floor = b.floor if wcol is None else wcol * b.floor
+            return g, xp.maximum(h, floor if wcol is not None else xp.full_like(h, floor))
+        # "upper": largest Hessian per unit weight of the query / all rows / the class column
+        per = h if wcol is None else h / xp.where(wcol > 0, wcol, xp.ones_like(wcol))
+        if b.groups is not None and h.ndim == 1:
+            top = b.groups.broadcast(b.groups.max(per))
+        else:
+            top = xp.max(per, axis=0, keepdims=True) + xp.zeros_like(per)
+        return g, (top if wcol is None else top * wcol)
+
+    def _check_vanishing(self, b: _Binding, g, h, wcol, xp) -> None:
+        if "vanish" in self._warned:
+            return
+        scale = b.ref * (1.0 if wcol is None else wcol)
+        active = g != 0
+        vanished = active & (h <= _VANISH * scale)
+        n_active = int(xp.sum(active))
+        n_vanished = int(xp.sum(vanished))
+        if n_active and n_vanished > 0.5 * n_active:
+            advice = {
+                "exact": "leaf values are unbounded there; use hessian='floor' (the default)",
+                "floor": f"the floor ({self.hessian_floor} x the reference Hessian) sets the step size there",
+                "upper": "the query's largest Hessian sets the step size there",
+            }[self.hessian]
+            self._warn_once("vanish", (
+                f"the Hessian of {self.loss!r} vanishes on {n_vanished} of {n_active} rows with a non-zero "
+                f"gradient: {advice}"))
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=4)
+
+    def _evaluate(self, b: _Binding, y_pred):
+        """Gradient and policy Hessian for predictions in the loss's layout."""
+        g, h = self._exact(b, y_pred)
+        return self._apply_policy(b, g, h)
+
+    # -- public helpers ------------------------------------------------------------------------------
+    def grad_hess(self, y_pred, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+        """Gradient and Hessian (after the policy) for arrays, binding on first use.
+
+        ``y_pred`` is ``[n]`` or ``[n, K]`` (multi-class); the binding for ``label`` is cached
+        (rebuilt when different labels come).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from selrank.gbdt import GBDTObjective
+        >>> obj = GBDTObjective("pointwise", link="identity", hessian="exact")
+        >>> g, h = obj.grad_hess(np.array([1.0, 3.0]), np.array([0.0, 1.0]))
+        >>> g.tolist(), h.tolist()
+        ([1.0, 2.0], [1.0, 1.0])
+        """
+        if n_classes is None and self.structure == "multiclass":
+            shape = np.shape(y_pred)
+            n_classes = int(shape[1]) if len(shape) == 2 else None
+        b = self._binding_for_arrays(label, group, sample_weight, n_classes)
+        return self._evaluate(b, y_pred)
+
+    def _binding_for_arrays(self, label, group, sample_weight, n_classes, **leaf):
+        key = "arrays"
+        with self._lock:
+            b = self._bindings.get(key)
+            if b is not None and self._same_source(b.source, (label, group, sample_weight, n_classes)):
+                return b
+            b = self.bind(label, group=group, sample_weight=sample_weight, n_classes=n_classes, **leaf)
+            b.source = (label, group, sample_weight, n_classes)
+            self._bindings[key] = b
+            return b
+
+    @staticmethod
+    def _same_source(old, new) -> bool:
+        """The same arrays (by identity, else by value) as the cached binding was built from."""
+        if old is None:
+            return False
+        for a, c in zip(old, new):
+            if a is c:
+                continue
+            if a is None or c is None or isinstance(a, int | float) or isinstance(c, int | float):
+                if a != c:
+                    return False
+                continue
+            an, cn = np.asarray(A.to_numpy(a)), np.asarray(A.to_numpy(c))
+            if an.shape != cn.shape or not np.array_equal(an, cn):
+                return False
+        return True
+
+    def fit_intercept(self, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+        """Validate the training labels and store (and return) the optimal constant ``intercept_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from selrank.gbdt import GBDTObjective
+        >>> obj = GBDTObjective("pointwise", link="exp")
+        >>> round(obj.fit_intercept(np.array([0.0, 2.0])), 6)   # log((1 + e^2) / 2)
+        1.433781
+        """
+        b = self.bind(label, group=group, sample_weight=sample_weight, n_classes=n_classes)
+        self.intercept_ = b.intercept
+        return b.intercept
+
+    def init_score(self, n_rows: int, n_classes: int | None = None):
+        """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""
+        if self.intercept_ is None:
+            raise ValueError("the intercept is not known yet: call fit_intercept(...) on the training labels first")
+        c = np.asarray(self.intercept_, dtype=np.float64)
+        if c.ndim == 0:
+            return np.full(int(n_rows), float(c))
+        return np.tile(c, (int(n_rows), 1))
+
+    def _check_start(self, b: _Binding, y_pred) -> None:
+        """Warn (once) when training does not start from the optimal constant."""
+        if b.calls or "start" in self._warned or not A.is_numpy(y_pred) or y_pred.size == 0:
+            return
+        flat = y_pred.reshape(y_pred.shape[0], -1)
+        if not np.all(flat == flat[:1]):
+            return  # an init score or a continued model: not a bare start
+        c = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), flat[0].shape)
+        if np.allclose(flat[0], c, rtol=1e-6, atol=1e-9):
+            return
+        if self.structure == "group" and np.allclose(c, 0.0):
+            return
+        self._warn_once("start", (
+            f"training starts from a constant {np.round(flat[0], 6).tolist()} instead of the loss's optimal "
+            f"constant {np.round(c, 6).tolist()}; set it with {self._start_hint}"))
+
+    _start_hint = "the library's init_score / base_margin"
+
+
+def as_sequence(x) -> Sequence:
+    return x if isinstance(x, list | tuple) else [x]

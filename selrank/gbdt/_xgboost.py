@@ -1,0 +1,316 @@
+r"""XGBoost adapter: a selrank loss as ``xgboost.train(obj=...)`` and a device-resident training loop."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from .. import _array as A
+from ..losses import Loss
+from ._objective import GBDTObjective, _Binding
+
+__all__ = ["XGBoostObjective", "xgboost_objective", "import_xgboost"]
+
+
+def import_xgboost():
+    try:
+        import xgboost
+    except ImportError:
+        raise ImportError("the XGBoost objective requires xgboost: pip install 'selrank[gbdt]'") from None
+    return xgboost
+
+
+def _is_dmatrix(x: Any) -> bool:
+    return type(x).__module__.startswith("xgboost") and hasattr(x, "get_uint_info") and hasattr(x, "num_row")
+
+
+def _dmatrix_info(dtrain):
+    """Label, per-row or per-query weight and group sizes of a DMatrix (``None`` when absent)."""
+    label = np.asarray(dtrain.get_label(), dtype=np.float64)
+    if label.size == 0:
+        raise ValueError("the DMatrix has no label")
+    weight = np.asarray(dtrain.get_weight(), dtype=np.float64)
+    ptr = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=np.int64)
+    group = np.diff(ptr) if ptr.size > 1 else None
+    return label, (weight if weight.size else None), group
+
+
+class XGBoostObjective(GBDTObjective):
+    r"""A selrank loss as an XGBoost custom objective (see :func:`xgboost_objective`).
+
+    Called as ``obj(preds, dtrain)`` by :func:`xgboost.train`: label, weights (per row, or
+    per query for ranking data as XGBoost stores them) and groups (``group_ptr``, from
+    ``qid`` or ``set_group``) come from the DMatrix. Called as
+    ``obj(y_true, y_pred, sample_weight=...)`` by ``XGBRegressor`` / ``XGBClassifier``
+    (which pass no groups: pointwise and multi-class losses only, or give ``group=`` to
+    the objective). ``XGBRanker`` refuses callable objectives (XGBoost 3.2: "custom
+    objective function not supported by XGBRanker"): use :func:`xgboost.train`,
+    :meth:`train` or ``selrank.SelectiveRanker(backend="xgboost")``.
+
+    Multi-class predictions are ``[n, K]`` (flat row-major ``[n * K]`` in old releases);
+    multi-target labels ``[n, K]`` (score targets, e.g. teacher logits) are accepted.
+    Gradients come back in the namespace of the predictions: NumPy from
+    :func:`xgboost.train`; CuPy in the device loop of :meth:`train`.
+    """
+
+    backend = "xgboost"
+    _default_min_leaf_hessian = 1.0  # XGBoost's default min_child_weight
+    _start_hint = "obj.set_base_margin(dtrain, *dvalid) before xgboost.train"
+
+    def __init__(self, loss: Loss | str = "listwise", **options):
+        super().__init__(loss, **options)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """Gradient and Hessian; ``(preds, dtrain)`` or ``(y_true, y_pred, sample_weight=None)``."""
+        if _is_dmatrix(y_pred):
+            return self._from_dmatrix(y_true, y_pred)
+        preds = y_pred if not isinstance(y_pred, list | tuple) else np.asarray(y_pred, dtype=np.float64)
+        label = np.asarray(A.to_numpy(y_true), dtype=np.float64)
+        preds, n_classes = self._layout(preds, label.size)
+        label = self._label_layout(label, preds)
+        b = self._binding_for_arrays(label, None, sample_weight, n_classes)
+        return self._run(b, preds)
+
+    # -- internals ---------------------------------------------------------------------------------
+    @staticmethod
+    def _layout(preds, n_labels: int):
+        shape = tuple(preds.shape)
+        if len(shape) == 2:
+            return preds, (int(shape[1]) if shape[1] > 1 else None)
+        if len(shape) == 1 and n_labels and shape[0] != n_labels and shape[0] % n_labels == 0:
+            k = shape[0] // n_labels  # old XGBoost: flat row-major [n * K]
+            return preds.reshape(n_labels, k), k
+        return preds, None
+
+    def _label_layout(self, label: np.ndarray, preds) -> np.ndarray:
+        """Multi-target labels arrive flat ``[n * K]``: reshape to ``[n, K]`` score targets."""
+        if preds.ndim == 2 and label.size == preds.shape[0] * preds.shape[1] and preds.shape[1] > 1:
+            return label.reshape(preds.shape)
+        return label
+
+    def _from_dmatrix(self, preds, dtrain):
+        preds = preds if not isinstance(preds, list | tuple) else np.asarray(preds, dtype=np.float64)
+        n = int(dtrain.num_row())
+        preds, n_classes = self._layout(preds, n)
+        with self._lock:
+            b = self._bindings.get(id(dtrain))
+            if b is None or b.source is not dtrain:
+                b = self._bind_dmatrix(dtrain, n_classes)
+                self._bindings = {k: v for k, v in self._bindings.items() if k == "arrays"}
+                self._bindings[id(dtrain)] = b
+        return self._run(b, preds)
+
+    def _bind_dmatrix(self, dtrain, n_classes) -> _Binding:
+        label, weight, group = _dmatrix_info(dtrain)
+        if n_classes is not None and label.size == dtrain.num_row() * n_classes:
+            label = label.reshape(-1, n_classes)
+        if self.structure == "multiclass" and n_classes is None:
+            raise ValueError(f"the {self.loss.name} loss is multi-class: set params['num_class'] to the number of classes")
+        if group is None and self.group is None and self.structure == "group":
+            raise ValueError(
+                f"the {self.loss.name} loss needs query groups: build the DMatrix with qid=... (sorted) or "
+                "call dtrain.set_group(sizes)"
+            )
+        b = self.bind(label, group=group, sample_weight=weight, n_classes=n_classes)
+        b.source = dtrain
+        return b
+
+    def _run(self, b: _Binding, preds):
+        xp = A.get_namespace(preds)
+        preds = A.as_float_array(preds, xp, name="y_pred")
+        if A.is_numpy(preds) and preds.dtype != np.float64:
+            preds = preds.astype(np.float64)
+        self._check_start(b, preds)
+        return self._evaluate(b, preds)
+
+    # -- intercept and prediction ---------------------------------------------------------------------
+    def fit_intercept(self, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+        """Optimal constant from a DMatrix or from label arrays; stores ``intercept_``."""
+        if _is_dmatrix(label):
+            y, w, g = _dmatrix_info(label)
+            n = int(label.num_row())
+            if y.size != n:  # multi-target
+                n_classes = y.size // n
+                y = y.reshape(n, n_classes)
+            elif self.structure == "multiclass" and n_classes is None:
+                n_classes = int(np.max(y)) + 1
+            return super().fit_intercept(y, group=g if g is not None else group, sample_weight=w, n_classes=n_classes)
+        return super().fit_intercept(label, group=group, sample_weight=sample_weight, n_classes=n_classes)
+
+    def set_base_margin(self, *dmatrices):
+        """Set ``base_margin`` of DMatrices to the optimal constant; returns the first.
+
+        Fitted on the first (training) DMatrix unless :meth:`fit_intercept` was called;
+        evaluation DMatrices get the same constant.
+
+        Examples
+        --------
+        >>> import numpy as np, xgboost as xgb
+        >>> from selrank.gbdt import xgboost_objective
+        >>> obj = xgboost_objective("pointwise", link="exp")
+        >>> d = obj.set_base_margin(xgb.DMatrix(np.zeros((2, 1)), label=[0.0, 2.0]))
+        >>> np.round(d.get_base_margin(), 6).tolist()
+        [1.433781, 1.433781]
+        """
+        if not dmatrices:
+            raise TypeError("set_base_margin() needs at least one xgboost.DMatrix")
+        for d in dmatrices:
+            if not _is_dmatrix(d):
+                raise TypeError(f"set_base_margin() takes xgboost.DMatrix objects; got {type(d).__name__}")
+        if self.intercept_ is None:
+            self.fit_intercept(dmatrices[0])
+        c = np.asarray(self.intercept_)
+        for d in dmatrices:
+            d.set_base_margin(self.init_score(int(d.num_row()), None if c.ndim == 0 else c.size))
+        return dmatrices[0]
+
+    def predict(self, booster, X, *, iteration_range=None):
+        """Scores on ``X`` (an array, CuPy array or DMatrix) including the intercept.
+
+        XGBoost adds its ``base_score`` (0.5 for custom objectives) when no base margin is
+        given; this passes the intercept as the base margin instead, so the scores are
+        ``intercept_ + trees``.
+        """
+        if self.intercept_ is None:
+            raise ValueError("the intercept is not known: call fit_intercept / set_base_margin before training")
+        xgb = import_xgboost()
+        c = np.asarray(self.intercept_)
+        kw = {} if iteration_range is None else {"iteration_range": iteration_range}
+        if isinstance(X, xgb.DMatrix):
+            X.set_base_margin(self.init_score(int(X.num_row()), None if c.ndim == 0 else c.size))
+            return np.asarray(booster.predict(X, output_margin=True, **kw), dtype=np.float64)
+        n = int(X.shape[0])
+        margin = self.init_score(n, None if c.ndim == 0 else c.size)
+        if not A.is_numpy(X) and hasattr(X, "__cuda_array_interface__"):
+            margin = _device_like(margin, X)
+        out = booster.inplace_predict(X, predict_type="margin", base_margin=margin, **kw)
+        return out if not A.is_numpy(out) else np.asarray(out, dtype=np.float64)
+
+    # -- training -----------------------------------------------------------------------------------------
+    def train(self, params: dict, dtrain, num_boost_round: int = 10, *, data=None, evals=(),
+              custom_metric=None, early_stopping_rounds: int | None = None, maximize: bool | None = None,
+              verbose_eval: bool | int = False, callbacks=None, evals_result: dict | None = None):
+        """Train with this objective, starting from the optimal constant.
+
+        Without ``data`` this is :func:`xgboost.train` with ``obj=self`` (base margins set on
+        ``dtrain`` and the ``evals`` first). With ``data`` — the feature matrix of ``dtrain``
+        in the same row order, as a CuPy array (or anything with ``__cuda_array_interface__``,
+        e.g. a CUDA torch tensor) for ``device="cuda"`` — the loop keeps the training margins
+        on the device: each round adds the new trees' output
+        (``inplace_predict(data, iteration_range=(i, i + 1))``), computes gradients and
+        Hessians there with the core loss, and hands them to ``Booster.boost`` without a host
+        round trip. A NumPy ``data`` runs the same loop on the host (that is how it is tested
+        without a GPU). Evaluation and early stopping use XGBoost's callbacks as
+        :func:`xgboost.train` does.
+
+        Returns
+        -------
+        xgboost.Booster
+        """
+        xgb = import_xgboost()
+        evals = list(evals) if evals else []
+        if self.intercept_ is None:
+            self.fit_intercept(dtrain)
+        self.set_base_margin(dtrain, *[d for d, _ in evals])
+        if data is None:
+            return xgb.train(params, dtrain, num_boost_round, evals=evals, obj=self, custom_metric=custom_metric,
+                             early_stopping_rounds=early_stopping_rounds, maximize=maximize,
+                             verbose_eval=verbose_eval, callbacks=callbacks, evals_result=evals_result)
+        if str(params.get("booster", "gbtree")) == "dart":
+            raise ValueError("the device loop adds each round's trees to the margins; the dart booster drops trees: "
+                             "train dart with data=None")
+        if int(data.shape[0]) != int(dtrain.num_row()):
+            raise ValueError(f"`data` must hold the rows of dtrain: got {int(data.shape[0])} rows for {int(dtrain.num_row())}")
+        from xgboost.callback import CallbackContainer, EarlyStopping, EvaluationMonitor
+
+        cbs = [] if callbacks is None else copy.copy(list(callbacks))
+        if verbose_eval:
+            cbs.append(EvaluationMonitor(period=1 if verbose_eval is True else int(verbose_eval)))
+        if early_stopping_rounds:
+            cbs.append(EarlyStopping(rounds=early_stopping_rounds, maximize=maximize))
+        container = CallbackContainer(cbs, metric=custom_metric, output_margin=True)
+        bst = xgb.Booster(params, [dtrain] + [d for d, _ in evals])
+        bst = container.before_training(bst)
+        label, _, _ = _dmatrix_info(dtrain)
+        c = np.asarray(self.intercept_)
+        n = int(dtrain.num_row())
+        margin = self.init_score(n, None if c.ndim == 0 else c.size)
+        if not A.is_numpy(data):
+            margin = _device_like(margin, data)
+        zeros = margin * 0
+        for i in range(num_boost_round):
+            if container.before_iteration(bst, i, dtrain, evals):
+                break
+            g, h = self(margin, dtrain)
+            _boost(bst, dtrain, i, g, h)
+            delta = bst.inplace_predict(data, iteration_range=(i, i + 1), predict_type="margin", base_margin=zeros)
+            margin = margin + _device_like(delta, margin).reshape(margin.shape)
+            if container.after_iteration(bst, i, dtrain, evals):
+                break
+        bst = container.after_training(bst)
+        if evals_result is not None:
+            evals_result.update(container.history)
+        return bst
+
+
+def _boost(bst, dtrain, iteration: int, grad, hess) -> None:
+    """``Booster.boost`` with given gradients (keyword form since XGBoost 3.2, positional before)."""
+    try:
+        bst.boost(dtrain, iteration, grad=grad, hess=hess)
+    except TypeError:
+        bst.boost(dtrain, iteration, grad, hess)
+
+
+def _device_like(arr, like):
+    """``arr`` as an array of ``like``'s kind (NumPy, CuPy, or CuPy for CUDA-interface objects)."""
+    if A.is_numpy(like):
+        return np.asarray(A.to_numpy(arr))
+    if A.is_torch(like):
+        import torch
+
+        if A.is_torch(arr):
+            return arr.to(like.device)
+        if hasattr(arr, "__cuda_array_interface__"):
+            return torch.as_tensor(arr, device=like.device)
+        return torch.as_tensor(np.asarray(arr), device=like.device)
+    import cupy
+
+    return cupy.asarray(arr)
+
+
+def xgboost_objective(loss: Loss | str = "listwise", **options) -> XGBoostObjective:
+    r"""A selrank loss as an XGBoost custom objective.
+
+    Parameters
+    ----------
+    loss : Loss or str
+        A core loss or its registry name; keyword arguments that are not objective options
+        build the loss.
+    **options
+        ``hessian``, ``hessian_floor``, ``label_scale``, ``group``, ``min_leaf_hessian``
+        (set it to the ``min_child_weight`` you train with; default XGBoost's 1),
+        ``min_leaf_rows``, ``n_jobs``, ``block_rows`` — see :class:`~selrank.gbdt.GBDTObjective`.
+
+    Returns
+    -------
+    XGBoostObjective
+        For ``xgboost.train(params, dtrain, obj=obj)`` (call
+        :meth:`~XGBoostObjective.set_base_margin` on the DMatrices first), for
+        :meth:`~XGBoostObjective.train` (does that for you and has a device-resident loop
+        for ``device="cuda"``), and for ``XGBRegressor`` / ``XGBClassifier(objective=obj)``.
+
+    Examples
+    --------
+    >>> import numpy as np, xgboost as xgb
+    >>> from selrank.gbdt import xgboost_objective
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0)
+    >>> obj = xgboost_objective("listwise", scaling="exp", min_leaf_hessian=1e-3)
+    >>> dtrain = xgb.DMatrix(X, y, qid=np.repeat([0, 1, 2], [50, 50, 100]))
+    >>> booster = obj.train({"min_child_weight": 1e-3}, dtrain, 5)
+    >>> obj.predict(booster, X).shape
+    (200,)
+    """
+    return XGBoostObjective(loss, **options)
