@@ -364,10 +364,44 @@ def _k_err(rk, k, *, max_grade=None, **_):
     contrib = np.where(rk.to_rows(mixed), 0.0, contrib)
     out = rk.group_sum(contrib)
     sel = np.flatnonzero(mixed)
-    sel = sel[np.argsort(-m[sel], kind="stable")]  # largest blocks first: active set is a prefix
-    starts, sizes, a_sel, m_sel = rk.block_start[sel], m[sel], a[sel], m_in[sel]
-    width = int(m_sel.max())
-    subset_mean = np.zeros((sel.size, width + 1))
+    block_err = np.zeros(sel.size)
+    # buckets of similar cut-off width keep the work arrays near the size of the blocks
+    bucket = np.ceil(np.log2(m_in[sel])).astype(np.int64)
+    for b in np.unique(bucket):
+        part = np.flatnonzero(bucket == b)
+        blk = sel[part]
+        n_levels = np.unique(label[rk.block_start[blk]]).size  # a lower bound is enough here
+        width = int(m_in[blk].max())
+        # adding rows label by label costs ~4·levels·width² per block, row by row size·width
+        cost_level = 4 * n_levels * (width + 1) ** 2
+        by_level = (width + 1) ** 2 <= 2_000_000 and cost_level < int(m[blk].max()) * width
+        chunk = max(1, 2_000_000 // (width + 1) ** 2) if by_level else blk.size
+        for lo in range(0, blk.size, chunk):
+            sub, dst = blk[lo : lo + chunk], part[lo : lo + chunk]
+            args = (keep, rk.block_start[sub], m[sub], a[sub], m_in[sub])
+            value = _tied_err_by_level(label, *args) if by_level else None
+            if value is None:
+                value = _tied_err(*args)
+            block_err[dst] = value
+    block_err *= np.exp(before[rk.block_start[sel]])
+    out += np.bincount(rk.block_group()[sel], weights=block_err, minlength=rk.n_groups)
+    return out, no_rel
+
+
+def _tied_err(keep, starts, sizes, pos, m_in) -> np.ndarray:
+    """ERR contribution of tie blocks, in expectation over their orderings.
+
+    ``keep`` is ``1 - R`` per row; a block starts at row ``starts``, has ``sizes`` rows at
+    ranks ``pos + 1 ..`` and ``m_in`` of them inside the cut-off. ``S_j``, the mean of
+    ``Π (1 - R)`` over the ``j``-subsets of a block, is built one row at a time with
+    ``S'_j = ((t + 1 - j) S_j + j x S_{j-1}) / (t + 1)`` (adding row ``x`` to ``t`` rows), a
+    convex combination, so it never overflows as binomial coefficients would. Cost:
+    ``O(size · m_in)`` per block.
+    """
+    order = np.argsort(-sizes, kind="stable")  # largest first: the active blocks are a prefix
+    starts, sizes, pos, m_in = starts[order], sizes[order], pos[order], m_in[order]
+    width = int(m_in.max())
+    subset_mean = np.zeros((starts.size, width + 1))
     subset_mean[:, 0] = 1.0
     j = np.arange(1, width + 1, dtype=np.float64)
     n_active = np.searchsorted(-sizes, -np.arange(int(sizes[0])), side="left")
@@ -378,11 +412,52 @@ def _k_err(rk, k, *, max_grade=None, **_):
         s[:, 1:] = ((t + 1 - j) * s[:, 1:] + j * x * s[:, :-1]) / (t + 1)
     jj = np.arange(width)
     step = subset_mean[:, :-1] - subset_mean[:, 1:]
-    inside = jj[None, :] < m_sel[:, None]
-    block_err = np.where(inside, step / (a_sel[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
-    block_err *= np.exp(before[starts])
-    out += np.bincount(rk.block_group()[sel], weights=block_err, minlength=rk.n_groups)
-    return out, no_rel
+    inside = jj[None, :] < m_in[:, None]
+    value = np.where(inside, step / (pos[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
+    out = np.empty_like(value)
+    out[order] = value
+    return out
+
+
+def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray:
+    """:func:`_tied_err` adding all rows of one label at a time (few labels, small cut-off).
+
+    Adding ``c`` rows of equal ``x`` to ``n`` rows gives
+    ``S'_j = Σ_i h(i; j, c, n) x^i S_{j-i}`` with the hypergeometric weight
+    ``h = C(c, i) C(n, j-i) / C(n+c, j)``. Cost ``O(levels · m_in²)`` per block,
+    independent of the block size; returns None when there are too many distinct labels.
+    """
+    row_block = np.repeat(np.arange(starts.size), sizes)
+    rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    levels, level_of = np.unique(label[rows], return_inverse=True)
+    if levels.size > 64:
+        return None
+    counts = np.bincount(row_block * levels.size + level_of.reshape(-1),
+                         minlength=starts.size * levels.size).reshape(starts.size, levels.size)
+    x_level = np.empty(levels.size)
+    x_level[level_of.reshape(-1)] = keep[rows]
+    width = int(m_in.max())
+    lf = log_factorial(int(sizes.max()))
+    j = np.arange(width + 1)[None, :, None]
+    i = np.arange(width + 1)[None, None, :]
+    subset_mean = np.zeros((starts.size, width + 1))
+    subset_mean[:, 0] = 1.0
+    n = np.zeros(starts.size, dtype=np.int64)
+    for lvl in range(levels.size):  # one step per label value, not per query or row
+        c = counts[:, lvl][:, None, None]
+        nb = n[:, None, None]
+        ok = (i <= c) & (j - i >= 0) & (j - i <= nb) & (j <= nb + c)
+        ci, cj, cn = np.where(ok, i, 0), np.where(ok, j - i, 0), np.where(ok, j, 0)
+        log_h = (lf[c] - lf[ci] - lf[c - ci]) + (lf[nb] - lf[cj] - lf[nb - cj]) \
+            - (lf[nb + c] - lf[cn] - lf[nb + c - cn])
+        h = np.where(ok, np.exp(np.where(ok, log_h, 0.0)), 0.0)
+        shifted = subset_mean[:, np.where(j - i >= 0, j - i, 0)[0]]  # (B, j, i) -> S_{j-i}
+        subset_mean = (h * x_level[lvl] ** i * shifted).sum(axis=2)
+        n += counts[:, lvl]
+    jj = np.arange(width)
+    step = subset_mean[:, :-1] - subset_mean[:, 1:]
+    inside = jj[None, :] < m_in[:, None]
+    return np.where(inside, step / (pos[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
 
 
 # --------------------------------------------------------------------------------------

@@ -662,3 +662,25 @@ def test_permutation_test_exact_and_sampled(rng):
                                  n_resamples=20000, random_state=4).pvalue
     assert p == pytest.approx(ref, abs=0.01)
     assert paired_permutation_test(a, a) == 1.0
+
+
+def test_err_tie_kernels_agree(rng):
+    """The two ways of averaging ERR over tied blocks (row by row, label by label) agree."""
+    from selrank.metrics.ranking import _tied_err, _tied_err_by_level
+
+    sizes = rng.integers(2, 300, 40)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    label = rng.integers(0, 5, int(sizes.sum())).astype(float)
+    keep = 1.0 - (2.0**label - 1.0) / 2.0**4
+    pos = rng.integers(0, 8, 40)
+    for k in (1, 5, 12):
+        m_in = np.clip(k - pos, 1, sizes)
+        rows = _tied_err(keep, starts, sizes, pos, m_in)
+        levels = _tied_err_by_level(label, keep, starts, sizes, pos, m_in)
+        np.testing.assert_allclose(levels, rows, rtol=1e-9)
+    # a long constant-score query takes the label-by-label path inside err()
+    y = rng.integers(0, 5, 5000).astype(float)
+    got = err(y, np.zeros(5000), k=5)
+    want = _tied_err(1.0 - (2.0**y - 1.0) / 2.0**4, np.array([0]), np.array([5000]),
+                     np.array([0]), np.array([5]))[0]
+    assert got == pytest.approx(want, rel=1e-9)

@@ -1,0 +1,123 @@
+"""Time selrank's ranking metrics on 1M rows / 10k queries and write a JSON report.
+
+Run from the repository root::
+
+    python benchmarks/metrics_speed.py [--rows 1000000] [--queries 10000] [--repeat 5]
+
+Prints one line per case (best and median wall time over ``--repeat`` runs) and writes
+``benchmarks/results/metrics_speed.json``. Scores are drawn either continuous (no ties) or
+from 20 levels (many ties, the "average" tie policy's slow path); labels are 0-4 with 60 %
+zeros and every 10th query has no relevant row. Where LightGBM is installed, its own NDCG
+evaluation of the same scores is timed for reference (one boosting round on one constant
+feature, so the time includes a tiny bit of training).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from selrank.metrics import average_precision, err, evaluate, ndcg, reciprocal_rank
+
+
+def make_data(n_rows: int, n_queries: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    sizes = rng.multinomial(n_rows - n_queries, np.full(n_queries, 1.0 / n_queries)) + 1
+    y = rng.integers(0, 5, n_rows).astype(np.float64)
+    y[rng.random(n_rows) < 0.6] = 0.0
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    empty = np.zeros(n_rows, dtype=bool)
+    for a, m in zip(starts[::10], sizes[::10]):
+        empty[a : a + m] = True
+    y[empty] = 0.0
+    s_cont = rng.normal(size=n_rows)
+    s_tied = rng.integers(0, 20, n_rows).astype(np.float64)
+    return y, s_cont, s_tied, sizes
+
+
+def timed(fn, repeat: int):
+    fn()  # warm caches
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def lightgbm_case(y, s, sizes):
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        return None
+    X = np.zeros((y.size, 1))
+
+    def run():
+        ds = lgb.Dataset(X, y, group=sizes, init_score=s, free_raw_data=False)
+        lgb.train(
+            {"objective": "lambdarank", "metric": "ndcg", "eval_at": [10], "verbose": -1,
+             "learning_rate": 1e-9, "num_threads": 2},
+            ds, num_boost_round=1, valid_sets=[ds],
+        )  # fmt: skip
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "metrics_speed.json"))
+    args = parser.parse_args()
+
+    y, s_cont, s_tied, sizes = make_data(args.rows, args.queries)
+    cases = {}
+    for tag, s in (("continuous", s_cont), ("tied", s_tied)):
+        for ties in ("average", "stable"):
+            cases[f"ndcg@10 {tag} ties={ties}"] = lambda s=s, t=ties: ndcg(y, s, sizes, k=10, ties=t)
+        cases[f"map {tag} ties=average"] = lambda s=s: average_precision(y, s, sizes)
+        cases[f"mrr@10 {tag} ties=average"] = lambda s=s: reciprocal_rank(y, s, sizes, k=10)
+        cases[f"err@10 {tag} ties=average"] = lambda s=s: err(y, s, sizes, k=10)
+        cases[f"evaluate 7 metrics {tag}"] = lambda s=s: evaluate(
+            y, s, sizes,
+            metrics=["ndcg@10", "ndcg", "map", "mrr@10", "err@10", "precision@10", "recall@10"],
+        )  # fmt: skip
+    lgb_run = lightgbm_case(y, s_tied, sizes)
+
+    results = []
+    width = max(len(name) for name in cases) + 2
+    print(f"{args.rows:,} rows, {args.queries:,} queries, best/median of {args.repeat}")
+    print(f"{'case':<{width}}{'best s':>9}{'median s':>10}")
+    for name, fn in cases.items():
+        best, med = timed(fn, args.repeat)
+        results.append({"case": name, "best_s": best, "median_s": med})
+        print(f"{name:<{width}}{best:>9.3f}{med:>10.3f}")
+    if lgb_run is not None:
+        best, med = timed(lgb_run, max(1, args.repeat // 2))
+        name = "lightgbm ndcg@10 eval (1 round, tied)"
+        results.append({"case": name, "best_s": best, "median_s": med})
+        print(f"{name:<{width}}{best:>9.3f}{med:>10.3f}")
+
+    report = {
+        "rows": args.rows,
+        "queries": args.queries,
+        "repeat": args.repeat,
+        "machine": {"python": platform.python_version(), "processor": platform.machine(),
+                    "numpy": np.__version__, "cpu_count": __import__("os").cpu_count()},
+        "results": results,
+    }  # fmt: skip
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
