@@ -605,6 +605,26 @@ class PropernessReport:
         return pl.DataFrame(cols)
 
 
+def cell_optimum(link: Link, y: np.ndarray, inv: np.ndarray, m: int, w: np.ndarray):
+    r"""Per-cell mean of :math:`h(y)` and the proper optimum :math:`h^{-1}` of it.
+
+    ``inv`` holds the cell (``0 .. m-1``) of each row, ``w`` the row weights (every cell
+    must carry positive weight). A mean on the boundary of a bounded range is pulled inside
+    by a relative ``1e-12``, as :meth:`~selrank.links.Link.optimal_constant` does, so the
+    optimum is finite. Returns ``(mean_h, optimum)``, both of shape ``(m,)``.
+    """
+    hy = np.asarray(to_numpy(link.h(y)), dtype=np.float64)
+    mean_h = np.bincount(inv, weights=w * hy, minlength=m) / np.bincount(inv, weights=w, minlength=m)
+    lo, hi = link.range
+    span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
+    inside = mean_h
+    if math.isfinite(lo):
+        inside = np.maximum(inside, lo + 1e-12 * span)
+    if math.isfinite(hi):
+        inside = np.minimum(inside, hi - 1e-12 * span)
+    return mean_h, np.asarray(to_numpy(link.h_inv(inside)), dtype=np.float64)
+
+
 def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> PropernessReport:
     r"""Compare predictions with the proper optimum :math:`h^{-1}(\overline{h(y)})` per cell.
 
@@ -658,18 +678,9 @@ def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> Propern
     if np.any(wsum <= 0):
         bad = int(np.flatnonzero(wsum <= 0)[0])
         raise ValueError(f"cell {cells[bad].tolist()} has total weight 0")
-    hy = np.asarray(to_numpy(link.h(yv)), dtype=np.float64)
+    mean_h, optimum = cell_optimum(link, yv, inv, m, w)
     hp = np.asarray(to_numpy(link.h(pv)), dtype=np.float64)
-    mean_h = np.bincount(inv, weights=w * hy, minlength=m) / wsum
     link_gap = np.bincount(inv, weights=w * hp, minlength=m) / wsum - mean_h
-    # the mean of h(y) lies in the closed range of h; pull it inside as optimal_constant does
-    lo, hi = link.range
-    span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
-    if math.isfinite(lo):
-        mean_h = np.maximum(mean_h, lo + 1e-12 * span)
-    if math.isfinite(hi):
-        mean_h = np.minimum(mean_h, hi - 1e-12 * span)
-    optimum = np.asarray(to_numpy(link.h_inv(mean_h)), dtype=np.float64)
     pred = np.bincount(inv, weights=w * pv, minlength=m) / wsum
     pmax = np.full(m, -np.inf)
     pmin = np.full(m, np.inf)
