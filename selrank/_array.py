@@ -155,13 +155,37 @@ def finfo(xp, x):
 
 
 def softplus(x, xp=None):
-    """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``."""
+    """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``.
+
+    NumPy and torch use their fused ``logaddexp(x, 0)``, which is the same formula.
+    """
+    if is_numpy(x):
+        return np.logaddexp(x, 0.0)
+    if is_torch(x):
+        import torch
+
+        return torch.logaddexp(x, torch.zeros((), dtype=x.dtype, device=x.device))
     xp = xp or get_namespace(x)
     return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
 def sigmoid(x, xp=None):
-    """Logistic function ``1 / (1 + exp(-x))`` without overflow for either sign of ``x``."""
+    """Logistic function ``1 / (1 + exp(-x))`` without overflow for either sign of ``x``.
+
+    In NumPy ``exp(-x)`` may overflow to ``inf`` for ``x < -709``, giving the correctly rounded
+    0 (the overflow is silenced); torch uses its own stable kernel.
+    """
+    if is_numpy(x):
+        with np.errstate(over="ignore"):
+            out = np.exp(-x)
+            if isinstance(out, np.ndarray):  # reuse the buffer
+                out += 1.0
+                return np.reciprocal(out, out=out)
+            return 1.0 / (1.0 + out)
+    if is_torch(x):
+        import torch
+
+        return torch.sigmoid(x)
     xp = xp or get_namespace(x)
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))

@@ -437,6 +437,12 @@ class _AffineLink(Capped, Link):
     def _x(self, z):
         xp = A.get_namespace(z)
         z = A.as_float_array(z, xp, name="z")
+        if self.alpha == 1.0 and self.beta == 0.0:
+            return xp, z  # the common case: no copy
+        if A.is_numpy(z):
+            x = z - self.beta
+            x *= self.alpha
+            return xp, x
         return xp, self.alpha * (z - self.beta)
 
     def h(self, z):
@@ -453,10 +459,12 @@ class _AffineLink(Capped, Link):
 
     def h_dh(self, z):
         xp, x = self._x(z)
-        if self.capped:
+        if not self._inside_caps(x):
             return self._cf(x, xp), self.alpha * self._cdf(x, xp)
         f, df = self._f_df(x, xp)
-        return f, self.alpha * df
+        if self.alpha != 1.0:
+            df = self.alpha * df
+        return f, df
 
     def _f_df(self, x, xp):
         return self._f(x, xp), self._df(x, xp)
@@ -824,7 +832,12 @@ class SmeLU(_AffineLink):
 
     def _df(self, x, xp):
         inside = (x > -self.c) & (x < self.c)
-        return xp.where(inside, xp.full_like(x, 0.5 / self.c), xp.zeros_like(x))
+        return xp.astype(inside, x.dtype) * (0.5 / self.c)
+
+    def _f_df(self, x, xp):
+        u = (x + self.c) * (0.5 / self.c)
+        inside = (u > 0.0) & (u < 1.0)
+        return xp.clip(u, 0.0, 1.0), xp.astype(inside, x.dtype) * (0.5 / self.c)
 
     def _F(self, x, xp):
         xc = xp.clip(x, -self.c, self.c)

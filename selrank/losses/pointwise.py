@@ -2,6 +2,8 @@ r"""Pointwise (scalar) selective matching loss [1–2]."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _array as A
 from ..links import Link, get_link
 from ._base import BoundLoss, Loss, as_target_array, as_weight, check_target, shape_error
@@ -107,10 +109,15 @@ class _BoundPointwise(BoundLoss):
     def _grad_hess(self, y_pred):
         y_pred = self._pred(y_pred)
         h, dh = self.link.h_dh(y_pred)
-        g = h - self._like("hy", self.hy, y_pred)
+        hy = self._like("hy", self.hy, y_pred)
         w = self._like("unit_weight", self.unit_weight, y_pred)
+        if A.is_numpy(h) and h is not y_pred and h is not dh and h is not hy:
+            g = np.subtract(h, hy, out=h)  # h is a fresh array of no further use: reuse it
+        else:
+            g = h - hy
         if w is not None:
-            g, dh = g * w, dh * w
+            g = g * w
+            dh = dh * w
         return g, dh
 
     def _pred(self, y_pred):
