@@ -74,14 +74,18 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "metrics_speed.json"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "metrics_speed.json")
+    )
     args = parser.parse_args()
 
     y, s_cont, s_tied, sizes = make_data(args.rows, args.queries)
     cases = {}
     for tag, s in (("continuous", s_cont), ("tied", s_tied)):
         for ties in ("average", "stable"):
-            cases[f"ndcg@10 {tag} ties={ties}"] = lambda s=s, t=ties: ndcg(y, s, sizes, k=10, ties=t)
+            cases[f"ndcg@10 {tag} ties={ties}"] = lambda s=s, t=ties: ndcg(
+                y, s, sizes, k=10, ties=t
+            )
         cases[f"map {tag} ties=average"] = lambda s=s: average_precision(y, s, sizes)
         cases[f"mrr@10 {tag} ties=average"] = lambda s=s: reciprocal_rank(y, s, sizes, k=10)
         cases[f"err@10 {tag} ties=average"] = lambda s=s: err(y, s, sizes, k=10)

@@ -160,7 +160,9 @@ def per_class_auprc(y_true, logits, *, interpolation: str = "step") -> np.ndarra
     array([0.8333..., 1.        ])
     """
     if interpolation not in INTERPOLATIONS:
-        raise ValueError(f"`interpolation` must be one of {list(INTERPOLATIONS)}; got {interpolation!r}")
+        raise ValueError(
+            f"`interpolation` must be one of {list(INTERPOLATIONS)}; got {interpolation!r}"
+        )
     y, z = _prepare(y_true, logits)
     n, k = z.shape
     out = np.full(k, np.nan)
@@ -276,9 +278,7 @@ def precision_at_recall(
     return _macro(out, average, "precision at recall")
 
 
-def logit_separation_violations(
-    y_true, logits, *, level: str = "sample", normalize: bool = True
-):
+def logit_separation_violations(y_true, logits, *, level: str = "sample", normalize: bool = True):
     r"""Violations of the Principle of Logit Separation in a sample.
 
     With ``level="sample"`` (Definition 1 of the paper) every pair of a true logit

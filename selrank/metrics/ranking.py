@@ -150,9 +150,7 @@ def _prepare(y_true, y_score, group, data) -> tuple[np.ndarray, np.ndarray, Grou
 def _check_nonnegative(label: np.ndarray, why: str) -> None:
     if label.min() < 0:
         bad = int(np.flatnonzero(label < 0)[0])
-        raise ValueError(
-            f"`y_true` must be >= 0 for {why}; row {bad} has label {label[bad]!r}"
-        )
+        raise ValueError(f"`y_true` must be >= 0 for {why}; row {bad} has label {label[bad]!r}")
 
 
 # --------------------------------------------------------------------------------------
@@ -432,8 +430,9 @@ def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray:
     levels, level_of = np.unique(label[rows], return_inverse=True)
     if levels.size > 64:
         return None
-    counts = np.bincount(row_block * levels.size + level_of.reshape(-1),
-                         minlength=starts.size * levels.size).reshape(starts.size, levels.size)
+    counts = np.bincount(
+        row_block * levels.size + level_of.reshape(-1), minlength=starts.size * levels.size
+    ).reshape(starts.size, levels.size)
     x_level = np.empty(levels.size)
     x_level[level_of.reshape(-1)] = keep[rows]
     width = int(m_in.max())
@@ -448,8 +447,11 @@ def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray:
         nb = n[:, None, None]
         ok = (i <= c) & (j - i >= 0) & (j - i <= nb) & (j <= nb + c)
         ci, cj, cn = np.where(ok, i, 0), np.where(ok, j - i, 0), np.where(ok, j, 0)
-        log_h = (lf[c] - lf[ci] - lf[c - ci]) + (lf[nb] - lf[cj] - lf[nb - cj]) \
+        log_h = (
+            (lf[c] - lf[ci] - lf[c - ci])
+            + (lf[nb] - lf[cj] - lf[nb - cj])
             - (lf[nb + c] - lf[cn] - lf[nb + c - cn])
+        )
         h = np.where(ok, np.exp(np.where(ok, log_h, 0.0)), 0.0)
         shifted = subset_mean[:, np.where(j - i >= 0, j - i, 0)[0]]  # (B, j, i) -> S_{j-i}
         subset_mean = (h * x_level[lvl] ** i * shifted).sum(axis=2)
@@ -541,9 +543,7 @@ def _reduce(values: np.ndarray, reduction: str):
     return float(kept.mean() if reduction == "mean" else kept.sum())
 
 
-def _metric_call(
-    name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options
-):
+def _metric_call(name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options):
     metric = METRICS[name]
     k = _check_k(k)
     _check_choice(ties, "ties", TIES)
@@ -572,8 +572,11 @@ def _validate_labels(label: np.ndarray, name: str, options: Mapping[str, Any]) -
         if not math.isfinite(float(thr)):
             raise ValueError(f"`relevance_threshold` must be finite; got {thr!r}")
     grade = options.get("max_grade")
-    if grade is not None and (not isinstance(grade, int | float | np.number) or grade < 0):
-        raise ValueError(f"`max_grade` must be a number >= 0 or None; got {grade!r}")
+    if grade is not None:
+        if isinstance(grade, bool) or not isinstance(grade, int | float | np.number):
+            raise TypeError(f"`max_grade` must be a number >= 0 or None; got {grade!r}")
+        if not (math.isfinite(float(grade)) and grade >= 0):
+            raise ValueError(f"`max_grade` must be a finite number >= 0 or None; got {grade!r}")
 
 
 # --------------------------------------------------------------------------------------
@@ -902,7 +905,8 @@ def recall_at_k(
 
 
 for _f in (ndcg, dcg, average_precision, reciprocal_rank, err, precision_at_k, recall_at_k):
-    _f.__doc__ = _f.__doc__ % _COMMON_DOC
+    if _f.__doc__:  # None under `python -OO`
+        _f.__doc__ = _f.__doc__ % _COMMON_DOC
 del _f
 
 
@@ -1176,7 +1180,7 @@ def paired_permutation_test(a, b, *, n_resamples: int = 10_000, seed=0) -> float
     tol = 1e-9 * max(np.abs(d).sum(), 1e-300)
     if observed <= tol:
         return 1.0
-    if n <= 20 and 2**n <= n_resamples:
+    if n <= 16 and 2**n <= n_resamples:
         bits = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
         stats = np.abs((1 - 2 * bits) @ d)
         return float(np.mean(stats >= observed - tol))

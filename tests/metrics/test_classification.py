@@ -34,7 +34,8 @@ def test_auprc_matches_sklearn_average_precision(rng, levels):
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert auprc(y, z) == pytest.approx(np.mean(want), rel=1e-12)
     assert metrics.average_precision_score(np.eye(12)[y], z, average="macro") == pytest.approx(
-        auprc(np.eye(12)[y], z), rel=1e-12)
+        auprc(np.eye(12)[y], z), rel=1e-12
+    )
 
 
 def test_trapezoid_matches_sklearn_auc(rng):
@@ -66,7 +67,8 @@ def test_precision_at_recall_matches_sklearn_curve(rng, recall, interpolate):
     want = [_sklearn_precision_at_recall(y == j, z[:, j], recall, interpolate) for j in range(6)]
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert precision_at_recall(y, z, recall, interpolate=interpolate) == pytest.approx(
-        np.mean(want))
+        np.mean(want)
+    )
 
 
 def test_exact_recall_boundary():
@@ -114,8 +116,13 @@ def test_separated_logits_are_perfect():
     z = rng.uniform(-1, 0, size=(400, 5))
     z[np.arange(400), y] = rng.uniform(1, 2, size=400)
     s = single_logit_scores(y, z)
-    assert s == {"auprc": 1.0, "precision@0.9": 1.0, "precision@0.99": 1.0,
-                 "pols_violations": 0.0, "pols_violations_class": 0.0}
+    assert s == {
+        "auprc": 1.0,
+        "precision@0.9": 1.0,
+        "precision@0.99": 1.0,
+        "pols_violations": 0.0,
+        "pols_violations_class": 0.0,
+    }
     # per-class separation without sample-level separation: class 1's logits sit lower
     z[:, 1] -= 5.0
     assert logit_separation_violations(y, z, level="class") == 0.0
@@ -143,7 +150,8 @@ def test_inputs_and_missing_classes(rng):
     assert auprc(y, z) == pytest.approx(per[:3].mean())
     torch = pytest.importorskip("torch")
     assert auprc(torch.tensor(y), torch.tensor(z, dtype=torch.float32)) == pytest.approx(
-        auprc(y, z.astype(np.float32)))
+        auprc(y, z.astype(np.float32))
+    )
     pl = pytest.importorskip("polars")
     assert auprc(pl.Series(y), z) == auprc(y, z)
     with pytest.raises(ValueError, match="no class"):
@@ -154,11 +162,17 @@ def test_chunked_columns_agree(rng, monkeypatch):
     import selrank.metrics.classification as cls
 
     y, z = logits_with_ties(rng, 300, 9, levels=2)
-    whole = (per_class_auprc(y, z), precision_at_recall(y, z, 0.9, average=None),
-             logit_separation_violations(y, z, level="class"))
+    whole = (
+        per_class_auprc(y, z),
+        precision_at_recall(y, z, 0.9, average=None),
+        logit_separation_violations(y, z, level="class"),
+    )
     monkeypatch.setattr(cls, "_CHUNK_CELLS", 600)  # two columns per chunk
-    parts = (per_class_auprc(y, z), precision_at_recall(y, z, 0.9, average=None),
-             logit_separation_violations(y, z, level="class"))
+    parts = (
+        per_class_auprc(y, z),
+        precision_at_recall(y, z, 0.9, average=None),
+        logit_separation_violations(y, z, level="class"),
+    )
     np.testing.assert_allclose(whole[0], parts[0], rtol=1e-14)
     np.testing.assert_array_equal(whole[1], parts[1])
     assert whole[2] == parts[2]

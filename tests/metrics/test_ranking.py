@@ -174,8 +174,10 @@ def tied_queries(rng):
     parts = split(y, s, sizes)
     assert sum(max(q[0]) == 0 for q in parts) > 50
     assert sum(len(set(q[1])) < len(q[1]) for q in parts) > 200
-    assert sum(len(set(q[0][i] for i in range(len(q[0])) if q[1][i] == q[1][0])) > 1
-               for q in parts) > 50  # tie blocks mixing labels
+    assert (
+        sum(len(set(q[0][i] for i in range(len(q[0])) if q[1][i] == q[1][0])) > 1 for q in parts)
+        > 50
+    )  # tie blocks mixing labels
     return y, s, sizes
 
 
@@ -209,8 +211,7 @@ def test_options_match_reference(tied_queries, ties):
     y, s, sizes = tied_queries
     parts = split(y, s, sizes)
     for k in (2, None):
-        got = ndcg(y, s, sizes, k=k, gain="linear", ties=ties, no_relevant="zero",
-                   reduction="none")
+        got = ndcg(y, s, sizes, k=k, gain="linear", ties=ties, no_relevant="zero", reduction="none")
         want = [ref_metric("ndcg", a, b, ties, k, gain="linear") or 0.0 for a, b in parts]
         np.testing.assert_allclose(got, want, rtol=1e-10)
         got = average_precision(y, s, sizes, k=k, capped=True, ties=ties, reduction="none")
@@ -227,10 +228,12 @@ def test_options_match_reference(tied_queries, ties):
 def test_relevance_threshold(rng):
     y, s, sizes, _ = random_queries(rng, 300, 6, n_score_levels=4)
     parts = split(y, s, sizes)
-    got = average_precision(y, s, sizes, relevance_threshold=1.5, ties="stable",
-                            no_relevant="zero", reduction="none")
-    want = [ref_metric("map", [float(x > 1.5) for x in a], b, "stable", None) or 0.0
-            for a, b in parts]
+    got = average_precision(
+        y, s, sizes, relevance_threshold=1.5, ties="stable", no_relevant="zero", reduction="none"
+    )
+    want = [
+        ref_metric("map", [float(x > 1.5) for x in a], b, "stable", None) or 0.0 for a, b in parts
+    ]
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert np.count_nonzero(got) > 20
 
@@ -304,16 +307,20 @@ def test_ndcg_matches_sklearn(rng, k):
     assert (sizes == 1).sum() > 100
     Y, S = padded(y, s, sizes)
     # sklearn: linear gain, ties averaged, all-zero queries score 0; each row of Y is a query
-    want = np.array([metrics_mod.ndcg_score(Y[i : i + 1], S[i : i + 1], k=k)
-                     for i in range(0, 300)])
-    got = ndcg(y, s, sizes, k=k, gain="linear", ties="average", no_relevant="zero",
-               reduction="none")
+    want = np.array(
+        [metrics_mod.ndcg_score(Y[i : i + 1], S[i : i + 1], k=k) for i in range(0, 300)]
+    )
+    got = ndcg(
+        y, s, sizes, k=k, gain="linear", ties="average", no_relevant="zero", reduction="none"
+    )
     np.testing.assert_allclose(got[:300], want, rtol=1e-10, atol=1e-12)
     # the full set at once, as sklearn's mean; exponential gain via pre-transformed labels
     assert ndcg(y, s, sizes, k=k, gain="linear", no_relevant="zero") == pytest.approx(
-        metrics_mod.ndcg_score(Y, S, k=k), rel=1e-10)
+        metrics_mod.ndcg_score(Y, S, k=k), rel=1e-10
+    )
     assert ndcg(y, s, sizes, k=k, gain="exponential", no_relevant="zero") == pytest.approx(
-        metrics_mod.ndcg_score(2.0**Y - 1.0, S, k=k), rel=1e-10)
+        metrics_mod.ndcg_score(2.0**Y - 1.0, S, k=k), rel=1e-10
+    )
 
 
 def _trec_inputs(y, s, sizes):
@@ -329,8 +336,7 @@ def test_matches_trec_eval(rng):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     y, s, sizes, _ = random_queries(rng, 2000, 25)  # continuous scores: no ties
     qrel, run = _trec_inputs(y, s, sizes)
-    measures = {"ndcg", "ndcg_cut.5,10", "map", "map_cut.5", "recip_rank", "P.5,10",
-                "recall.5"}
+    measures = {"ndcg", "ndcg_cut.5,10", "map", "map_cut.5", "recip_rank", "P.5,10", "recall.5"}
     res = pytrec_eval.RelevanceEvaluator(qrel, measures).evaluate(run)
     col = lambda m: np.array([res[f"q{q}"][m] for q in range(sizes.size)])  # noqa: E731
     common = {"no_relevant": "zero", "reduction": "none"}
@@ -339,15 +345,13 @@ def test_matches_trec_eval(rng):
     np.testing.assert_allclose(ndcg(y, s, sizes, k=10, **lin), col("ndcg_cut_10"), rtol=1e-9)
     np.testing.assert_allclose(ndcg(y, s, sizes, k=5, **lin), col("ndcg_cut_5"), rtol=1e-9)
     np.testing.assert_allclose(average_precision(y, s, sizes, **common), col("map"), rtol=1e-9)
-    np.testing.assert_allclose(average_precision(y, s, sizes, k=5, **common), col("map_cut_5"),
-                               rtol=1e-9)
-    np.testing.assert_allclose(reciprocal_rank(y, s, sizes, **common), col("recip_rank"),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        average_precision(y, s, sizes, k=5, **common), col("map_cut_5"), rtol=1e-9
+    )
+    np.testing.assert_allclose(reciprocal_rank(y, s, sizes, **common), col("recip_rank"), rtol=1e-9)
     np.testing.assert_allclose(precision_at_k(y, s, sizes, k=5, **common), col("P_5"), rtol=1e-9)
-    np.testing.assert_allclose(precision_at_k(y, s, sizes, k=10, **common), col("P_10"),
-                               rtol=1e-9)
-    np.testing.assert_allclose(recall_at_k(y, s, sizes, k=5, **common), col("recall_5"),
-                               rtol=1e-9)
+    np.testing.assert_allclose(precision_at_k(y, s, sizes, k=10, **common), col("P_10"), rtol=1e-9)
+    np.testing.assert_allclose(recall_at_k(y, s, sizes, k=5, **common), col("recall_5"), rtol=1e-9)
 
 
 def test_matches_ranx(rng):
@@ -362,18 +366,22 @@ def test_matches_ranx(rng):
         ranx.evaluate(Q, R, names, return_mean=False)
     col = lambda m: np.array([R.scores[m][f"q{q}"] for q in range(sizes.size)])  # noqa: E731
     common = {"no_relevant": "zero", "reduction": "none", "ties": "stable"}
-    np.testing.assert_allclose(ndcg(y, s, sizes, k=10, gain="linear", **common),
-                               col("ndcg@10"), rtol=1e-9)
-    np.testing.assert_allclose(ndcg(y, s, sizes, k=10, gain="exponential", **common),
-                               col("ndcg_burges@10"), rtol=1e-9)
-    np.testing.assert_allclose(average_precision(y, s, sizes, k=5, **common), col("map@5"),
-                               rtol=1e-9)
-    np.testing.assert_allclose(reciprocal_rank(y, s, sizes, k=10, **common), col("mrr@10"),
-                               rtol=1e-9)
-    np.testing.assert_allclose(precision_at_k(y, s, sizes, k=5, **common), col("precision@5"),
-                               rtol=1e-9)
-    np.testing.assert_allclose(recall_at_k(y, s, sizes, k=5, **common), col("recall@5"),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        ndcg(y, s, sizes, k=10, gain="linear", **common), col("ndcg@10"), rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        ndcg(y, s, sizes, k=10, gain="exponential", **common), col("ndcg_burges@10"), rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        average_precision(y, s, sizes, k=5, **common), col("map@5"), rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        reciprocal_rank(y, s, sizes, k=10, **common), col("mrr@10"), rtol=1e-9
+    )
+    np.testing.assert_allclose(
+        precision_at_k(y, s, sizes, k=5, **common), col("precision@5"), rtol=1e-9
+    )
+    np.testing.assert_allclose(recall_at_k(y, s, sizes, k=5, **common), col("recall@5"), rtol=1e-9)
 
 
 def _ranking_data(rng, n_queries=120, size=20, n_features=6):
@@ -395,20 +403,36 @@ def test_reproduces_lightgbm_eval(rng):
     ds = lgb.Dataset(X, y, group=sizes)
     dv = lgb.Dataset(Xv, yv, group=sv, reference=ds)
     record: dict = {}
-    params = {"objective": "lambdarank", "metric": ["ndcg", "map"], "eval_at": [1, 3, 10],
-              "num_leaves": 7, "min_data_in_leaf": 5, "verbose": -1, "num_threads": 1,
-              "learning_rate": 0.1, "seed": 1}
-    bst = lgb.train(params, ds, num_boost_round=15, valid_sets=[ds, dv],
-                    valid_names=["train", "valid"], callbacks=[lgb.record_evaluation(record)])
+    params = {
+        "objective": "lambdarank",
+        "metric": ["ndcg", "map"],
+        "eval_at": [1, 3, 10],
+        "num_leaves": 7,
+        "min_data_in_leaf": 5,
+        "verbose": -1,
+        "num_threads": 1,
+        "learning_rate": 0.1,
+        "seed": 1,
+    }
+    bst = lgb.train(
+        params,
+        ds,
+        num_boost_round=15,
+        valid_sets=[ds, dv],
+        valid_names=["train", "valid"],
+        callbacks=[lgb.record_evaluation(record)],
+    )
     for name, (Xs, ys, ss) in {"train": (X, y, sizes), "valid": (Xv, yv, sv)}.items():
         pred = bst.predict(Xs, raw_score=True)
         assert np.unique(pred).size < pred.size  # tree scores tie: the tie policy matters
         for k in (1, 3, 10):
-            got = evaluate(ys, pred, ss, metrics=[f"ndcg@{k}", f"map@{k}"],
-                           conventions="lightgbm")["mean"].to_list()
+            got = evaluate(ys, pred, ss, metrics=[f"ndcg@{k}", f"map@{k}"], conventions="lightgbm")[
+                "mean"
+            ].to_list()
             assert got[0] == pytest.approx(record[name][f"ndcg@{k}"][-1], abs=1e-9)
-            binary = evaluate((ys > 0).astype(float), pred, ss, metrics=[f"map@{k}"],
-                              conventions="lightgbm")["mean"][0]
+            binary = evaluate(
+                (ys > 0).astype(float), pred, ss, metrics=[f"map@{k}"], conventions="lightgbm"
+            )["mean"][0]
             assert binary == got[1]
             assert got[1] == pytest.approx(record[name][f"map@{k}"][-1], abs=1e-9)
 
@@ -420,16 +444,21 @@ def test_reproduces_xgboost_eval(rng):
     yb = (y > 1).astype(float)
     d = xgb.DMatrix(X, yb, qid=qid)
     names = ["ndcg@3", "ndcg@10", "map@5", "pre@5", "ndcg@5-"]
-    bst = xgb.train({"objective": "rank:ndcg", "eval_metric": names, "max_depth": 3,
-                     "nthread": 1, "seed": 1}, d, 10)
+    bst = xgb.train(
+        {"objective": "rank:ndcg", "eval_metric": names, "max_depth": 3, "nthread": 1, "seed": 1},
+        d,
+        10,
+    )
     text = bst.eval(d, "t")
     want = {kv.split(":")[0][2:]: float(kv.split(":")[1]) for kv in text.split("\t")[1:]}
     pred = bst.predict(d, output_margin=True)
     assert pred.dtype == np.float32 and np.unique(pred).size < pred.size
-    got = evaluate(yb, pred, qid, metrics=["ndcg@3", "ndcg@10", "map@5", "precision@5"],
-                   conventions="xgboost")["mean"].to_list()
-    assert got == pytest.approx([want["ndcg@3"], want["ndcg@10"], want["map@5"],
-                                 want["pre@5"]], abs=1e-6)
+    got = evaluate(
+        yb, pred, qid, metrics=["ndcg@3", "ndcg@10", "map@5", "precision@5"], conventions="xgboost"
+    )["mean"].to_list()
+    assert got == pytest.approx(
+        [want["ndcg@3"], want["ndcg@10"], want["map@5"], want["pre@5"]], abs=1e-6
+    )
     zero = ndcg(yb, pred, qid, k=5, ties="stable", no_relevant="zero")
     assert zero == pytest.approx(want["ndcg@5-"], abs=1e-6)
 
@@ -473,20 +502,26 @@ def test_inputs_torch_polars_float32_and_frames(rng):
     qid = np.repeat(np.arange(sizes.size) * 7 + 3, sizes)
     want = ndcg(y, s, qid, k=5, reduction="none")
     torch = pytest.importorskip("torch")
-    got = ndcg(torch.tensor(y), torch.tensor(s, dtype=torch.float32), torch.tensor(qid), k=5,
-               reduction="none")
+    got = ndcg(
+        torch.tensor(y),
+        torch.tensor(s, dtype=torch.float32),
+        torch.tensor(qid),
+        k=5,
+        reduction="none",
+    )
     np.testing.assert_allclose(got, want, rtol=1e-12)  # integer scores are exact in float32
     assert np.allclose(ndcg(y, s.astype(np.float32), sizes, k=5, reduction="none"), want)
     pl = pytest.importorskip("polars")
     df = pl.DataFrame({"label": y, "score": s, "qid": qid})
-    np.testing.assert_allclose(ndcg("label", "score", "qid", k=5, data=df, reduction="none"),
-                               want)
-    np.testing.assert_allclose(ndcg(df["label"], df["score"], df["qid"], k=5, reduction="none"),
-                               want)
+    np.testing.assert_allclose(ndcg("label", "score", "qid", k=5, data=df, reduction="none"), want)
+    np.testing.assert_allclose(
+        ndcg(df["label"], df["score"], df["qid"], k=5, reduction="none"), want
+    )
     # float32 ties are decided in float32: two values equal only after rounding tie
     a = np.float32(0.1) + np.float32(1e-9)
     assert ndcg([1, 0], np.array([0.1, a], dtype=np.float32)) == pytest.approx(
-        ndcg([1, 0], [0.5, 0.5]))
+        ndcg([1, 0], [0.5, 0.5])
+    )
 
 
 def test_unordered_query_ids_equal_grouped(rng):
@@ -495,7 +530,8 @@ def test_unordered_query_ids_equal_grouped(rng):
     p = rng.permutation(y.size)
     for f in FUNCS.values():
         assert f(y[p], s[p], qid[p], k=4, ties="average") == pytest.approx(
-            f(y, s, qid, k=4, ties="average"), rel=1e-12)
+            f(y, s, qid, k=4, ties="average"), rel=1e-12
+        )
 
 
 @pytest.mark.parametrize(
@@ -581,20 +617,21 @@ def test_evaluate_matches_functions(rng):
     assert per.columns == ["query", "n_docs", "n_relevant", *names]
     assert per.height == sizes.size and per["n_docs"].to_list() == sizes.tolist()
     assert per["ndcg@10"].null_count() == (per["n_relevant"] == 0).sum()
-    np.testing.assert_allclose(per["map"].to_numpy(),
-                               average_precision(y, s, sizes, no_relevant="exclude",
-                                                 reduction="none"))
+    np.testing.assert_allclose(
+        per["map"].to_numpy(),
+        average_precision(y, s, sizes, no_relevant="exclude", reduction="none"),
+    )
 
 
 def test_evaluate_conventions_and_overrides(rng):
     pytest.importorskip("polars")
     y, s, sizes, _ = random_queries(rng, 200, 8, n_score_levels=3)
     a = evaluate(y, s, sizes, metrics="ndcg@5", conventions="trec_eval")["mean"][0]
-    assert a == pytest.approx(ndcg(y, s, sizes, k=5, gain="linear", ties="stable",
-                                   no_relevant="zero"))
+    assert a == pytest.approx(
+        ndcg(y, s, sizes, k=5, gain="linear", ties="stable", no_relevant="zero")
+    )
     b = evaluate(y, s, sizes, metrics="ndcg@5", conventions="trec_eval", ties="average")
-    assert b["mean"][0] == pytest.approx(ndcg(y, s, sizes, k=5, gain="linear",
-                                              no_relevant="zero"))
+    assert b["mean"][0] == pytest.approx(ndcg(y, s, sizes, k=5, gain="linear", no_relevant="zero"))
     assert set(CONVENTIONS) == {"lightgbm", "xgboost", "trec_eval", "ranx", "sklearn"}
     with pytest.raises(ValueError, match="conventions"):
         evaluate(y, s, sizes, conventions="pyterrier")
@@ -610,11 +647,20 @@ def test_compare_paired_tests(rng):
     good = y + rng.normal(0, 0.8, y.size)
     same = good.copy()
     noise = rng.normal(size=y.size)
-    df = compare({"noise": noise, "good": good, "same": same}, y, sizes,
-                 metrics=["ndcg@5", "map"], n_resamples=2000)
+    df = compare(
+        {"noise": noise, "good": good, "same": same},
+        y,
+        sizes,
+        metrics=["ndcg@5", "map"],
+        n_resamples=2000,
+    )
     assert df.height == 6
-    rows = {(m, sname): r for m, sname, *r in df.select(
-        "metric", "system", "diff", "p_value", "n_better", "n_worse").rows()}
+    rows = {
+        (m, sname): r
+        for m, sname, *r in df.select(
+            "metric", "system", "diff", "p_value", "n_better", "n_worse"
+        ).rows()
+    }
     assert rows[("ndcg@5", "noise")][1] is None and rows[("ndcg@5", "noise")][0] == 0.0
     assert rows[("ndcg@5", "good")][0] > 0.1 and rows[("ndcg@5", "good")][1] < 0.01
     assert rows[("map", "good")][2] > rows[("map", "good")][3]
@@ -623,10 +669,17 @@ def test_compare_paired_tests(rng):
     # identical systems: no difference at all
     z = compare({"good": good, "same": same}, y, sizes, test="t")
     assert z["p_value"][1] == 1.0 and z["n_better"][1] == 0
-    holm = compare({"noise": noise, "good": good, "same": same}, y, sizes, metrics=["ndcg@5"],
-                   correction="bonferroni", n_resamples=500)
-    plain = compare({"noise": noise, "good": good, "same": same}, y, sizes, metrics=["ndcg@5"],
-                    n_resamples=500)
+    holm = compare(
+        {"noise": noise, "good": good, "same": same},
+        y,
+        sizes,
+        metrics=["ndcg@5"],
+        correction="bonferroni",
+        n_resamples=500,
+    )
+    plain = compare(
+        {"noise": noise, "good": good, "same": same}, y, sizes, metrics=["ndcg@5"], n_resamples=500
+    )
     assert holm["p_value"][1] == pytest.approx(min(1.0, 2 * plain["p_value"][1]))
     with pytest.raises(ValueError, match="baseline"):
         compare({"a": good, "b": noise}, y, sizes, baseline="c")
@@ -658,8 +711,9 @@ def test_permutation_test_exact_and_sampled(rng):
     b = a + rng.normal(0.3, 1.0, size=40)
     p = paired_permutation_test(a, b, n_resamples=20000, seed=3)
     stats = pytest.importorskip("scipy.stats")
-    ref = stats.permutation_test((a - b,), np.mean, permutation_type="samples",
-                                 n_resamples=20000, random_state=4).pvalue
+    ref = stats.permutation_test(
+        (a - b,), np.mean, permutation_type="samples", n_resamples=20000, random_state=4
+    ).pvalue
     assert p == pytest.approx(ref, abs=0.01)
     assert paired_permutation_test(a, a) == 1.0
 
@@ -681,6 +735,7 @@ def test_err_tie_kernels_agree(rng):
     # a long constant-score query takes the label-by-label path inside err()
     y = rng.integers(0, 5, 5000).astype(float)
     got = err(y, np.zeros(5000), k=5)
-    want = _tied_err(1.0 - (2.0**y - 1.0) / 2.0**4, np.array([0]), np.array([5000]),
-                     np.array([0]), np.array([5]))[0]
+    want = _tied_err(
+        1.0 - (2.0**y - 1.0) / 2.0**4, np.array([0]), np.array([5000]), np.array([0]), np.array([5])
+    )[0]
     assert got == pytest.approx(want, rel=1e-9)
