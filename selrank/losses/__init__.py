@@ -33,6 +33,24 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._base import BoundLoss, Loss
+from .baselines import (
+    NCE,
+    BatchCrossEntropy,
+    BatchMaxMargin,
+    BinaryCrossEntropy,
+    MaxMargin,
+    MeanSquaredError,
+    MulticlassHinge,
+    MultiLabelSoftmaxCrossEntropy,
+    NWaySoftmaxCrossEntropy,
+    ReweightedSquare,
+    SelfNormalization,
+    SigmoidCauchySchwarz,
+    SigmoidTanimoto,
+    SoftmaxCauchySchwarz,
+    SoftmaxCrossEntropy,
+    SoftmaxTanimoto,
+)
 from .listwise import Listwise
 from .multiclass import CompositeSoftmax, Decomposed
 from .pairwise import Pairwise
@@ -46,6 +64,22 @@ __all__ = [
     "Listwise",
     "Decomposed",
     "CompositeSoftmax",
+    "SoftmaxCrossEntropy",
+    "MulticlassHinge",
+    "MeanSquaredError",
+    "ReweightedSquare",
+    "MaxMargin",
+    "SoftmaxCauchySchwarz",
+    "SigmoidCauchySchwarz",
+    "SoftmaxTanimoto",
+    "SigmoidTanimoto",
+    "SelfNormalization",
+    "NCE",
+    "BinaryCrossEntropy",
+    "BatchCrossEntropy",
+    "BatchMaxMargin",
+    "MultiLabelSoftmaxCrossEntropy",
+    "NWaySoftmaxCrossEntropy",
     "LOSSES",
     "get_loss",
 ]
@@ -57,6 +91,23 @@ LOSSES: dict[str, Callable[..., Loss]] = {
     "listwise": Listwise,
     "decomposed": Decomposed,
     "composite_softmax": CompositeSoftmax,
+    # baselines (MATH.md §6)
+    "softmax_cross_entropy": SoftmaxCrossEntropy,
+    "multiclass_hinge": MulticlassHinge,
+    "mean_squared_error": MeanSquaredError,
+    "reweighted_square": ReweightedSquare,
+    "max_margin": MaxMargin,
+    "softmax_cauchy_schwarz": SoftmaxCauchySchwarz,
+    "sigmoid_cauchy_schwarz": SigmoidCauchySchwarz,
+    "softmax_tanimoto": SoftmaxTanimoto,
+    "sigmoid_tanimoto": SigmoidTanimoto,
+    "self_normalization": SelfNormalization,
+    "nce": NCE,
+    "binary_cross_entropy": BinaryCrossEntropy,
+    "batch_cross_entropy": BatchCrossEntropy,
+    "batch_max_margin": BatchMaxMargin,
+    "multilabel_softmax_cross_entropy": MultiLabelSoftmaxCrossEntropy,
+    "nway_softmax_cross_entropy": NWaySoftmaxCrossEntropy,
 }
 
 
