@@ -1020,7 +1020,7 @@ def sensitivity_report(
     *,
     z=None,
     observed: Sequence[float] | None = None,
-    d: float = 0.5,
+    d: float | None = None,
     gamma: float = 1.0,
     name: str | None = None,
 ) -> SensitivityReport:
@@ -1036,9 +1036,10 @@ def sensitivity_report(
     observed : sequence of float, optional
         Observed scores of the loss curves; default ``(-3, 0, 3)`` as in the paper's figures
         (10 %, 50 % and 90 % of a bounded domain).
-    d : float
+    d : float, optional
         Bias of the BUST curve :math:`\Delta_{\rm BUST}(w_u)`, evaluated at every grid point
-        with :math:`[S_m, S_M]` the grid's range.
+        with :math:`[S_m, S_M]` the grid's range (NaN where :math:`w_u + d` leaves the link's
+        domain). Default 0.5, or 5 % of a bounded domain.
     gamma : float
         Regulariser of the composite sigmoid when ``link`` is a scaling.
     name : str, optional
@@ -1082,6 +1083,8 @@ def sensitivity_report(
     if obs.size == 0:
         raise ValueError("`observed` must hold at least one score")
     link.check_domain(obs, "observed")
+    if d is None:
+        d = 0.05 * (hi_d - lo_d) if math.isfinite(lo_d) and math.isfinite(hi_d) else 0.5
     d = finite_float(d, "d", "sensitivity_report")
     h, dh = (_np(v) for v in link.h_dh(za))
     loss = np.stack([_np(link.bregman(za, np.full_like(za, s))) for s in obs])
