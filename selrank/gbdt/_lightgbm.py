@@ -152,8 +152,8 @@ class LightGBMObjective(GBDTObjective):
         """Set ``init_score`` of LightGBM Datasets to the optimal constant; returns the first.
 
         The intercept is fitted on the first data set (the training set: its labels are
-        validated here, before training) unless :meth:`fit_intercept` was called already;
-        validation sets get the same constant, so metrics see the same starting point.
+        validated here, before training); validation sets get the same constant, so metrics
+        see the same starting point.
 
         Examples
         --------
@@ -169,8 +169,7 @@ class LightGBMObjective(GBDTObjective):
         for ds in datasets:
             if not _is_dataset(ds):
                 raise TypeError(f"set_init_score() takes lightgbm.Dataset objects; got {type(ds).__name__}")
-        if self.intercept_ is None:
-            self.fit_intercept(datasets[0])
+        self.fit_intercept(datasets[0])
         c = np.asarray(self.intercept_)
         for ds in datasets:
             n = _n_rows(ds)

@@ -170,6 +170,7 @@ class GBDTObjective:
             raise ValueError(f"`block_rows` of {owner} must be a positive integer; got {block_rows!r}")
         self.block_rows = int(block_rows)
         self.intercept_: float | np.ndarray | None = None
+        self.hessian_scale_: float | None = None
         self._init_state()
 
     # -- state that does not travel (pickling for Dask workers, cloning) ----------------------
@@ -275,7 +276,9 @@ class GBDTObjective:
         h0 = np.asarray(A.to_numpy(h0), dtype=np.float64)
         total_w = float(n if row_w is None else row_w.sum()) * (1 if h0.ndim == 1 else h0.shape[1])
         ref = float(h0.sum()) / total_w if total_w > 0 else 0.0
-        if not (math.isfinite(ref) and ref > 0):
+        if self.hessian_scale_ is not None:  # fitted on the full training set (distributed workers see parts)
+            ref = self.hessian_scale_
+        elif not (math.isfinite(ref) and ref > 0):
             self._warn_once("ref", (
                 f"the exact Hessian of {self.loss!r} is zero at the optimal constant; the Hessian "
                 "scale for the floor and constant policies falls back to 1 per unit weight"))
@@ -486,6 +489,9 @@ class GBDTObjective:
     def fit_intercept(self, label, *, group=None, sample_weight=None, n_classes: int | None = None):
         """Validate the training labels and store (and return) the optimal constant ``intercept_``.
 
+        Also stores the reference Hessian ``hessian_scale_`` of these labels, which later
+        bindings use (so that Dask workers, which see parts of the data, share one floor).
+
         Examples
         --------
         >>> import numpy as np
@@ -494,8 +500,10 @@ class GBDTObjective:
         >>> round(obj.fit_intercept(np.array([0.0, 2.0])), 6)   # log((1 + e^2) / 2)
         1.433781
         """
+        self.hessian_scale_ = None
         b = self.bind(label, group=group, sample_weight=sample_weight, n_classes=n_classes)
         self.intercept_ = b.intercept
+        self.hessian_scale_ = b.ref
         return b.intercept
 
     def init_score(self, n_rows: int, n_classes: int | None = None):
@@ -514,7 +522,8 @@ class GBDTObjective:
         flat = y_pred.reshape(y_pred.shape[0], -1)
         if not np.all(flat == flat[:1]):
             return  # an init score or a continued model: not a bare start
-        c = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), flat[0].shape)
+        best = b.intercept if self.intercept_ is None else self.intercept_
+        c = np.broadcast_to(np.asarray(best, dtype=np.float64), flat[0].shape)
         if np.allclose(flat[0], c, rtol=1e-6, atol=1e-9):
             return
         if self.structure == "group" and np.allclose(c, 0.0):

@@ -142,7 +142,7 @@ class XGBoostObjective(GBDTObjective):
     def set_base_margin(self, *dmatrices):
         """Set ``base_margin`` of DMatrices to the optimal constant; returns the first.
 
-        Fitted on the first (training) DMatrix unless :meth:`fit_intercept` was called;
+        Fitted on the first (training) DMatrix, whose labels are validated here;
         evaluation DMatrices get the same constant.
 
         Examples
@@ -159,8 +159,7 @@ class XGBoostObjective(GBDTObjective):
         for d in dmatrices:
             if not _is_dmatrix(d):
                 raise TypeError(f"set_base_margin() takes xgboost.DMatrix objects; got {type(d).__name__}")
-        if self.intercept_ is None:
-            self.fit_intercept(dmatrices[0])
+        self.fit_intercept(dmatrices[0])
         c = np.asarray(self.intercept_)
         for d in dmatrices:
             d.set_base_margin(self.init_score(int(d.num_row()), None if c.ndim == 0 else c.size))
@@ -211,8 +210,6 @@ class XGBoostObjective(GBDTObjective):
         """
         xgb = import_xgboost()
         evals = list(evals) if evals else []
-        if self.intercept_ is None:
-            self.fit_intercept(dtrain)
         self.set_base_margin(dtrain, *[d for d, _ in evals])
         if data is None:
             return xgb.train(params, dtrain, num_boost_round, evals=evals, obj=self, custom_metric=custom_metric,
