@@ -50,8 +50,9 @@ print(json.dumps({"seconds": seconds, "peak_rss": peak, "base_rss": base, "out_b
 
 
 def measure(path: Path, reader: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(path), reader], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), reader], check=True, capture_output=True, text=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -77,15 +78,19 @@ def main(argv: list[str] | None = None) -> None:
             write_svmlight(files["gzip"], data.X, data.y, data.qid)
         mb = files["plain"].stat().st_size / 1e6
         del data
-        print(f"{args.rows:,} rows x {args.features} features: {mb:.0f} MB of text, "
-              f"written in {write_s:.1f} s ({mb / write_s:.0f} MB/s)")
+        print(
+            f"{args.rows:,} rows x {args.features} features: {mb:.0f} MB of text, "
+            f"written in {write_s:.1f} s ({mb / write_s:.0f} MB/s)"
+        )
         runs = [(name, "selrank") for name in files]
         if args.sklearn:
             runs.append(("plain", "sklearn"))
         results = []
         for name, reader in runs:
-            best = min((measure(files[name], reader) for _ in range(args.repeat)),
-                       key=lambda r: r["seconds"])
+            best = min(
+                (measure(files[name], reader) for _ in range(args.repeat)),
+                key=lambda r: r["seconds"],
+            )
             row = {
                 "file": name,
                 "reader": reader,

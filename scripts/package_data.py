@@ -37,7 +37,10 @@ LETOR = {
     "mq2008": {
         "folder": "letor/MQ2008",
         "title": "MQ2008 (LETOR 4.0)",
-        "rows": 15_211, "queries": 784, "features": 46, "labels": {0: 12_279, 1: 2_001, 2: 931},
+        "rows": 15_211,
+        "queries": 784,
+        "features": 46,
+        "labels": {0: 12_279, 1: 2_001, 2: 931},
         "source": (
             "LETOR 4.0, Microsoft Research Asia: the Million Query track of TREC 2008 (MQ2008), "
             "files `S1.txt` … `S5.txt` (the five query-disjoint subsets of the supervised "
@@ -45,23 +48,26 @@ LETOR = {
         ),
         "terms": (
             "LETOR is released by Microsoft Research for research use. Cite: Tao Qin and "
-            "Tie-Yan Liu, \"Introducing LETOR 4.0 Datasets\", arXiv:1306.2597, 2013."
+            'Tie-Yan Liu, "Introducing LETOR 4.0 Datasets", arXiv:1306.2597, 2013.'
         ),
         "note": "Many queries have no relevant document (all labels 0).",
     },
     "ohsumed": {
         "folder": "letor/OHSUMED",
         "title": "OHSUMED (LETOR 3.0)",
-        "rows": 16_140, "queries": 106, "features": 45, "labels": {0: 11_303, 1: 2_585, 2: 2_252},
+        "rows": 16_140,
+        "queries": 106,
+        "features": 45,
+        "labels": {0: 11_303, 1: 2_585, 2: 2_252},
         "source": (
-            "LETOR 3.0, OHSUMED medical abstracts, \"Feature-min\" (query-level min-normalised "
+            'LETOR 3.0, OHSUMED medical abstracts, "Feature-min" (query-level min-normalised '
             "features): the five test sets `S1.txt` … `S5.txt`, which partition the collection, "
             "copied byte for byte from a public repository."
         ),
         "terms": (
             "LETOR is released by Microsoft Research for research use. Cite: Tao Qin, Tie-Yan "
-            "Liu, Jun Xu and Hang Li, \"LETOR: A benchmark collection for research on learning "
-            "to rank for information retrieval\", Information Retrieval 13(4), 2010."
+            'Liu, Jun Xu and Hang Li, "LETOR: A benchmark collection for research on learning '
+            'to rank for information retrieval", Information Retrieval 13(4), 2010.'
         ),
         "note": "The folds use the same rotation as MQ2008.",
     },
@@ -97,7 +103,9 @@ def verify_checksums(source: Path) -> dict[str, str]:
     for rel, digest in expected.items():
         got = sha256(source / rel)
         if got != digest:
-            sys.exit(f"checksum mismatch for {source / rel}: SHA256SUMS says {digest}, file has {got}")
+            sys.exit(
+                f"checksum mismatch for {source / rel}: SHA256SUMS says {digest}, file has {got}"
+            )
     print(f"verified {len(expected)} files against {sums}")
     return expected
 
@@ -110,7 +118,10 @@ def check(cond: bool, what: str) -> None:
 def write_parquet(frame: pl.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.write_parquet(path, compression="zstd", compression_level=22, statistics=False)
-    check(path.stat().st_size < MAX_BYTES, f"{path} is {path.stat().st_size} bytes (limit {MAX_BYTES})")
+    check(
+        path.stat().st_size < MAX_BYTES,
+        f"{path} is {path.stat().st_size} bytes (limit {MAX_BYTES})",
+    )
     check(pl.read_parquet(path).equals(frame), f"{path} reads back differently")
 
 
@@ -130,19 +141,26 @@ def package_letor(name: str, spec: dict, source: Path, out: Path, sums: dict[str
         labels = s.y.astype(np.int8)
         check(bool(np.all(labels == s.y)), f"{f}: integer labels")
         frames.append(
-            pl.DataFrame({
-                "subset": np.full(s.n_rows, k, dtype=np.int8),
-                "qid": s.qid,
-                "label": labels,
-                "docid": s.docid,
-                "comment": s.comment,
-            }).hstack(pl.from_numpy(s.X, schema=list(s.feature_names)))
+            pl.DataFrame(
+                {
+                    "subset": np.full(s.n_rows, k, dtype=np.int8),
+                    "qid": s.qid,
+                    "label": labels,
+                    "docid": s.docid,
+                    "comment": s.comment,
+                }
+            ).hstack(pl.from_numpy(s.X, schema=list(s.feature_names)))
         )
     frame = pl.concat(frames)
-    per_subset = frame.group_by("subset").agg(
-        pl.len().alias("rows"), pl.col("qid").n_unique().alias("queries"),
-        *[(pl.col("label") == v).sum().alias(f"label {v}") for v in spec["labels"]],
-    ).sort("subset")
+    per_subset = (
+        frame.group_by("subset")
+        .agg(
+            pl.len().alias("rows"),
+            pl.col("qid").n_unique().alias("queries"),
+            *[(pl.col("label") == v).sum().alias(f"label {v}") for v in spec["labels"]],
+        )
+        .sort("subset")
+    )
     check(frame.height == spec["rows"], f"{name}: {frame.height} rows, expected {spec['rows']}")
     n_queries = frame["qid"].n_unique()
     check(n_queries == spec["queries"], f"{name}: {n_queries} queries, expected {spec['queries']}")
@@ -152,37 +170,41 @@ def package_letor(name: str, spec: dict, source: Path, out: Path, sums: dict[str
 
     parquet = out / name / f"{name}.parquet"
     write_parquet(frame, parquet)
-    no_relevant = frame.group_by("qid").agg(pl.col("label").max()).filter(pl.col("label") == 0).height
+    no_relevant = (
+        frame.group_by("qid").agg(pl.col("label").max()).filter(pl.col("label") == 0).height
+    )
     sizes = frame.group_by("qid").len()["len"]
 
-    originals = [[f"`{spec['folder']}/S{k}.txt`", f"`{sums[spec['folder'] + f'/S{k}.txt']}`"]
-                 for k in range(1, 6)]
-    card = f"""# {spec['title']}
+    originals = [
+        [f"`{spec['folder']}/S{k}.txt`", f"`{sums[spec['folder'] + f'/S{k}.txt']}`"]
+        for k in range(1, 6)
+    ]
+    card = f"""# {spec["title"]}
 
 Packaged for selrank by `scripts/package_data.py` (do not edit by hand).
 
 ## Source
 
-{spec['source']}
+{spec["source"]}
 
 ## Terms
 
-{spec['terms']}
+{spec["terms"]}
 
 ## Contents
 
 `{name}.parquet` (zstd): one row per query–document pair, in the order of the original files
 (S1 first). Columns: `subset` (1–5: the file `S<k>.txt` the row comes from), `qid`, `label`
 (relevance 0/1/2), `docid` and `comment` (the text after `#` in the source line), and
-`f1` … `f{spec['features']}` (feature id `k` of the source, float64, exactly the source's decimal
-values). {spec['note']}
+`f1` … `f{spec["features"]}` (feature id `k` of the source, float64, exactly the source's decimal
+values). {spec["note"]}
 
 Load a fold with `selrank.datasets.load_letor("{name}", fold=k)`; train / validation / test
 follow the official rotation (fold 1: S1, S2, S3 / S4 / S5; fold k shifts every subset by k − 1).
 
 ## Counts (measured from the data)
 
-{frame.height:,} rows, {n_queries:,} queries, {spec['features']} features; labels
+{frame.height:,} rows, {n_queries:,} queries, {spec["features"]} features; labels
 {", ".join(f"{v}: {counts[v]:,}" for v in sorted(counts))}. Documents per query: min
 {sizes.min()}, median {sizes.median():g}, max {sizes.max()}. Queries without any relevant
 document: {no_relevant}.
@@ -198,9 +220,17 @@ Original files (verified against `SHA256SUMS` before packaging):
 Packaged file: `{name}.parquet` `{sha256(parquet)}` ({parquet.stat().st_size:,} bytes).
 """
     (out / name / "README.md").write_text(card)
-    print(f"{name}: {frame.height} rows, {n_queries} queries -> {parquet} ({parquet.stat().st_size} bytes)")
-    return [name, spec["title"], f"{frame.height:,}", f"{n_queries:,}", spec["features"],
-            f"`{name}/{name}.parquet`"]
+    print(
+        f"{name}: {frame.height} rows, {n_queries} queries -> {parquet} ({parquet.stat().st_size} bytes)"
+    )
+    return [
+        name,
+        spec["title"],
+        f"{frame.height:,}",
+        f"{n_queries:,}",
+        spec["features"],
+        f"`{name}/{name}.parquet`",
+    ]
 
 
 def package_dwell(source: Path, out: Path, sums: dict[str, str]) -> list:
@@ -223,18 +253,28 @@ def package_dwell(source: Path, out: Path, sums: dict[str, str]) -> list:
     for split, part, dw in (("train", parts[0], ds.train), ("test", parts[1], ds.test)):
         t = part["time_ms"]
         q = np.quantile(dw.seconds, [0.1, 0.5, 0.9, 0.99])
-        stats.append([
-            split, f"{part.height:,}", f"{part['session'].n_unique():,}",
-            f"{part['item'].n_unique():,}", f"{dw.n_rows:,}",
-            f"{int(np.sum(dw.seconds == 0))}", " / ".join(f"{v:.1f}" for v in q),
-            f"{dw.seconds.max():.0f}",
-            f"{np.datetime64(int(t.min()), 'ms')} – {np.datetime64(int(t.max()), 'ms')}",
-        ])
+        stats.append(
+            [
+                split,
+                f"{part.height:,}",
+                f"{part['session'].n_unique():,}",
+                f"{part['item'].n_unique():,}",
+                f"{dw.n_rows:,}",
+                f"{int(np.sum(dw.seconds == 0))}",
+                " / ".join(f"{v:.1f}" for v in q),
+                f"{dw.seconds.max():.0f}",
+                f"{np.datetime64(int(t.min()), 'ms')} – {np.datetime64(int(t.max()), 'ms')}",
+            ]
+        )
     check(ds.train.time.max() < ds.test.time.min(), "test clicks come after the training period")
-    check(all(int(p.group_by("session").len()["len"].min()) >= 2 for p in parts),
-          "every session has at least two clicks")
-    originals = [[f"`{DWELL['folder']}/{DWELL[s][0]}`", f"`{sums[DWELL['folder'] + '/' + DWELL[s][0]]}`"]
-                 for s in ("train", "test")]
+    check(
+        all(int(p.group_by("session").len()["len"].min()) >= 2 for p in parts),
+        "every session has at least two clicks",
+    )
+    originals = [
+        [f"`{DWELL['folder']}/{DWELL[s][0]}`", f"`{sums[DWELL['folder'] + '/' + DWELL[s][0]]}`"]
+        for s in ("train", "test")
+    ]
     card = f"""# YOOCHOOSE clicks, 100k sample (RecSys Challenge 2015)
 
 Packaged for selrank by `scripts/package_data.py` (do not edit by hand).
@@ -264,8 +304,22 @@ next click of the session (the last click of a session has none and gives no row
 
 ## Counts (measured from the data)
 
-{table(["split", "clicks", "sessions", "items", "dwell rows", "0 s dwells",
-        "dwell p10 / p50 / p90 / p99 (s)", "max dwell (s)", "time range (UTC)"], stats)}
+{
+        table(
+            [
+                "split",
+                "clicks",
+                "sessions",
+                "items",
+                "dwell rows",
+                "0 s dwells",
+                "dwell p10 / p50 / p90 / p99 (s)",
+                "max dwell (s)",
+                "time range (UTC)",
+            ],
+            stats,
+        )
+    }
 
 Every test click comes after every training click; every session has at least two clicks.
 
@@ -279,8 +333,14 @@ Packaged file: `clicks.parquet` `{sha256(parquet)}` ({parquet.stat().st_size:,} 
 """
     (out / name / "README.md").write_text(card)
     print(f"{name}: {frame.height} clicks -> {parquet} ({parquet.stat().st_size} bytes)")
-    return [name, "YOOCHOOSE clicks 100k (dwell time)", f"{frame.height:,} clicks",
-            f"{ds.train.n_rows + ds.test.n_rows:,} dwell rows", 8, f"`{name}/clicks.parquet`"]
+    return [
+        name,
+        "YOOCHOOSE clicks 100k (dwell time)",
+        f"{frame.height:,} clicks",
+        f"{ds.train.n_rows + ds.test.n_rows:,} dwell rows",
+        8,
+        f"`{name}/clicks.parquet`",
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,9 +17,7 @@ def import_optional(module: str, what: str, extra: str):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(
-            f"{what} requires {module}: pip install 'selrank[{extra}]'"
-        ) from exc
+        raise ImportError(f"{what} requires {module}: pip install 'selrank[{extra}]'") from exc
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,7 +111,5 @@ class RankingDataset:
         return iter((self.train, self.validation, self.test))
 
     def __repr__(self) -> str:
-        parts = ", ".join(
-            f"{k}={getattr(self, k)!r}" for k in ("train", "validation", "test")
-        )
+        parts = ", ".join(f"{k}={getattr(self, k)!r}" for k in ("train", "validation", "test"))
         return f"RankingDataset(name={self.name!r}, fold={self.fold}, {parts})"

@@ -179,8 +179,20 @@ def count_lines(buf):
 
 
 @numba.njit(cache=True)
-def parse_chunk(buf, first_line, row0, X, y, qid, line_of_row, seen, fixed_width,
-                comment_start, comment_stop, keep_comments):
+def parse_chunk(
+    buf,
+    first_line,
+    row0,
+    X,
+    y,
+    qid,
+    line_of_row,
+    seen,
+    fixed_width,
+    comment_start,
+    comment_stop,
+    keep_comments,
+):
     """Parse every line of ``buf`` (whole lines only) into rows ``row0, row0 + 1, ...``.
 
     One pass over the bytes: a line ends at ``\\n`` (an ``\\r`` before it is ignored).
@@ -210,8 +222,13 @@ def parse_chunk(buf, first_line, row0, X, y, qid, line_of_row, seen, fixed_width
         y[row] = v
         while p < n and _is_sep(buf[p]):
             p += 1
-        if not (p + 4 <= n and buf[p] == 113 and buf[p + 1] == 105 and buf[p + 2] == 100
-                and buf[p + 3] == _COLON):  # "qid:"
+        if not (
+            p + 4 <= n
+            and buf[p] == 113
+            and buf[p + 1] == 105
+            and buf[p + 2] == 100
+            and buf[p + 3] == _COLON
+        ):  # "qid:"
             return ERR_NO_QID, row - row0, line, p, 0
         q0 = p
         p += 4

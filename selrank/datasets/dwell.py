@@ -137,8 +137,13 @@ def read_session_clicks(path: str | os.PathLike):
     # One string per line (no field splitting by polars), so that every malformed line can be
     # reported with its number; blank lines are skipped.
     lines = pl.read_csv(
-        path, has_header=False, separator="\x1f", quote_char=None, infer_schema=False,
-        new_columns=["line"], raise_if_empty=False,
+        path,
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        infer_schema=False,
+        new_columns=["line"],
+        raise_if_empty=False,
     ).with_row_index("line_no", offset=1)
     header = "SessionId\tItemId\tTime"
     first = lines["line"][0] if lines.height else None
@@ -159,7 +164,8 @@ def read_session_clicks(path: str | os.PathLike):
         (field(2, pl.Float64) * 1000.0).round(0).cast(pl.Int64).alias("time_ms"),
     )
     bad = parsed.filter(
-        (pl.col("n_fields") != 3) | pl.any_horizontal(pl.col("session", "item", "time_ms").is_null())
+        (pl.col("n_fields") != 3)
+        | pl.any_horizontal(pl.col("session", "item", "time_ms").is_null())
     )
     if bad.height:
         line_no, text = bad.row(0)[:2]
@@ -176,7 +182,9 @@ def _clicks_frame(clicks: Any, name: str):
     if not isinstance(clicks, pl.DataFrame):
         raise TypeError(f"`{name}` must be a polars DataFrame; got {type(clicks).__name__}")
     if "time_ms" not in clicks.columns and "time" in clicks.columns:
-        clicks = clicks.with_columns((pl.col("time") * 1000.0).round(0).cast(pl.Int64).alias("time_ms"))
+        clicks = clicks.with_columns(
+            (pl.col("time") * 1000.0).round(0).cast(pl.Int64).alias("time_ms")
+        )
     missing = [c for c in ("session", "item", "time_ms") if c not in clicks.columns]
     if missing:
         raise ValueError(
@@ -184,7 +192,8 @@ def _clicks_frame(clicks: Any, name: str):
             f"missing {missing}; got {clicks.columns}"
         )
     out = clicks.select(
-        pl.col("session").cast(pl.Int64), pl.col("item").cast(pl.Int64),
+        pl.col("session").cast(pl.Int64),
+        pl.col("item").cast(pl.Int64),
         pl.col("time_ms").cast(pl.Int64),
     )
     if out.null_count().sum_horizontal().item():
@@ -223,20 +232,33 @@ def _history(events, queries):
     """
     pl = _pl()
     clicks = events.select(
-        "item", pl.col("time_ms").alias("t"), pl.lit(1, pl.Int64).alias("c"),
-        pl.lit(0, pl.Int64).alias("n"), pl.lit(0.0).alias("s"),
+        "item",
+        pl.col("time_ms").alias("t"),
+        pl.lit(1, pl.Int64).alias("c"),
+        pl.lit(0, pl.Int64).alias("n"),
+        pl.lit(0.0).alias("s"),
     )
     dwells = events.filter(pl.col("_end_ms").is_not_null()).select(
-        "item", pl.col("_end_ms").alias("t"), pl.lit(0, pl.Int64).alias("c"),
-        pl.lit(1, pl.Int64).alias("n"), pl.col("log_dwell").alias("s"),
+        "item",
+        pl.col("_end_ms").alias("t"),
+        pl.lit(0, pl.Int64).alias("c"),
+        pl.lit(1, pl.Int64).alias("n"),
+        pl.col("log_dwell").alias("s"),
     )
     asks = queries.select(
-        "item", pl.col("time_ms").alias("t"), pl.lit(0, pl.Int64).alias("c"),
-        pl.lit(0, pl.Int64).alias("n"), pl.lit(0.0).alias("s"), pl.col("_row"),
+        "item",
+        pl.col("time_ms").alias("t"),
+        pl.lit(0, pl.Int64).alias("c"),
+        pl.lit(0, pl.Int64).alias("n"),
+        pl.lit(0.0).alias("s"),
+        pl.col("_row"),
     )
     stacked = pl.concat(
-        [asks, clicks.with_columns(pl.lit(None, pl.UInt32).alias("_row")),
-         dwells.with_columns(pl.lit(None, pl.UInt32).alias("_row"))],
+        [
+            asks,
+            clicks.with_columns(pl.lit(None, pl.UInt32).alias("_row")),
+            dwells.with_columns(pl.lit(None, pl.UInt32).alias("_row")),
+        ],
     ).with_columns(pl.col("_row").is_null().alias("_event"))
     acc = stacked.sort(["item", "t", "_event"]).with_columns(
         pl.col(c).cum_sum().over("item").alias(c) for c in ("c", "n", "s")
@@ -247,8 +269,10 @@ def _history(events, queries):
             "_row",
             pl.col("c").cast(pl.Float64).alias("item_clicks_before"),
             pl.col("n").cast(pl.Float64).alias("item_dwell_count"),
-            pl.when(pl.col("n") > 0).then(pl.col("s") / pl.col("n"))
-            .otherwise(float("nan")).alias("item_mean_log_dwell"),
+            pl.when(pl.col("n") > 0)
+            .then(pl.col("s") / pl.col("n"))
+            .otherwise(float("nan"))
+            .alias("item_mean_log_dwell"),
         )
         .sort("_row")
     )
@@ -257,8 +281,12 @@ def _history(events, queries):
 def _split(frame, split_name: str, dtype: np.dtype) -> DwellSplit:
     pl = _pl()
     frame = frame.select(
-        pl.lit(split_name).alias("split"), "session", "item",
-        (pl.col("time_ms") / 1000.0).alias("time"), "seconds", "y",
+        pl.lit(split_name).alias("split"),
+        "session",
+        "item",
+        (pl.col("time_ms") / 1000.0).alias("time"),
+        "seconds",
+        "y",
         *[pl.col(c).cast(pl.Float64) for c in DWELL_FEATURES],
     )
     X = np.ascontiguousarray(frame.select(DWELL_FEATURES).to_numpy(), dtype=dtype)
@@ -274,8 +302,9 @@ def _split(frame, split_name: str, dtype: np.dtype) -> DwellSplit:
     )
 
 
-def dwell_dataset(train_clicks: Any, test_clicks: Any, *, dtype: Any = np.float64,
-                  name: str = "clicks") -> DwellDataset:
+def dwell_dataset(
+    train_clicks: Any, test_clicks: Any, *, dtype: Any = np.float64, name: str = "clicks"
+) -> DwellDataset:
     """Build per-click dwell-time splits from two click logs (train period, later test period).
 
     Each click with a next click in its session becomes a row with dwell

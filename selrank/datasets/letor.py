@@ -192,9 +192,9 @@ def load_letor(
         root = Path(path)
         files = _user_files(root, fold)
         splits = [
-            None if f is None else read_svmlight(
-                f, n_features=n_features, keep_comments=keep_comments, dtype=dt
-            )
+            None
+            if f is None
+            else read_svmlight(f, n_features=n_features, keep_comments=keep_comments, dtype=dt)
             for f in files
         ]
         width = max(s.n_features for s in splits if s is not None)
@@ -205,7 +205,9 @@ def load_letor(
         raise TypeError(f"`name` must be a string; got {type(name).__name__}")
     key = name.lower()
     if key not in LETOR_DATASETS:
-        raise ValueError(f"unknown LETOR collection {name!r}; choose one of {sorted(LETOR_DATASETS)}")
+        raise ValueError(
+            f"unknown LETOR collection {name!r}; choose one of {sorted(LETOR_DATASETS)}"
+        )
     file = packaged_file(LETOR_DATASETS[key])
     frame = _frame(file)
     train, vali, test = fold_subsets(fold)

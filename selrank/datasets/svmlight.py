@@ -84,8 +84,9 @@ _MESSAGES = {
 }
 
 
-def _fail(path: Path, code: int, line: int, buf: np.ndarray, offset: int, fid: int,
-          n_features: int | None) -> ValueError:
+def _fail(
+    path: Path, code: int, line: int, buf: np.ndarray, offset: int, fid: int, n_features: int | None
+) -> ValueError:
     raw = buf.tobytes()
     start = raw.rfind(b"\n", 0, offset) + 1
     stop = raw.find(b"\n", offset)
@@ -212,8 +213,18 @@ def read_svmlight(
     for buf in _chunks(path, chunk_bytes, kernel):
         while True:
             code, n_rows, next_line, offset, fid = kernel.parse_chunk(
-                buf, line, row, X, y, qid, line_of_row, seen, fixed,
-                c_start, c_stop, keep_comments,
+                buf,
+                line,
+                row,
+                X,
+                y,
+                qid,
+                line_of_row,
+                seen,
+                fixed,
+                c_start,
+                c_stop,
+                keep_comments,
             )
             if code != kernel.NEED_WIDTH:
                 break
@@ -233,7 +244,9 @@ def read_svmlight(
         row += n_rows
         line = next_line
     if row == 0:
-        raise ValueError(f"{path} holds no data lines (expected '<label> qid:<id> <id>:<value> ...')")
+        raise ValueError(
+            f"{path} holds no data lines (expected '<label> qid:<id> <id>:<value> ...')"
+        )
     X, y, qid, line_of_row = X[:row], y[:row], qid[:row], line_of_row[:row]
 
     groups = Groups.from_ids(qid)

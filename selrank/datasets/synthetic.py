@@ -33,6 +33,8 @@ __all__ = [
 #: MSLR-WEB collections (about half irrelevant, a third grade 1, under 3 % in grades 3 and 4).
 MSLR_LABEL_PROPORTIONS = (0.52, 0.32, 0.13, 0.02, 0.01)
 
+_DEVIATIONS = tuple(np.linspace(0.0, 1.0, 11).tolist())  # default of make_symmetric_score_data
+
 
 def _positive_int(value: Any, name: str, owner: str, *, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
@@ -253,7 +255,9 @@ def make_dwell(
         )
     lo, hi = (positive_float(v, "idle_range", owner) for v in idle_range)
     if not lo < hi:
-        raise ValueError(f"`idle_range` of {owner} must be (low, high) with low < high; got {idle_range}")
+        raise ValueError(
+            f"`idle_range` of {owner} must be (low, high) with low < high; got {idle_range}"
+        )
     rng = np.random.default_rng(seed)
 
     X = rng.standard_normal((n_rows, n_features))
@@ -377,8 +381,9 @@ def make_bust_data(
         w = np.random.default_rng(seed).uniform(lo, hi, size=n)
     inside = np.abs(w - wu) <= tau / 2
     z = np.where(inside, w + d, w)
-    return BustData(X=w[:, None], y=z, w=w, in_interval=inside,
-                    s_min=lo, s_max=hi, w_u=wu, tau=tau, d=d)
+    return BustData(
+        X=w[:, None], y=z, w=w, in_interval=inside, s_min=lo, s_max=hi, w_u=wu, tau=tau, d=d
+    )
 
 
 def _labels(values: Any, name: str) -> np.ndarray:
@@ -498,7 +503,7 @@ def make_one_large_score_data(
 def make_symmetric_score_data(
     *,
     means: Sequence[float] = (0.0, 1.0),
-    deviations: Sequence[float] | np.ndarray = tuple(np.linspace(0.0, 1.0, 11)),
+    deviations: Sequence[float] | np.ndarray = _DEVIATIONS,
 ) -> StochasticScores:
     """Appendix I, Figure I.1 (right): two scores ``mean ± Δ`` with growing deviation ``Δ``.
 
@@ -518,7 +523,9 @@ def make_symmetric_score_data(
     dev = np.asarray(deviations, dtype=np.float64)
     for name, arr in (("means", m), ("deviations", dev)):
         if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
-            raise ValueError(f"`{name}` of {owner} must be a non-empty 1-D finite sequence; got {arr!r}")
+            raise ValueError(
+                f"`{name}` of {owner} must be a non-empty 1-D finite sequence; got {arr!r}"
+            )
     if np.any(dev < 0):
         raise ValueError(f"`deviations` of {owner} must be >= 0; got {dev.tolist()}")
     mm = np.repeat(m, dev.size)

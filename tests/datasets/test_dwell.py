@@ -20,7 +20,9 @@ def _random_log(rng, n_sessions, n_items=6, t_range=200_000, max_len=6, sid0=0):
     session = np.repeat(np.arange(sid0, sid0 + n_sessions), lengths)
     start = np.repeat(rng.integers(0, t_range, size=n_sessions), lengths)
     gaps = rng.choice([0, 1000, 5000, 20_000, 90_000], size=session.size)
-    time = start + np.concatenate([np.cumsum(g) - g[0] for g in np.split(gaps, np.cumsum(lengths)[:-1])])
+    time = start + np.concatenate(
+        [np.cumsum(g) - g[0] for g in np.split(gaps, np.cumsum(lengths)[:-1])]
+    )
     item = rng.integers(0, n_items, size=session.size)
     return pl.DataFrame({"session": session, "item": item, "time_ms": time})
 
@@ -33,8 +35,10 @@ def _reference(train, test):
         start = {}
         for r in rows:
             start[r["session"]] = min(start.get(r["session"], r["time_ms"]), r["time_ms"])
-        idx = sorted(range(len(rows)), key=lambda i: (start[rows[i]["session"]],
-                                                      rows[i]["session"], rows[i]["time_ms"], i))
+        idx = sorted(
+            range(len(rows)),
+            key=lambda i: (start[rows[i]["session"]], rows[i]["session"], rows[i]["time_ms"], i),
+        )
         sessions = {}
         for i in idx:
             sessions.setdefault(rows[i]["session"], []).append(rows[i])
@@ -42,8 +46,11 @@ def _reference(train, test):
 
     train_sessions = order(train)
     history_clicks = [(r["item"], r["time_ms"]) for s in train_sessions.values() for r in s]
-    history_dwells = [(a["item"], b["time_ms"], math.log1p((b["time_ms"] - a["time_ms"]) / 1000))
-                      for s in train_sessions.values() for a, b in zip(s[:-1], s[1:])]
+    history_dwells = [
+        (a["item"], b["time_ms"], math.log1p((b["time_ms"] - a["time_ms"]) / 1000))
+        for s in train_sessions.values()
+        for a, b in zip(s[:-1], s[1:])
+    ]
     out = {}
     for name, sessions in (("train", train_sessions), ("test", order(test))):
         rows = []
@@ -51,15 +58,20 @@ def _reference(train, test):
             for k, (c, nxt) in enumerate(zip(clicks[:-1], clicks[1:])):
                 t, item = c["time_ms"], c["item"]
                 dw = [v for i, end, v in history_dwells if i == item and end < t]
-                rows.append([
-                    c["session"], (nxt["time_ms"] - t) / 1000,
-                    k, (t - clicks[0]["time_ms"]) / 1000,
-                    math.log1p((t - clicks[k - 1]["time_ms"]) / 1000) if k else math.nan,
-                    (t // 3_600_000) % 24,
-                    sum(1 for p in clicks[:k] if p["item"] == item),
-                    sum(1 for i, tt in history_clicks if i == item and tt < t),
-                    len(dw), sum(dw) / len(dw) if dw else math.nan,
-                ])
+                rows.append(
+                    [
+                        c["session"],
+                        (nxt["time_ms"] - t) / 1000,
+                        k,
+                        (t - clicks[0]["time_ms"]) / 1000,
+                        math.log1p((t - clicks[k - 1]["time_ms"]) / 1000) if k else math.nan,
+                        (t // 3_600_000) % 24,
+                        sum(1 for p in clicks[:k] if p["item"] == item),
+                        sum(1 for i, tt in history_clicks if i == item and tt < t),
+                        len(dw),
+                        sum(dw) / len(dw) if dw else math.nan,
+                    ]
+                )
         out[name] = np.array(rows, dtype=np.float64).reshape(-1, 2 + len(DWELL_FEATURES))
     return out
 
@@ -89,9 +101,14 @@ def test_no_feature_uses_the_future():
     n_future = int(log.select(future.sum()).item())
     # rewrite everything at or after the cut: other items, other times (still after the cut)
     changed = log.with_columns(
-        pl.when(future).then(pl.Series(rng.integers(0, 10, log.height))).otherwise(pl.col("item")).alias("item"),
-        pl.when(future).then(pl.Series(cut + rng.integers(0, 500_000, log.height)))
-        .otherwise(pl.col("time_ms")).alias("time_ms"),
+        pl.when(future)
+        .then(pl.Series(rng.integers(0, 10, log.height)))
+        .otherwise(pl.col("item"))
+        .alias("item"),
+        pl.when(future)
+        .then(pl.Series(cut + rng.integers(0, 500_000, log.height)))
+        .otherwise(pl.col("time_ms"))
+        .alias("time_ms"),
     )
     empty_test = log.head(2).with_columns(pl.lit(10**9).alias("session"))
     a = dwell_dataset(log, empty_test).train
@@ -121,7 +138,15 @@ def test_packaged_yoochoose():
         assert np.all(np.diff(s.time[starts]) >= 0)  # sessions ordered by first click
         np.testing.assert_array_equal(s.X[starts, 0], 0)  # position restarts per session
         assert np.all(np.isnan(s.X[starts, 2]))  # no previous dwell on a first click
-        assert set(s.frame.columns) >= {"split", "session", "item", "time", "seconds", "y", *DWELL_FEATURES}
+        assert set(s.frame.columns) >= {
+            "split",
+            "session",
+            "item",
+            "time",
+            "seconds",
+            "y",
+            *DWELL_FEATURES,
+        }
     assert train.time.max() < test.time.min()
     assert np.unique(train.session).size == 17_794 and np.unique(test.session).size == 3_416
     assert np.all((train.X[:, 3] >= 0) & (train.X[:, 3] <= 23))
@@ -138,10 +163,14 @@ def test_test_rows_use_the_training_period_only():
         pl.len().alias("n_train"), pl.col("y").mean().alias("mean_train")
     )
     joined = dw.test.frame.join(train_dwells, on="item", how="left")
-    np.testing.assert_array_equal(joined["item_dwell_count"].to_numpy(),
-                                  joined["n_train"].fill_null(0).to_numpy())
-    np.testing.assert_allclose(joined["item_mean_log_dwell"].to_numpy(),
-                               joined["mean_train"].fill_null(float("nan")).to_numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(
+        joined["item_dwell_count"].to_numpy(), joined["n_train"].fill_null(0).to_numpy()
+    )
+    np.testing.assert_allclose(
+        joined["item_mean_log_dwell"].to_numpy(),
+        joined["mean_train"].fill_null(float("nan")).to_numpy(),
+        rtol=1e-12,
+    )
     # training rows see only expanding history: an item's first dwell row has no finished
     # dwell before it, and popularity grows over the period instead of being the final count
     train = dw.train.frame.sort("time")

@@ -113,7 +113,9 @@ def test_packaged_equals_original_text(name):
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match=r"unknown LETOR collection 'mslr'; choose one of \['mq2008', 'ohsumed'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown LETOR collection 'mslr'; choose one of \['mq2008', 'ohsumed'\]"
+    ):
         load_letor("mslr")
     with pytest.raises(ValueError, match="exactly one of `name`"):
         load_letor()

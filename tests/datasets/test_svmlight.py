@@ -19,7 +19,7 @@ def _ranking_arrays(rng, n_rows=300, n_features=12, dtype=np.float32):
     sizes = sizes[: np.searchsorted(np.cumsum(sizes), n_rows) + 1]
     sizes[-1] -= sizes.sum() - n_rows
     qid = np.repeat(rng.permutation(10 * sizes.size)[: sizes.size], sizes)  # unsorted ids
-    X = (rng.standard_normal((n_rows, n_features)) * 10.0 ** rng.integers(-3, 4, n_features))
+    X = rng.standard_normal((n_rows, n_features)) * 10.0 ** rng.integers(-3, 4, n_features)
     X[rng.random(X.shape) < 0.3] = 0.0
     y = rng.integers(0, 5, size=n_rows).astype(np.float64)
     return X.astype(dtype), y, qid, sizes
@@ -61,9 +61,25 @@ def test_round_trip_float64_exact(tmp_path, rng):
 
 
 def test_number_formats_match_python_float(tmp_path):
-    tokens = ["0", "-0", "+3", ".5", "5.", "1E-3", "1e+20", "-2.5e-7", "NaN", "inf", "-Infinity",
-              "0.12345678901234567890123", "123456789012345678901234567890", "1e-320",
-              "1e400", "0.000000000000000000000000001234", "007"]
+    tokens = [
+        "0",
+        "-0",
+        "+3",
+        ".5",
+        "5.",
+        "1E-3",
+        "1e+20",
+        "-2.5e-7",
+        "NaN",
+        "inf",
+        "-Infinity",
+        "0.12345678901234567890123",
+        "123456789012345678901234567890",
+        "1e-320",
+        "1e400",
+        "0.000000000000000000000000001234",
+        "007",
+    ]
     line = "1 qid:1 " + " ".join(f"{j + 1}:{t}" for j, t in enumerate(tokens))
     path = tmp_path / "numbers.txt"
     path.write_text(line + "\n")
@@ -162,7 +178,9 @@ def test_non_contiguous_query_names_line(tmp_path):
 def test_feature_id_above_n_features(tmp_path):
     path = tmp_path / "range.txt"
     path.write_text("0 qid:1 1:1\n0 qid:1 5:1\n")
-    with pytest.raises(ValueError, match=re.escape(f"{path}, line 2: feature id 5 is larger than n_features=3")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{path}, line 2: feature id 5 is larger than n_features=3")
+    ):
         read_svmlight(path, n_features=3)
 
 
@@ -206,6 +224,7 @@ def test_writer_validates(tmp_path):
 
 def test_writer_format(tmp_path):
     path = tmp_path / "fmt.txt"
-    write_svmlight(path, np.array([[0.1, 0.0], [2.0, -3.5]], np.float32), [1.5, 0.0], [7, 7],
-                   sparse=True)
+    write_svmlight(
+        path, np.array([[0.1, 0.0], [2.0, -3.5]], np.float32), [1.5, 0.0], [7, 7], sparse=True
+    )
     assert path.read_text() == "1.5 qid:7 1:0.1\n0 qid:7 1:2 2:-3.5\n"
