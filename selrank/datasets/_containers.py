@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-__all__ = ["RankingSplit", "RankingDataset", "import_optional"]
+__all__ = ["RankingSplit", "RankingDataset", "float_dtype", "import_optional"]
 
 
 def import_optional(module: str, what: str, extra: str):
@@ -18,6 +19,17 @@ def import_optional(module: str, what: str, extra: str):
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(f"{what} requires {module}: pip install 'selrank[{extra}]'") from exc
+
+
+def float_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as float32 or float64, else a ``TypeError``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"`dtype` must be float32 or float64; got {dtype!r}") from exc
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"`dtype` must be float32 or float64; got {dt}")
+    return dt
 
 
 @dataclass(frozen=True, eq=False)

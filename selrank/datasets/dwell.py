@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._containers import import_optional
+from ._containers import float_dtype, import_optional
 from ._paths import packaged_file
 
 __all__ = [
@@ -361,9 +361,7 @@ def dwell_dataset(
     (3.0, 2.0)
     """
     pl = _pl()
-    dt = np.dtype(dtype)
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"`dtype` must be float32 or float64; got {dt}")
+    dt = float_dtype(dtype)
     train = _per_click(_clicks_frame(train_clicks, "train_clicks"))
     test = _per_click(_clicks_frame(test_clicks, "test_clicks"))
     log_dwell = pl.col("seconds").log1p().alias("log_dwell")

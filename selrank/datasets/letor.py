@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from .._groups import Groups
-from ._containers import RankingDataset, RankingSplit, import_optional
+from ._containers import RankingDataset, RankingSplit, float_dtype, import_optional
 from ._paths import packaged_file
-from .svmlight import _check_dtype, read_svmlight
+from .svmlight import read_svmlight
 
 __all__ = ["LETOR_DATASETS", "fold_subsets", "load_letor"]
 
@@ -180,7 +180,7 @@ def load_letor(
     >>> X.shape[1], X.dtype, int(group.sum()) == X.shape[0]
     (46, dtype('float32'), True)
     """
-    dt = _check_dtype(dtype)
+    dt = float_dtype(dtype)
     fold = _check_fold(fold)
     if (name is None) == (path is None):
         raise ValueError(

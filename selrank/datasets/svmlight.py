@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._groups import Groups
-from ._containers import RankingSplit, import_optional
+from ._containers import RankingSplit, float_dtype, import_optional
 
 __all__ = ["read_svmlight", "write_svmlight"]
 
@@ -109,14 +109,17 @@ def _first_reappearance(qid: np.ndarray) -> int:
     return int(starts[repeat.min()])
 
 
-def _check_dtype(dtype: Any) -> np.dtype:
+def _dense(path: Path, n_rows: int, width: int, dt: np.dtype) -> np.ndarray:
+    """Zero output array; a clear error when a (malformed) huge feature id makes it too big."""
     try:
-        dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise TypeError(f"`dtype` must be float32 or float64; got {dtype!r}") from exc
-    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"`dtype` must be float32 or float64; got {dt}")
-    return dt
+        return np.zeros((n_rows, width), dtype=dt)
+    except (MemoryError, ValueError) as exc:
+        size = n_rows * width * dt.itemsize / 1e9
+        raise ValueError(
+            f"{path}: cannot allocate the dense output of {n_rows} rows x {width} features "
+            f"({size:.1f} GB): the largest feature id in the file is {width}. Pass "
+            "`n_features=` to bound the width (a larger id is then reported with its line)."
+        ) from exc
 
 
 def read_svmlight(
@@ -180,7 +183,7 @@ def read_svmlight(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"SVMlight file {path} does not exist")
-    dt = _check_dtype(dtype)
+    dt = float_dtype(dtype)
     fixed = n_features is not None
     if fixed:
         if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer):
@@ -198,7 +201,7 @@ def read_svmlight(
         n_lines += int(kernel.count_lines(buf)) + (buf[-1] != 10)
         if k == 0 and not fixed:
             width = int(kernel.max_feature_id(buf))
-    X = np.zeros((n_lines, width), dtype=dt)
+    X = _dense(path, n_lines, width, dt)
     y = np.empty(n_lines, dtype=np.float64)
     qid = np.empty(n_lines, dtype=np.int64)
     line_of_row = np.empty(n_lines, dtype=np.int64)
@@ -230,7 +233,7 @@ def read_svmlight(
                 break
             # A later chunk holds a larger feature id than the first one: widen once for it.
             width = max(int(fid), int(kernel.max_feature_id(buf)))
-            wider = np.zeros((n_lines, width), dtype=dt)
+            wider = _dense(path, n_lines, width, dt)
             wider[:, : X.shape[1]] = X
             X = wider
             seen = np.full(width, -1, dtype=np.int64)

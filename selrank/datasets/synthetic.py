@@ -178,8 +178,8 @@ class SyntheticDwell:
     y : ndarray of float64
         ``log1p(seconds)``, the same target as :func:`~selrank.datasets.load_dwell`.
     engaged_log : ndarray of float64
-        ``log1p`` of the noise-free engaged dwell: what a model should predict inside the
-        engaged band.
+        ``log1p`` of the median engaged dwell given the features (the noise-free part): what
+        a model should predict inside the engaged band.
     idle, bounce : ndarray of bool
         Rows whose dwell is an idle gap / an accidental short click.
     feature_names : tuple of str

@@ -184,6 +184,17 @@ def test_feature_id_above_n_features(tmp_path):
         read_svmlight(path, n_features=3)
 
 
+def test_huge_feature_id_asks_for_n_features(tmp_path):
+    path = tmp_path / "huge.txt"
+    path.write_text("0 qid:1 1:1\n0 qid:1 999999999999999:1\n")
+    with pytest.raises(ValueError, match=r"cannot allocate .* Pass `n_features=`"):
+        read_svmlight(path)
+    with pytest.raises(
+        ValueError, match=re.escape(f"{path}, line 2: feature id 999999999999999 is larger")
+    ):
+        read_svmlight(path, n_features=10)
+
+
 def test_empty_file_and_bad_arguments(tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("# only a comment\n\n")
