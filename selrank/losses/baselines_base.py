@@ -55,14 +55,14 @@ def check_labels(y: np.ndarray, kind: str, owner: str, name: str = "y_true") -> 
     if np.any(bad):
         r, c = np.argwhere(bad)[0]
         raise ValueError(
-            f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {int(r)}, class {int(c)} holds {flat[r, c]!r}"
+            f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {int(r)}, class {int(c)} holds {flat[r, c].item()!r}"
         )
     if kind in ("one_hot", "distribution"):
         s = flat.sum(axis=1)
         off = np.abs(s - 1.0) > _ROW_SUM_ATOL
         if np.any(off):
             r = int(np.flatnonzero(off)[0])
-            raise ValueError(f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {r} sums to {s[r]!r}")
+            raise ValueError(f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {r} sums to {s[r].item()!r}")
 
 
 def check_class_indices(y: np.ndarray, owner: str, n_classes: int | None = None, name: str = "y_true") -> np.ndarray:
@@ -74,7 +74,7 @@ def check_class_indices(y: np.ndarray, owner: str, n_classes: int | None = None,
     if np.any(bad):
         i = int(np.flatnonzero(bad.reshape(-1))[0])
         rng = f"[0, {n_classes})" if n_classes is not None else ">= 0"
-        raise ValueError(f"`{name}` class indices of {owner} must be integers in {rng}; index {i} holds {y.reshape(-1)[i]!r}")
+        raise ValueError(f"`{name}` class indices of {owner} must be integers in {rng}; index {i} holds {y.reshape(-1)[i].item()!r}")
     return as_int
 
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _array as A
+from .._groups import as_groups
+from ._base import group_weights
 from .baselines_base import (
     BatchLabelLoss,
     LabelLoss,
@@ -593,8 +595,17 @@ class BatchCrossEntropy(BatchLabelLoss):
         return q - p, q * (1.0 - q)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
-        r""":math:`c = \log\pi` (zero mean): a constant row repeated over a batch gives :math:`\mathrm{logsumexp}(c) - \pi\cdot c` + const, the cross entropy's risk."""
-        pi = label_class_means(y_true, sample_weight, n_classes, "BatchCrossEntropy", self.labels)
+        r""":math:`c = \log\pi` (zero mean), :math:`\pi` the class frequencies averaged over batches.
+
+        A constant row repeated over a batch costs :math:`\mathrm{logsumexp}(c) - \pi_B\cdot c`
+        + const, the cross entropy's risk. Within a batch every sample counts ``1/m``; batch
+        weights (per batch, or per-row weights averaged per batch) weight the batches.
+        """
+        y = self._host_labels(y_true)
+        groups = as_groups(group, int(y.shape[0]))
+        wb = group_weights(groups, sample_weight)
+        row_w = (1.0 if wb is None else wb[groups.row_group]) / groups.sizes[groups.row_group]
+        pi = label_class_means(groups.to_grouped(y), row_w, n_classes, "BatchCrossEntropy", self.labels)
         c = log_frequencies(pi)
         return c - c.mean()
 
