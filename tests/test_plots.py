@@ -48,7 +48,7 @@ def test_figure2_plots_links_slopes_and_losses():
     fig = plots.plot_sensitivity_types(z=Z)
     axes = np.array(fig.axes).reshape(2, 4)
     assert [ax.get_title() for ax in axes[0]] == list(plots.FIGURE2_LINKS)
-    for j, (name, (lname, params)) in enumerate(plots.FIGURE2_LINKS.items()):
+    for j, (lname, params) in enumerate(plots.FIGURE2_LINKS.values()):
         link = get_link(lname, **params)
         top, bottom = axes[:, j]
         np.testing.assert_allclose(_line(top, "h").get_xdata(), Z)

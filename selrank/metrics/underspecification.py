@@ -86,6 +86,8 @@ __all__ = [
     "appendix_f",
     "stochastic_optimum",
     "AppendixIResult",
+    "APPENDIX_I_ALPHAS",
+    "APPENDIX_I_DEVIATIONS",
     "appendix_i",
     "SensitivityReport",
     "sensitivity_report",
@@ -380,8 +382,9 @@ def fit_linear(link, X, y, *, offset=None, sample_weight=None, coef0=None, max_i
 
     f = loss(theta)
     converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
         eta = Xa @ theta + off
         h_eta, dh_eta = (_np(v) for v in link.h_dh(eta))
         g = Xa.T @ (wn * (h_eta - hy))
@@ -417,7 +420,7 @@ def fit_linear(link, X, y, *, offset=None, sample_weight=None, coef0=None, max_i
             break
     eta = Xa @ theta + off
     grad = Xa.T @ (wn * (_h(link, eta) - hy))
-    return LinearFit(coef=theta, n_iter=it, converged=converged, loss=f, gradient=grad)
+    return LinearFit(coef=theta, n_iter=n_iter, converged=converged, loss=f, gradient=grad)
 
 
 # ======================================================================================
@@ -853,6 +856,8 @@ def stochastic_optimum(link, y, group) -> np.ndarray:
 
 #: Exponential-link scales of the Appendix-I reproduction (the paper does not list its own).
 APPENDIX_I_ALPHAS: tuple[float, ...] = (1.0, 5.0, 10.0, 20.0)
+#: Deviations of the right panel of Figure I.1 (our choice; the paper's axis runs over [0, 1]).
+APPENDIX_I_DEVIATIONS: tuple[float, ...] = tuple(float(v) for v in np.linspace(0.0, 1.0, 11))
 
 
 @dataclass(frozen=True, eq=False)
@@ -908,7 +913,7 @@ def appendix_i(
     small: float = 0.05,
     k_max: int = 18,
     means: Sequence[float] = (0.0, 1.0),
-    deviations: Sequence[float] | np.ndarray = tuple(np.linspace(0.0, 1.0, 11)),
+    deviations: Sequence[float] | np.ndarray = APPENDIX_I_DEVIATIONS,
 ) -> AppendixIResult:
     r"""Appendix I (Figure I.1): proper optima of stochastic scores under exponential links.
 

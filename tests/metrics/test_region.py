@@ -281,7 +281,7 @@ def test_properness_optimum_minimises_each_cell_loss(rng, name, params):
     assert rep.cells.shape == (6, 2) and rep.n.sum() == y.size
     for cell, opt in zip(rep.cells, rep.optimum):
         yc = y[np.all(X == cell, axis=1)]
-        ref = scipy_opt.minimize_scalar(lambda c: float(np.sum(link.bregman(np.full_like(yc, c), yc))),
+        ref = scipy_opt.minimize_scalar(lambda c, yc=yc: float(np.sum(link.bregman(np.full_like(yc, c), yc))),
                                         bracket=(-3.0, 3.0), tol=1e-12).x
         assert opt == pytest.approx(ref, abs=1e-5)
     if name == "identity":
