@@ -29,7 +29,17 @@ from .. import _array as A
 from .._groups import as_groups
 from ._base import BoundLoss, Loss, as_target_array, as_weight, group_weights
 
-__all__ = ["LabelLoss", "BatchLabelLoss", "LABEL_KINDS", "label_class_means"]
+__all__ = [
+    "LabelLoss",
+    "BatchLabelLoss",
+    "LABEL_KINDS",
+    "label_class_means",
+    "check_labels",
+    "check_class_indices",
+    "log1p_sum_exp",
+    "loo_logsumexp",
+    "masked_max",
+]
 
 #: What each label kind accepts (rows along the last axis).
 LABEL_KINDS = {
@@ -331,11 +341,11 @@ class _BoundLabel(BoundLoss):
 
 
 class BatchLabelLoss(LabelLoss):
-    """Base of the batch losses (Keren et al., §5): one loss value per *batch* of samples.
+    r"""Base of the batch losses (Keren et al., §5): one loss value per *batch* of samples.
 
     A batch is all rows (``group=None``) or each group of ``group`` (sizes or per-row ids,
     as for query groups): ``loss(..., reduction="mean")`` of a partition into batches is the
-    mean batch loss, the paper's :math:`\\mathbb E_B[L(B)]` over that partition.
+    mean batch loss, the paper's :math:`\mathbb E_B[L(B)]` over that partition.
 
     * ``reduction="none"`` returns one weighted value per batch, shape ``[n_batches]`` (not
       one per sample: the loss of a batch does not split into per-sample terms).
@@ -380,26 +390,9 @@ class _BoundBatch(_BoundLabel):
         return self.groups.from_grouped(g), self.groups.from_grouped(h)
 
 
-def batch_sizes(groups, like):
-    """Rows per batch as an array like ``like`` (for the ``1/m`` of the batch losses)."""
-    return A.as_float_array(groups.sizes, like=like)
-
-
-def rows_of(groups, per_batch):
-    """Per-batch values onto the rows (grouped order)."""
-    return groups.broadcast(per_batch)
-
-
-def group_max(groups, x, xp):
-    """Per-batch maximum of a 1-D array (grouped order)."""
-    return groups.max(x)
-
-
 def group_hits(groups, x, value_rows, mask, xp):
     """Subgradient weights of a per-batch max: 1 split evenly over the masked entries equal to it."""
     hit = xp.astype(mask & (x == value_rows[:, None]), x.dtype)
     count = groups.sum(xp.sum(hit, axis=1))
-    return hit / rows_of(groups, count)[:, None]
+    return hit / groups.broadcast(count)[:, None]
 
-
-__all__ += ["check_labels", "check_class_indices", "log1p_sum_exp", "loo_logsumexp", "masked_max"]

@@ -45,7 +45,6 @@ from .baselines_base import (
     log_softmax,
     masked_max,
     relu,
-    rows_of,
     step,
 )
 
@@ -580,7 +579,7 @@ class BatchCrossEntropy(BatchLabelLoss):
 
     def _lse(self, z, xp, groups):
         m = groups.max(_const(xp.max(z, axis=-1)))  # cancels: no gradient path through it
-        s = groups.sum(xp.sum(xp.exp(z - rows_of(groups, m)[:, None]), axis=-1))
+        s = groups.sum(xp.sum(xp.exp(z - groups.broadcast(m)[:, None]), axis=-1))
         return m + xp.log(s)
 
     def _value(self, z, t, xp, groups):
@@ -590,8 +589,8 @@ class BatchCrossEntropy(BatchLabelLoss):
 
     def _derivatives(self, z, t, xp, groups):
         sizes = A.as_float_array(groups.sizes, like=z)
-        q = xp.exp(z - rows_of(groups, self._lse(z, xp, groups))[:, None])
-        p = t / rows_of(groups, sizes)[:, None]
+        q = xp.exp(z - groups.broadcast(self._lse(z, xp, groups))[:, None])
+        p = t / groups.broadcast(sizes)[:, None]
         return q - p, q * (1.0 - q)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
@@ -665,9 +664,9 @@ class BatchMaxMargin(BatchLabelLoss):
         _, _, sel, u, z_plus, z_minus, sizes = self._parts(z, t, xp, groups)
         g = step(u, xp)[:, None] * (sel - t)
         active = step(self.margin - z_plus + z_minus, xp)
-        plus = group_hits(groups, -z, -rows_of(groups, z_plus), t > 0, xp)
-        minus = group_hits(groups, z, rows_of(groups, z_minus), t == 0, xp)
-        g = (g + rows_of(groups, active)[:, None] * (minus - plus)) / rows_of(groups, sizes)[:, None]
+        plus = group_hits(groups, -z, -groups.broadcast(z_plus), t > 0, xp)
+        minus = group_hits(groups, z, groups.broadcast(z_minus), t == 0, xp)
+        g = (g + groups.broadcast(active)[:, None] * (minus - plus)) / groups.broadcast(sizes)[:, None]
         return g, xp.zeros_like(g)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):

@@ -240,6 +240,22 @@ def test_grad_hess_match_autograd(name, params, rng):
     np.testing.assert_allclose(ht.numpy(), h, rtol=1e-12, atol=1e-14)
 
 
+SOFT = [(n, p) for n, p in CASES if LOSSES[n].structure == "multiclass" and LOSSES[n].labels in ("distribution", "probability", "real")]
+
+
+@pytest.mark.parametrize(("name", "params"), SOFT, ids=[f"{n}-{p}" for n, p in SOFT])
+def test_grad_hess_match_autograd_with_hard_labels(name, params, rng):
+    """The soft-label cases above; here class indices (terms with t = 0 or 1 exactly)."""
+    loss, z, y, kw = make_case(name, params, rng)
+    idx = rng.integers(0, z.shape[-1], z.shape[:-1])
+    zt = as_torch(z, grad=True)
+    (g_auto,) = torch.autograd.grad(loss.loss(zt, idx, reduction="sum"), zt)
+    hess = torch.autograd.functional.hessian(lambda v: loss.loss(v, idx, reduction="sum"), as_torch(z))
+    g, h = loss.grad_hess(z, idx)
+    np.testing.assert_allclose(g, g_auto.numpy(), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(h, torch.diagonal(hess.reshape(z.size, z.size)).reshape(z.shape).numpy(), rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize(("name", "params"), CASES, ids=IDS)
 def test_numpy_equals_torch(name, params, reduction, rng):
