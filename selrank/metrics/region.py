@@ -255,7 +255,8 @@ def region_error(
     return REGION_ERRORS[metric](y[mask], p[mask], wm, link_obj)
 
 
-def _regions_from(regions, y: np.ndarray) -> list[tuple[str, tuple[float, float]]]:
+def _regions_from(regions, y: np.ndarray) -> list[tuple[str, tuple[float, float], str]]:
+    """``(name, (lo, hi), closed)`` for each region of :func:`region_report`."""
     if regions is None:  # one region per distinct label value (relevance grades)
         levels = np.unique(y)
         if levels.size > 64:
@@ -263,20 +264,21 @@ def _regions_from(regions, y: np.ndarray) -> list[tuple[str, tuple[float, float]
                 f"`regions=None` makes one region per distinct label, but there are {levels.size}; "
                 "pass explicit regions or bin edges for continuous labels"
             )
-        return [(f"{v:g}", (float(v), float(v))) for v in levels]
+        return [(f"{v:g}", (float(v), float(v)), "both") for v in levels]
     if isinstance(regions, Mapping):
-        return [(str(k), _check_region(v, f"regions[{k!r}]")) for k, v in regions.items()]
+        return [(str(k), _check_region(v, f"regions[{k!r}]"), "both") for k, v in regions.items()]
     arr = np.asarray(regions, dtype=object)
     if arr.ndim == 1 and all(isinstance(e, int | float | np.number) for e in arr.tolist()):
         edges = np.asarray(regions, dtype=np.float64)
         if edges.size < 2 or np.any(np.diff(edges) <= 0) or not np.all(np.isfinite(edges)):
             raise ValueError(f"bin edges in `regions` must be >= 2 finite, strictly increasing values; got {edges.tolist()}")
-        return [(f"[{a:g}, {b:g}{']' if i == edges.size - 2 else ')'}", (float(a), float(b)))
+        last = edges.size - 2
+        return [(f"[{a:g}, {b:g}{']' if i == last else ')'}", (float(a), float(b)), "both" if i == last else "left")
                 for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
     out = []
     for r in regions:
         lo, hi = _check_region(r, "regions entry")
-        out.append((f"[{lo:g}, {hi:g}]", (lo, hi)))
+        out.append((f"[{lo:g}, {hi:g}]", (lo, hi), "both"))
     return out
 
 
@@ -324,14 +326,10 @@ def region_report(
     sel = _selector(y, p, on)
     link_obj = None if link is None else get_link(link)
     specs = _regions_from(regions, y)
-    edges_mode = regions is not None and not isinstance(regions, Mapping) and all(
-        isinstance(e, int | float | np.number) for e in np.asarray(regions, dtype=object).reshape(-1).tolist()
-    )
     cols: dict[str, list] = {"region": [], "lo": [], "hi": [], "n": [], "weight": [], "mae": [], "rmse": [], "bias": []}
     if link_obj is not None:
         cols["bregman"] = []
-    for i, (name, (lo, hi)) in enumerate(specs):
-        closed = "left" if edges_mode and i < len(specs) - 1 else "both"
+    for name, (lo, hi), closed in specs:
         mask = in_region(sel, (lo, hi), closed=closed)
         wm = None if w is None else w[mask]
         total = float(mask.sum()) if wm is None else float(wm.sum())

@@ -153,6 +153,8 @@ def test_region_report_edges_are_half_open_and_empty_regions_are_nan():
     y = np.array([0.0, 1.0, 2.0, 3.0])
     rep = region_report(y, y + 1, regions=[0, 1, 2, 3], as_frame=False)
     assert rep["n"].tolist() == [1, 1, 2]  # [0,1) [1,2) [2,3]
+    pairs = region_report(y, y + 1, regions=[(0, 1), (1, 3)], as_frame=False)
+    assert pairs["n"].tolist() == [2, 3]  # explicit pairs are closed on both sides
     named = region_report(y, y, regions={"short": (None, 0.5), "none": (10, 20)}, as_frame=False)
     assert named["region"] == ["short", "none"]
     assert named["n"].tolist() == [1, 0]
