@@ -429,8 +429,7 @@ def _violating_infimum(name):
     x2 is *not above* the false logit of x1, so the PoLS fails. Minimised over a box; the
     smooth losses use the library's own gradients.
     """
-    from scipy.optimize import minimize
-
+    minimize = pytest.importorskip("scipy.optimize").minimize
     bound = get_loss(name).bind(np.array([0, 1]))
 
     def unpack(x):
@@ -548,7 +547,7 @@ def test_nway_two_classes_is_multilabel_cross_entropy(rng):
 
 
 def test_nway_centered_soft_label_optimum_is_softmax(rng):
-    from scipy.optimize import minimize
+    minimize = pytest.importorskip("scipy.optimize").minimize
 
     t = rng.dirichlet(np.ones(4), size=(1, 3))  # one sample, 3 ways, 4 classes, soft labels
     centered = get_loss("nway_softmax_cross_entropy", centered=True)
