@@ -5,6 +5,10 @@
   and :func:`compare` (several systems, paired significance tests).
 * :mod:`selrank.metrics.classification`: single-logit classification metrics (per-class
   AUPRC, precision at a fixed recall, Principle-of-Logit-Separation violations).
+* :mod:`selrank.metrics.region`: errors, pairwise accuracy and ranking metrics inside label or
+  score regions; properness per feature cell.
+* :mod:`selrank.metrics.underspecification`: BUST/BLUST (Theorem 1), Appendix F and I
+  reproductions, sensitivity reports.
 
 This package never imports :mod:`selrank.losses`; it needs NumPy, plus polars for
 :func:`evaluate` and :func:`compare`.
@@ -18,6 +22,15 @@ from .classification import (
     per_class_auprc,
     precision_at_recall,
     single_logit_scores,
+)
+from .region import (
+    PropernessReport,
+    in_region,
+    properness_check,
+    region_error,
+    region_pairwise_accuracy,
+    region_ranking,
+    region_report,
 )
 from .ranking import (
     CONVENTIONS,
@@ -34,6 +47,19 @@ from .ranking import (
     precision_at_k,
     recall_at_k,
     reciprocal_rank,
+)
+from .underspecification import (
+    SensitivityReport,
+    Theorem1Result,
+    appendix_f,
+    appendix_i,
+    blust,
+    bust,
+    check_theorem1,
+    fit_linear,
+    sensitivity_report,
+    solve_bust_offset,
+    theorem1_table,
 )
 
 __all__ = [
@@ -58,4 +84,24 @@ __all__ = [
     "precision_at_recall",
     "logit_separation_violations",
     "single_logit_scores",
+    # region metrics
+    "in_region",
+    "region_error",
+    "region_report",
+    "region_pairwise_accuracy",
+    "region_ranking",
+    "properness_check",
+    "PropernessReport",
+    # underspecification suite
+    "bust",
+    "blust",
+    "solve_bust_offset",
+    "fit_linear",
+    "check_theorem1",
+    "theorem1_table",
+    "Theorem1Result",
+    "appendix_f",
+    "appendix_i",
+    "sensitivity_report",
+    "SensitivityReport",
 ]
