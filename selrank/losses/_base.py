@@ -14,7 +14,8 @@ Conventions (the same for every loss):
   ``h(ŝ) − y``, e.g. probabilities for a sigmoid link).
 * the *unit* of a loss is a row (pointwise), a query (pairwise, listwise) or a sample
   (multi-class ``[n, K]``); ``reduction="none"`` returns one weighted value per unit,
-  ``"sum"`` their sum, ``"mean"`` the weighted mean ``Σ w·L / Σ w``.
+  ``"sum"`` their sum, ``"mean"`` the weighted mean ``Σ w·L / Σ w``. Batch losses
+  (``couples_samples``) have one unit per batch of ``group``.
 * :meth:`BoundLoss.grad_hess` returns the gradient and the Hessian diagonal of the
   *weighted sum* ``Σ w·L`` with respect to ``y_pred`` — what LightGBM and XGBoost expect.
 """
@@ -107,6 +108,11 @@ class Loss:
     #: Parameter sets for the registry-driven tests (and as documentation).
     examples: ClassVar[list[dict[str, Any]]] = [{}]
     target: str = "score"
+    #: False for the baselines: label targets, no zero gradient at ``y_pred = y_true``, may be
+    #: negative or non-convex.
+    is_matching: ClassVar[bool] = True
+    #: True for batch losses whose value and gradient mix the samples of a batch (unit = batch).
+    couples_samples: ClassVar[bool] = False
 
     # -- public API --------------------------------------------------------------------
     def bind(self, y_true, *, group=None, sample_weight=None) -> BoundLoss:
