@@ -42,7 +42,7 @@ import numpy as np
 
 from . import _array as A
 from ._affine import Capped, parse_cap
-from .links import DEFAULT_CAP, Link, _eps_threshold, _params_equal
+from .links import DEFAULT_CAP, Exp, Link, NegExp, Sigmoid, Sinh, SmeLU, Step, _eps_threshold, _params_equal
 
 __all__ = [
     "Scaling",
@@ -181,7 +181,26 @@ class Constant(Scaling):
         return x
 
 
-class ExpScaling(Scaling):
+class _LinkShapedScaling(Scaling):
+    """A scaling whose ``q0, q0', Q0`` are a catalogue link's ``f, f', F`` (no second copy).
+
+    ``_shape`` is the link (``alpha = 1``, ``beta = 0``, uncapped: the scaling applies its own
+    scale, shift and caps) whose standardized function triple this scaling reuses.
+    """
+
+    _shape: Link
+
+    def _q(self, x, xp):
+        return self._shape._f(x, xp)
+
+    def _dq(self, x, xp):
+        return self._shape._df(x, xp)
+
+    def _Q(self, x, xp):
+        return self._shape._F(x, xp)
+
+
+class ExpScaling(_LinkShapedScaling):
     r"""Exponential scaling :math:`q = \alpha e^{x}`, :math:`Q = e^{x}`: the double-exponential
     softmax [C.11–C.12], high-score sensitivity. Capped by default at ``x = 30``."""
 
@@ -189,15 +208,10 @@ class ExpScaling(Scaling):
     examples = [{}, {"alpha": 0.5, "beta": -1.0}, {"cap": 3.0}]
     _cap_sides = "high"
     _default_cap = DEFAULT_CAP
-
-    def _q(self, x, xp):
-        return xp.exp(x)
-
-    _dq = _q
-    _Q = _q
+    _shape = Exp(cap=None)
 
 
-class NegExpScaling(Scaling):
+class NegExpScaling(_LinkShapedScaling):
     r"""Anti-exponential scaling :math:`q = -\alpha e^{-x}`, :math:`Q = e^{-x}`: low-score
     sensitivity (a convex, decreasing ``Q``). Capped by default at ``x = -30``."""
 
@@ -205,33 +219,16 @@ class NegExpScaling(Scaling):
     examples = [{}, {"alpha": 0.5}]
     _cap_sides = "low"
     _default_cap = DEFAULT_CAP
-
-    def _q(self, x, xp):
-        return -xp.exp(-x)
-
-    def _dq(self, x, xp):
-        return xp.exp(-x)
-
-    def _Q(self, x, xp):
-        return xp.exp(-x)
+    _shape = NegExp(cap=None)
 
 
-class SigmoidScaling(Scaling):
+class SigmoidScaling(_LinkShapedScaling):
     r"""Sigmoid scaling :math:`q = \alpha\sigma(x)`, :math:`Q = \mathrm{softplus}(x)`: SoftmaxPlus,
     the add-1 softmax [C.13–C.15]."""
 
     name = "sigmoid"
     examples = [{}, {"alpha": 2.0, "beta": 1.0}]
-
-    def _q(self, x, xp):
-        return A.sigmoid(x, xp)
-
-    def _dq(self, x, xp):
-        s = A.sigmoid(x, xp)
-        return s * (1.0 - s)
-
-    def _Q(self, x, xp):
-        return A.softplus(x, xp)
+    _shape = Sigmoid()
 
 
 class TanhScaling(Scaling):
@@ -253,22 +250,14 @@ class TanhScaling(Scaling):
         return a + xp.log1p(xp.exp(-2.0 * a)) - math.log(2.0)
 
 
-class SinhScaling(Scaling):
+class SinhScaling(_LinkShapedScaling):
     r"""Sinh scaling :math:`q = \alpha\sinh(x)`, :math:`Q = \cosh(x)`: high-norm sensitivity
     (convex ``Q``). Capped by default at ``|x| = 30``."""
 
     name = "sinh"
     examples = [{}, {"alpha": 0.5}, {"cap": 2.0}]
     _default_cap = DEFAULT_CAP
-
-    def _q(self, x, xp):
-        return xp.sinh(x)
-
-    def _dq(self, x, xp):
-        return xp.cosh(x)
-
-    def _Q(self, x, xp):
-        return xp.cosh(x)
+    _shape = Sinh(cap=None)
 
 
 class CoshScaling(Scaling):
@@ -329,7 +318,7 @@ class PolyScaling(Scaling):
         return True if self.c >= bound else None
 
 
-class SmeLUScaling(Scaling):
+class SmeLUScaling(_LinkShapedScaling):
     r"""SmeLU scaling: :math:`Q = \mathrm{SmeLU}(x)`, :math:`q = \alpha\cdot` the SmeLU gradient:
     SoftSmeLU, clips low scores (distillation of teacher scores, MATH.md §3–4)."""
 
@@ -340,36 +329,18 @@ class SmeLUScaling(Scaling):
     def __init__(self, *, c: float = 1.0, alpha: float = 1.0, beta: float = 0.0):
         super().__init__(alpha=alpha, beta=beta, cap=None)
         self.c = A.positive_float(c, "c", "SmeLUScaling")
+        self._shape = SmeLU(c=self.c)
         self._params = {"c": c, "alpha": alpha, "beta": beta}
 
-    def _q(self, x, xp):
-        return xp.clip((x + self.c) / (2.0 * self.c), 0.0, 1.0)
 
-    def _dq(self, x, xp):
-        inside = (x > -self.c) & (x < self.c)
-        return xp.where(inside, xp.full_like(x, 0.5 / self.c), xp.zeros_like(x))
-
-    def _Q(self, x, xp):
-        xc = xp.clip(x, -self.c, self.c)
-        return (xc + self.c) ** 2 / (4.0 * self.c) + xp.maximum(x - self.c, xp.zeros_like(x))
-
-
-class ReLUScaling(Scaling):
-    r"""ReLU scaling: :math:`Q = \max(x, 0)`, :math:`q = \alpha\,\mathbb{1}[x > 0]`: clips low
-    scores to a common floor."""
+class ReLUScaling(_LinkShapedScaling):
+    r"""ReLU scaling: :math:`Q = \max(x, 0)`, :math:`q = \alpha\,\mathbb{1}[x > 0]` (½ at 0):
+    clips low scores to a common floor."""
 
     name = "relu"
     smooth = False
     examples = [{}, {"beta": -1.0}]
-
-    def _q(self, x, xp):
-        return xp.where(x > 0, xp.ones_like(x), xp.zeros_like(x))
-
-    def _dq(self, x, xp):
-        return xp.zeros_like(x)
-
-    def _Q(self, x, xp):
-        return xp.maximum(x, xp.zeros_like(x))
+    _shape = Step()
 
 
 class CallableScaling(Scaling):

@@ -84,6 +84,30 @@ def as_weight(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray 
     return w
 
 
+def check_class_indices(y, owner: str, n_classes: int | None = None, name: str = "y_true") -> np.ndarray:
+    """Integer class indices (in ``[0, n_classes)`` when given) as int64, or ``ValueError``."""
+    y = np.asarray(A.to_numpy(y))
+    with np.errstate(invalid="ignore"):
+        as_int = np.round(y).astype(np.int64)
+    bad = (as_int != y) | (as_int < 0)
+    if n_classes is not None:
+        bad |= as_int >= n_classes
+    if np.any(bad):
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        rng = f"[0, {n_classes})" if n_classes is not None else ">= 0"
+        raise ValueError(
+            f"`{name}` class indices of {owner} must be integers in {rng}; index {i} holds {y.reshape(-1)[i].item()!r}"
+        )
+    return as_int
+
+
+def one_hot(idx: np.ndarray, n_classes: int, value: float = 1.0) -> np.ndarray:
+    """``value`` at each index along a new last axis of length ``n_classes`` (float64)."""
+    out = np.zeros((*idx.shape, n_classes), dtype=np.float64)
+    np.put_along_axis(out, idx[..., None], value, axis=-1)
+    return out
+
+
 def shape_error(y_pred_shape, y_true_shape, what: str = "y_true") -> ValueError:
     return ValueError(f"`y_pred` and `{what}` must have the same shape; got {tuple(y_pred_shape)} and {tuple(y_true_shape)}")
 

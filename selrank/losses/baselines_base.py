@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import as_groups
-from ._base import BoundLoss, Loss, as_target_array, as_weight, group_weights
+from ._base import BoundLoss, Loss, as_target_array, as_weight, check_class_indices, group_weights, one_hot
 
 __all__ = [
     "LabelLoss",
@@ -73,25 +73,6 @@ def check_labels(y: np.ndarray, kind: str, owner: str, name: str = "y_true") -> 
         if np.any(off):
             r = int(np.flatnonzero(off)[0])
             raise ValueError(f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {r} sums to {s[r].item()!r}")
-
-
-def check_class_indices(y: np.ndarray, owner: str, n_classes: int | None = None, name: str = "y_true") -> np.ndarray:
-    """Integer class indices (``[0, n_classes)`` when given) as int64, or ``ValueError``."""
-    as_int = np.round(y).astype(np.int64)
-    bad = (as_int != y) | (as_int < 0)
-    if n_classes is not None:
-        bad |= as_int >= n_classes
-    if np.any(bad):
-        i = int(np.flatnonzero(bad.reshape(-1))[0])
-        rng = f"[0, {n_classes})" if n_classes is not None else ">= 0"
-        raise ValueError(f"`{name}` class indices of {owner} must be integers in {rng}; index {i} holds {y.reshape(-1)[i].item()!r}")
-    return as_int
-
-
-def one_hot(idx: np.ndarray, n_classes: int) -> np.ndarray:
-    out = np.zeros((*idx.shape, n_classes), dtype=np.float64)
-    np.put_along_axis(out, idx[..., None], 1.0, axis=-1)
-    return out
 
 
 def check_bool(value: Any, name: str, owner: str) -> bool:

@@ -14,7 +14,7 @@ from ..scalings import (
     composite_softmax_hess_diag,
     get_scaling,
 )
-from ._base import BoundLoss, Loss, as_target_array, as_weight, check_target
+from ._base import BoundLoss, Loss, as_target_array, as_weight, check_class_indices, check_target, one_hot
 from .listwise import check_softmax_convexity, link_target_lists
 
 __all__ = ["Decomposed", "CompositeSoftmax", "class_targets"]
@@ -27,15 +27,7 @@ def class_targets(y, n_classes: int, value: float = 1.0):
     labels = np.asarray(A.to_numpy(y))
     if labels.ndim != 1:
         raise ValueError(f"class indices must be 1-D; got shape {labels.shape}")
-    as_int = labels.astype(np.int64)
-    if np.any(as_int != labels) or np.any(as_int < 0) or np.any(as_int >= n_classes):
-        bad = int(np.flatnonzero((as_int != labels) | (as_int < 0) | (as_int >= n_classes))[0])
-        raise ValueError(
-            f"class indices must be integers in [0, {n_classes}); index {bad} holds {labels[bad]!r}"
-        )
-    out = np.zeros((labels.size, n_classes), dtype=np.float64)
-    out[np.arange(labels.size), as_int] = value
-    return out
+    return one_hot(check_class_indices(labels, "a multi-class loss", n_classes), n_classes, value)
 
 
 class _MultiClassLoss(Loss):
@@ -60,12 +52,8 @@ class _MultiClassLoss(Loss):
         w = as_weight(sample_weight, int(y.shape[0]))
         return self._bound_class(self, y, w)
 
-    @staticmethod
-    def _check_class_indices(y):
-        arr = np.asarray(A.to_numpy(y))
-        if np.any(arr != np.round(arr)) or np.any(arr < 0):
-            bad = int(np.flatnonzero((arr != np.round(arr)) | (arr < 0))[0])
-            raise ValueError(f"class indices must be non-negative integers; index {bad} holds {arr[bad]!r}")
+    def _check_class_indices(self, y):
+        check_class_indices(y, type(self).__name__)
 
     def hessian(self, y_pred):
         """Exact Hessian ``[n, K, K]`` of the per-sample loss w.r.t. ``y_pred``."""
