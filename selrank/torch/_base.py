@@ -1,0 +1,229 @@
+"""Base class of every head: input validation, padding, precision, weights and reduction.
+
+A head is a ``torch.nn.Module`` called as ``head(y_pred, y_true, *, mask=None,
+lengths=None, sample_weight=None)``. The base class does everything that is the same for
+all heads — checking shapes and types, resolving padding (:mod:`._masking`), running in
+float32 under autocast or for half-precision scores, weighting and reducing — and a
+concrete head implements one method returning the unweighted loss of each *unit* (an item
+or a list). Heads with a closed-form gradient (the selective matching losses: ``h(ŝ) −
+h(s)``) return it too and get an analytic backward through :class:`ClosedFormGradient`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from torch.autograd.function import once_differentiable
+
+from ._masking import (
+    as_target_tensor,
+    check_reduction,
+    compute_dtype,
+    neutralize,
+    padding_mask,
+    reduce_units,
+    unit_weights,
+)
+
+__all__ = ["RankingHead", "ClosedFormGradient", "GRAD_MODES"]
+
+GRAD_MODES = ("analytic", "autograd")
+
+
+class ClosedFormGradient(torch.autograd.Function):
+    """Per-unit losses whose backward is a precomputed closed-form gradient.
+
+    ``forward(z, terms)`` calls ``terms(z)`` (without autograd) for ``(values, grad)``:
+    ``values`` one loss per unit (shape ``[batch]`` for lists, ``z.shape`` for items) and
+    ``grad`` the gradient of each unit's loss with respect to its own scores (shape of
+    ``z``). The backward multiplies ``grad`` by the incoming per-unit gradient; it is not
+    itself differentiable (use ``grad="autograd"`` for double backward).
+    """
+
+    @staticmethod
+    def forward(ctx, z, terms):
+        values, grad = terms(z.detach())
+        ctx.save_for_backward(grad)
+        ctx.unit_dims = values.dim()
+        return values
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_values):
+        (grad,) = ctx.saved_tensors
+        g = grad_values
+        for _ in range(grad.dim() - ctx.unit_dims):
+            g = g[..., None]
+        return g * grad, None
+
+
+class RankingHead(nn.Module):
+    """Base class of all heads.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum", "none"}
+        ``"mean"``: weighted mean over units (items or non-empty lists); ``"sum"``; ``"none"``:
+        one weighted value per unit (``[batch]`` for list heads, ``[batch, list]`` for item
+        heads), 0 for padding.
+    padding_value : float or None
+        Sentinel label of padded items (used when neither ``mask`` nor ``lengths`` is
+        passed). ``None``: no sentinel.
+
+    Attributes
+    ----------
+    unit : {"item", "list"}
+        What one loss value belongs to.
+    """
+
+    unit: ClassVar[str] = "list"
+    #: Accepted numbers of dimensions of ``y_pred``.
+    ndims: ClassVar[tuple[int, ...]] = (2,)
+
+    def __init__(self, *, reduction: str = "mean", padding_value: float | None = -1.0):
+        super().__init__()
+        self.reduction = check_reduction(reduction, type(self).__name__)
+        if padding_value is not None:
+            try:
+                padding_value = float(padding_value)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"`padding_value` of {type(self).__name__} must be a number or None; got {padding_value!r}"
+                ) from None
+        self.padding_value = padding_value
+
+    # -- the one method a head implements ----------------------------------------------
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Unweighted loss per unit of scores ``z`` for targets ``y`` (real items: ``valid``).
+
+        ``z`` and ``y`` are in the compute dtype and finite at every position: padded
+        entries hold copies of real ones (:func:`~selrank.torch._masking.neutralize`).
+        """
+        raise NotImplementedError
+
+    # -- public ----------------------------------------------------------------------------
+    def forward(
+        self,
+        y_pred: torch.Tensor,
+        y_true: Any,
+        *,
+        mask: Any = None,
+        lengths: Any = None,
+        sample_weight: Any = None,
+        reduction: str | None = None,
+    ) -> torch.Tensor:
+        """Loss of scores ``y_pred`` for targets ``y_true``.
+
+        Parameters
+        ----------
+        y_pred : Tensor ``[batch, list]``
+            Scores (any floating dtype; half precision is computed in float32).
+        y_true : Tensor or array ``[batch, list]``
+            Labels or teacher scores; padded entries may hold the sentinel.
+        mask : bool Tensor ``[batch, list]``, optional
+            ``True`` for real items.
+        lengths : int Tensor ``[batch]``, optional
+            Real items at the start of each list.
+        sample_weight : Tensor ``[batch]`` or ``[batch, list]``, optional
+            Per-list or per-item weights.
+        reduction : {"mean", "sum", "none"}, optional
+            Overrides the head's ``reduction`` for this call.
+        """
+        reduction = self.reduction if reduction is None else check_reduction(reduction, type(self).__name__)
+        z, y, valid = self._prepare(y_pred, y_true, mask, lengths)
+        with torch.autocast(device_type=z.device.type, enabled=False):
+            values = self._values(z, y, valid)
+            weights = unit_weights(self._unit_valid(y, valid), sample_weight, self.unit, values)
+            return reduce_units(values, weights, reduction)
+
+    def total_weight(self, y_pred, y_true, *, mask: Any = None, lengths: Any = None,
+                     sample_weight: Any = None) -> torch.Tensor:
+        """The denominator of ``reduction="mean"``: the summed weight of the units.
+
+        A data-parallel trainer whose ranks see parts of one batch divides each rank's
+        ``reduction="sum"`` loss by the total weight of the whole batch, which makes the
+        averaged gradient exactly that of the mean over the batch.
+        """
+        z, y, valid = self._prepare(y_pred, y_true, mask, lengths)
+        return unit_weights(self._unit_valid(y, valid), sample_weight, self.unit, z).sum()
+
+    def _values(self, z, y, valid):
+        if valid.numel() and not bool(valid.any()):
+            # nothing real in the batch: a zero loss that keeps the graph (finite gradient)
+            zeros = torch.where(valid, z, torch.zeros((), dtype=z.dtype, device=z.device)) * 0.0
+            if self.unit == "batch":
+                return zeros.sum().reshape(1)
+            return zeros if self.unit == "item" else zeros.sum(dim=-1)
+        return self.unit_values(z, y, valid)
+
+    def _unit_valid(self, y: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Which items count for the weights (heads may drop lists, e.g. without relevant items)."""
+        return valid
+
+    def _check_pred(self, y_pred) -> torch.Tensor:
+        name = type(self).__name__
+        if not torch.is_tensor(y_pred):
+            raise TypeError(f"`y_pred` of {name} must be a torch.Tensor; got {type(y_pred).__name__}")
+        if not y_pred.is_floating_point():
+            raise TypeError(f"`y_pred` of {name} must be a floating tensor; got dtype {y_pred.dtype}")
+        if y_pred.dim() not in self.ndims:
+            want = " or ".join(f"{d}-D" for d in self.ndims)
+            raise ValueError(f"`y_pred` of {name} must be {want} ([batch, list]); got shape {tuple(y_pred.shape)}")
+        return y_pred
+
+    def _targets(self, y_true, z: torch.Tensor) -> torch.Tensor:
+        y = as_target_tensor(y_true, z)
+        if tuple(y.shape) != tuple(z.shape):
+            raise ValueError(
+                f"`y_pred` and `y_true` must have the same shape; got {tuple(z.shape)} and {tuple(y.shape)}"
+            )
+        return y
+
+    def _prepare(self, y_pred, y_true, mask, lengths):
+        y_pred = self._check_pred(y_pred)
+        z = y_pred.to(compute_dtype(y_pred.dtype))
+        y = self._targets(y_true, z)
+        valid = padding_mask(y, mask=mask, lengths=lengths, padding_value=self.padding_value)
+        if y.device.type == "cpu" and not bool(torch.isfinite(y[valid]).all()):
+            bad = torch.nonzero(valid & ~torch.isfinite(y))[0].tolist()
+            raise ValueError(f"`y_true` must be finite at real items; found {float(y[tuple(bad)])!r} at index {bad}")
+        if not bool(valid.all()):
+            z, y = neutralize(z, valid), neutralize(y, valid)
+        return z, y, valid
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}, padding_value={self.padding_value!r}"
+
+
+class AnalyticHead(RankingHead):
+    """A head whose units have a closed-form gradient (see :class:`ClosedFormGradient`).
+
+    Subclasses implement ``terms(z, y, valid, with_grad)`` returning ``(values, grad)``
+    (``grad`` is ``None`` when ``with_grad`` is false).
+
+    Parameters
+    ----------
+    grad : {"analytic", "autograd"}
+        ``"analytic"``: backward is the closed form, computed in the forward pass (faster,
+        less memory, exact at the minimum); ``"autograd"``: differentiate the loss value
+        (supports double backward).
+    """
+
+    def __init__(self, *, grad: str = "analytic", **kwargs):
+        super().__init__(**kwargs)
+        if grad not in GRAD_MODES:
+            raise ValueError(f"`grad` of {type(self).__name__} must be one of {GRAD_MODES}; got {grad!r}")
+        self.grad = grad
+
+    def terms(self, z, y, valid, with_grad: bool):
+        raise NotImplementedError
+
+    def unit_values(self, z, y, valid):
+        if self.grad == "analytic" and z.requires_grad and torch.is_grad_enabled():
+            return ClosedFormGradient.apply(z, lambda zd: self.terms(zd, y, valid, True))
+        return self.terms(z, y, valid, False)[0]
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, grad={self.grad!r}"

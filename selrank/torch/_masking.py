@@ -1,0 +1,318 @@
+"""Padding, masked list reductions and the one reduction helper shared by every head.
+
+Batches of ranked lists arrive as dense ``[batch, list]`` tensors in which short lists are
+padded. Users mark the padding in one of three ways, all accepted by every head:
+
+* a boolean ``mask`` (``True`` for a real item),
+* a ``lengths`` tensor (the first ``lengths[b]`` items of list ``b`` are real),
+* a *sentinel* label (``padding_value``, default ``-1``) in ``y_true`` — used only when
+  neither ``mask`` nor ``lengths`` is given, so soft targets that may equal the sentinel
+  (teacher scores) are safe once a mask is passed (or ``padding_value=None``).
+
+Everything that touches padding lives here, so a head's own code never repeats a masking
+block (allRank's mistake):
+
+* :func:`padding_mask` turns the three conventions into one boolean mask;
+* :func:`neutralize` overwrites padded entries with a *copy of a real entry of the same
+  list* (detached), so no padded value — ``-inf``, ``NaN`` or a huge score — can reach an
+  ``exp``, and padded slots receive exactly zero gradient. This is what keeps the forward
+  *and* the backward free of ``0·inf`` and ``-inf − (-inf)``;
+* :class:`MaskedLists` is the list reducer of :func:`selrank.scalings.composite_softmax`
+  (the API of :class:`selrank._groups.DenseLists`) that ignores padded entries;
+* :func:`unit_weights` and :func:`reduce_units` implement ``reduction="mean" | "sum" |
+  "none"`` with per-item or per-list weights for every head.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..scalings import Constant, composite_softmax
+
+__all__ = [
+    "REDUCTIONS",
+    "padding_mask",
+    "neutralize",
+    "MaskedLists",
+    "unit_weights",
+    "reduce_units",
+    "as_target_tensor",
+    "compute_dtype",
+    "check_reduction",
+]
+
+REDUCTIONS = ("mean", "sum", "none")
+_SOFTMAX = Constant()  # the standard softmax: log-softmax through the one core log-sum-exp
+
+
+def check_reduction(reduction: Any, owner: str = "head") -> str:
+    """Validate ``reduction``."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"`reduction` of {owner} must be one of {REDUCTIONS}; got {reduction!r}")
+    return reduction
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Losses run in float32 for half-precision scores (as autocast's float32 op list does)."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def as_target_tensor(y_true: Any, like: torch.Tensor, name: str = "y_true") -> torch.Tensor:
+    """``y_true`` as a tensor on ``like``'s device in ``like``'s dtype (no gradient)."""
+    if isinstance(y_true, str | bytes) or y_true is None:
+        raise TypeError(f"`{name}` must be a tensor or numeric array; got {type(y_true).__name__}")
+    if hasattr(y_true, "to_numpy") and not isinstance(y_true, np.ndarray | torch.Tensor):
+        y_true = y_true.to_numpy()  # polars / pandas
+    if not torch.is_tensor(y_true):
+        arr = np.asarray(y_true)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"`{name}` must be a tensor or numeric array; got dtype {arr.dtype}")
+        y_true = torch.as_tensor(arr)
+    if y_true.dtype == torch.bool or y_true.is_complex():
+        raise TypeError(f"`{name}` must have a real numeric dtype; got {y_true.dtype}")
+    return y_true.detach().to(device=like.device, dtype=like.dtype)
+
+
+def _as_bool_mask(mask: Any, shape: tuple, device) -> torch.Tensor:
+    if not torch.is_tensor(mask):
+        mask = torch.as_tensor(np.asarray(mask))
+    if tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"`mask` must have the shape of `y_true` {tuple(shape)}; got {tuple(mask.shape)}")
+    if mask.dtype != torch.bool:
+        if mask.is_floating_point() or mask.is_complex():
+            raise TypeError(f"`mask` must be boolean (True for real items); got dtype {mask.dtype}")
+        if bool(((mask != 0) & (mask != 1)).any()):
+            raise ValueError("`mask` given as integers must hold only 0 and 1")
+        mask = mask != 0
+    return mask.to(device)
+
+
+def _lengths_mask(lengths: Any, shape: tuple, device) -> torch.Tensor:
+    if len(shape) != 2:
+        raise ValueError(f"`lengths` needs targets of shape [batch, list]; got shape {tuple(shape)}")
+    if not torch.is_tensor(lengths):
+        lengths = torch.as_tensor(np.asarray(lengths))
+    if lengths.dtype == torch.bool or lengths.is_complex():
+        raise TypeError(f"`lengths` must hold whole numbers; got dtype {lengths.dtype}")
+    if lengths.is_floating_point() and bool((lengths != torch.round(lengths)).any()):
+        raise ValueError("`lengths` must hold whole numbers; got fractional values")
+    if tuple(lengths.shape) != (shape[0],):
+        raise ValueError(f"`lengths` must have shape ({shape[0]},), one per list; got {tuple(lengths.shape)}")
+    lengths = lengths.to(device=device, dtype=torch.long)
+    bad = (lengths < 0) | (lengths > shape[1])
+    if bool(bad.any()):
+        i = int(torch.nonzero(bad)[0, 0])
+        raise ValueError(f"`lengths` must lie in [0, {shape[1]}]; list {i} has length {int(lengths[i])}")
+    return torch.arange(shape[1], device=device)[None, :] < lengths[:, None]
+
+
+def padding_mask(
+    y_true: torch.Tensor,
+    *,
+    mask: Any = None,
+    lengths: Any = None,
+    padding_value: float | None = -1.0,
+) -> torch.Tensor:
+    """Boolean mask (``True`` for real items) from any of the three padding conventions.
+
+    Parameters
+    ----------
+    y_true : Tensor
+        Targets of shape ``[batch, list]`` (or any shape for item-wise heads).
+    mask : bool tensor, optional
+        ``True`` for real items; shape of ``y_true``.
+    lengths : int tensor of shape ``[batch]``, optional
+        Number of real items at the start of each list.
+    padding_value : float or None
+        Sentinel label of padded items, used only when neither ``mask`` nor ``lengths`` is
+        given; ``None`` means no padding.
+
+    Examples
+    --------
+    >>> import torch
+    >>> y = torch.tensor([[2.0, 0.0, -1.0], [1.0, -1.0, -1.0]])
+    >>> padding_mask(y).tolist()
+    [[True, True, False], [True, False, False]]
+    >>> padding_mask(y, lengths=torch.tensor([3, 1])).tolist()
+    [[True, True, True], [True, False, False]]
+    """
+    shape = tuple(y_true.shape)
+    if mask is not None and lengths is not None:
+        raise ValueError("give at most one of `mask` and `lengths`; got both")
+    if mask is not None:
+        return _as_bool_mask(mask, shape, y_true.device)
+    if lengths is not None:
+        return _lengths_mask(lengths, shape, y_true.device)
+    if padding_value is None:
+        return torch.ones(shape, dtype=torch.bool, device=y_true.device)
+    return y_true != padding_value
+
+
+def neutralize(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """Replace padded entries of ``x`` (last axis = list) by a real entry of the same list.
+
+    The first real entry of each list is copied (detached) into its padded slots, so any
+    list function stays finite at padded positions (an ``exp`` there is no larger than at a
+    real item, a link's domain is respected) and padded slots receive exactly zero
+    gradient. A list without real entries is filled with the first real entry of the whole
+    tensor (0 if there is none): a harmless dummy list whose loss the heads discard.
+
+    Examples
+    --------
+    >>> import torch
+    >>> x = torch.tensor([[1.0, float("inf")], [float("nan"), 5.0], [7.0, 8.0]])
+    >>> valid = torch.tensor([[True, False], [False, True], [False, False]])
+    >>> neutralize(x, valid).tolist()
+    [[1.0, 1.0], [5.0, 5.0], [1.0, 1.0]]
+    """
+    if valid.dim() == 0 or valid.shape[-1] == 0:
+        return x
+    xd = x.detach()
+    first = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
+    fill = xd.gather(-1, first)
+    flat_valid = valid.reshape(-1)
+    g = flat_valid.to(torch.uint8).argmax()
+    anywhere = torch.where(flat_valid[g], xd.reshape(-1)[g], torch.zeros((), dtype=x.dtype, device=x.device))
+    fill = torch.where(valid.any(dim=-1, keepdim=True), fill, anywhere)
+    return torch.where(valid, x, fill)
+
+
+class MaskedLists:
+    """List reducer over the last axis that ignores padded entries.
+
+    Same API as :class:`selrank._groups.DenseLists` (``sum``, ``max``, ``broadcast``), so
+    the core's :func:`~selrank.scalings.composite_softmax` runs on padded batches
+    unchanged. Inputs must be finite at padded positions (see :func:`neutralize`) and every
+    list must hold at least one real entry: the heads give a fully padded list an all-real
+    mask (it is a dummy list after :func:`neutralize`) and discard its loss.
+
+    Parameters
+    ----------
+    valid : bool tensor ``[..., list]``
+        ``True`` for real entries.
+
+    Examples
+    --------
+    >>> import torch
+    >>> lists = MaskedLists(torch.tensor([[True, True, False]]))
+    >>> lists.sum(torch.tensor([[1.0, 2.0, 100.0]])).tolist()
+    [3.0]
+    >>> lists.log_softmax(torch.tensor([[0.0, 0.0, 50.0]])).exp()[:, :2].tolist()
+    [[0.5, 0.5]]
+    """
+
+    def __init__(self, valid: torch.Tensor):
+        self.valid = valid
+        self.all_valid = bool(valid.all())
+
+    @classmethod
+    def for_padded(cls, valid: torch.Tensor) -> MaskedLists:
+        """Reducer for a padded batch: fully padded lists count as (dummy) full lists."""
+        return cls(valid | ~valid.any(dim=-1, keepdim=True))
+
+    def sum(self, x):
+        if self.all_valid:
+            return x.sum(dim=-1)
+        return torch.where(self.valid, x, torch.zeros((), dtype=x.dtype, device=x.device)).sum(dim=-1)
+
+    def max(self, x):
+        if self.all_valid:
+            return x.amax(dim=-1)
+        low = torch.tensor(-math.inf, dtype=x.dtype, device=x.device)
+        return torch.where(self.valid, x, low).amax(dim=-1)
+
+    def broadcast(self, v):
+        return v[..., None]
+
+    def log_softmax(self, z):
+        """Log-softmax over the real entries (finite, meaningless values at padded ones)."""
+        return composite_softmax(_SOFTMAX, 1.0, z, self)["logp"]
+
+
+def _weight_tensor(sample_weight: Any, like: torch.Tensor) -> torch.Tensor:
+    w = as_target_tensor(sample_weight, like, "sample_weight")
+    if w.device.type == "cpu":
+        if not bool(torch.isfinite(w).all()):
+            raise ValueError("`sample_weight` must be finite; found NaN or inf")
+        if bool((w < 0).any()):
+            raise ValueError(f"`sample_weight` must be non-negative; found {float(w.min())!r}")
+    return w
+
+
+def unit_weights(valid: torch.Tensor, sample_weight: Any, unit: str, like: torch.Tensor) -> torch.Tensor:
+    """Weight of each loss unit, zero for padding.
+
+    Parameters
+    ----------
+    valid : bool tensor ``[batch, list]``
+        Real items.
+    sample_weight : tensor or None
+        Per list (shape ``[batch]``) or per item (shape ``[batch, list]``).
+    unit : {"item", "list", "batch"}
+        ``"item"``: one loss per item, weights ``[batch, list]`` (a per-list weight applies
+        to each of its items). ``"list"``: one loss per list, weights ``[batch]`` (per-item
+        weights are averaged over the real items of a list, the convention of
+        :mod:`selrank.losses`); fully padded lists get weight 0. ``"batch"``: one loss for
+        the whole batch (losses that couple their samples), weight ``[1]``: the mean weight
+        of the real lists.
+    like : Tensor
+        Dtype and device of the result.
+
+    Examples
+    --------
+    >>> import torch
+    >>> valid = torch.tensor([[True, True, False], [False, False, False]])
+    >>> unit_weights(valid, None, "list", torch.zeros(1)).tolist()
+    [1.0, 0.0]
+    >>> unit_weights(valid, torch.tensor([[1.0, 3.0, 9.0], [1.0, 1.0, 1.0]]), "list", torch.zeros(1)).tolist()
+    [2.0, 0.0]
+    """
+    if unit == "batch":
+        per_list = unit_weights(valid, sample_weight, "list", like)
+        n = valid.any(dim=-1).sum().to(like.dtype)
+        return (per_list.sum() / n.clamp_min(1.0)).reshape(1)
+    dtype, device = like.dtype, like.device
+    zero = torch.zeros((), dtype=dtype, device=device)
+    if sample_weight is None:
+        return valid.to(dtype) if unit == "item" else valid.any(dim=-1).to(dtype)
+    w = _weight_tensor(sample_weight, like)
+    shape = tuple(valid.shape)
+    if tuple(w.shape) == shape:  # per item
+        if unit == "item":
+            return torch.where(valid, w, zero)
+        count = valid.sum(dim=-1).to(dtype)
+        return torch.where(valid, w, zero).sum(dim=-1) / count.clamp_min(1.0)
+    if len(shape) > 1 and tuple(w.shape) == shape[:-1]:  # per list
+        if unit == "item":
+            return torch.where(valid, w[..., None], zero)
+        return torch.where(valid.any(dim=-1), w, zero)
+    expected = f"{shape[:-1]} (per list) or {shape} (per item)" if len(shape) > 1 else f"{shape}"
+    raise ValueError(f"`sample_weight` must have shape {expected}; got {tuple(w.shape)}")
+
+
+def reduce_units(values: torch.Tensor, weights: torch.Tensor, reduction: str) -> torch.Tensor:
+    """Weighted reduction of per-unit losses.
+
+    ``"none"`` returns ``weights * values`` (0 for padding), ``"sum"`` their sum and
+    ``"mean"`` the weighted mean ``Σ w·L / Σ w`` (0 when every unit has weight 0 — a batch
+    of fully padded lists — with zero, finite gradients).
+
+    Examples
+    --------
+    >>> import torch
+    >>> reduce_units(torch.tensor([1.0, 3.0, 9.0]), torch.tensor([1.0, 1.0, 0.0]), "mean")
+    tensor(2.)
+    """
+    zero = torch.zeros((), dtype=values.dtype, device=values.device)
+    weighted = torch.where(weights > 0, values * weights, zero)
+    if reduction == "none":
+        return weighted
+    total = weighted.sum()
+    if reduction == "sum":
+        return total
+    denom = weights.sum()
+    return total / torch.where(denom > 0, denom, torch.ones_like(denom))

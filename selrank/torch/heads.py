@@ -1,0 +1,577 @@
+r"""Selective matching losses as ``torch.nn.Module`` heads over the core definitions.
+
+Each head holds a core loss from :mod:`selrank.losses` (``Pointwise``, ``Pairwise``,
+``Listwise``, ``CompositeSoftmax``/``Decomposed``) and evaluates it on dense, padded
+``[batch, list]`` tensors with the core's own link and scaling maths
+(:meth:`~selrank.links.Link.bregman`, :meth:`~selrank.links.Link.h`,
+:func:`~selrank.scalings.composite_softmax`, :func:`~selrank.scalings.composite_softmax_bregman`);
+only the padding (:mod:`selrank.torch._masking`) is added here. Nothing about a link is
+written twice.
+
+The gradient of a selective matching loss is the closed form :math:`h(\hat s) - h(s)`
+(eq. [1], [30]); with ``grad="analytic"`` (default) the heads compute it in the forward
+pass and the backward just scales it (:class:`~selrank.torch._base.ClosedFormGradient`):
+cheaper than differentiating the loss value and exact at the minimum, where the loss value
+itself is evaluated through a cancellation-free Taylor form. ``grad="autograd"``
+differentiates the value instead (double backward works).
+
+:func:`get_head` builds any head by name — the selective heads, the torch-only baselines of
+:mod:`selrank.torch.baselines` and, through :class:`CoreLoss`, every loss registered in
+:data:`selrank.losses.LOSSES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _array as A
+from .._groups import Groups
+from ..links import Link
+from ..losses import (
+    LOSSES,
+    CompositeSoftmax,
+    Decomposed,
+    Listwise,
+    Loss,
+    Pairwise,
+    Pointwise,
+    get_loss,
+)
+from ..losses.listwise import link_target_lists
+from ..scalings import composite_softmax, composite_softmax_bregman
+from . import baselines as B
+from ._base import AnalyticHead, RankingHead
+from ._masking import MaskedLists, as_target_tensor, compute_dtype, neutralize, padding_mask
+
+__all__ = [
+    "PointwiseLoss",
+    "PairwiseLoss",
+    "ListwiseLoss",
+    "MulticlassLoss",
+    "CoreLoss",
+    "HEADS",
+    "get_head",
+    "head_for",
+]
+
+
+# ======================================================================================
+# The three computations, shared by the heads (each calls the core for all link maths)
+# ======================================================================================
+
+
+def pointwise_terms(link: Link, target: str, z, y, valid, with_grad: bool):
+    """Per-item matching loss ``L(ŝ, s)`` and gradient ``h(ŝ) − h(s)`` (or ``h(ŝ) − y``)."""
+    if target == "score":
+        link.check_domain(y, "y_true")
+        values = link.bregman(z, y)
+        grad = link.h(z) - link.h(y) if with_grad else None
+    else:
+        link.check_range(y, "y_true")
+        values = link.bregman_link_target(z, y)
+        grad = link.h(z) - y if with_grad else None
+    if grad is not None:
+        grad = torch.where(valid, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
+    return values, grad
+
+
+def softmax_terms(scaling, gamma: float, target: str, z, y, valid, with_grad: bool):
+    """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30]."""
+    lists = MaskedLists.for_padded(valid)
+    parts = composite_softmax(scaling, gamma, z, lists)
+    if target == "score":
+        parts_y = composite_softmax(scaling, gamma, y, lists)
+        values = composite_softmax_bregman(scaling, gamma, z, y, lists, parts, parts_y)
+        hy = parts_y["h"]
+    else:
+        rows = valid.any(dim=-1)
+        link_target_lists(y[rows], MaskedLists(valid[rows]).sum, scaling.alpha, "list")
+        pi = y / scaling.alpha
+        values = gamma * lists.sum(A.xlogx(pi) - pi * parts["logp"])
+        hy = y
+    grad = None
+    if with_grad:
+        grad = torch.where(valid, parts["h"] - hy, torch.zeros((), dtype=z.dtype, device=z.device))
+    return values, grad
+
+
+def is_odd(link: Link) -> bool:
+    """``h(−z) = −h(z)`` on a grid reaching far beyond any cap (checked, not assumed)."""
+    z = np.concatenate([np.linspace(-60.0, 60.0, 1201), np.geomspace(1e-6, 1e6, 61)])
+    with np.errstate(all="ignore"):
+        hp = np.asarray(A.to_numpy(link.h(z)), dtype=np.float64)
+        hm = np.asarray(A.to_numpy(link.h(-z)), dtype=np.float64)
+    ok = np.isfinite(hp) & np.isfinite(hm)
+    return bool(np.all(ok) and np.allclose(hm, -hp, rtol=1e-12, atol=1e-12))
+
+
+def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, valid, with_grad: bool, chunk: int):
+    r"""Per-list pairwise matching loss and per-document gradient on dense lists.
+
+    Each unordered pair is oriented so that its target difference :math:`d = s_a - s_b \ge 0`
+    (ties: the earlier document first), as :class:`selrank.losses.Pairwise` does. For an
+    odd link the loss of a pair does not depend on its orientation, so the full
+    antisymmetric difference matrix is used (half its sum; the gradient is a row sum).
+    Lists are processed ``chunk`` pairs at a time to bound memory.
+    """
+    n, L = z.shape
+    zero = torch.zeros((), dtype=z.dtype, device=z.device)
+    step = max(1, chunk // max(L * L, 1))
+    upper = None if odd else torch.ones(L, L, dtype=torch.bool, device=z.device).triu(1)
+    vals, grads = [], []
+    for s in range(0, n, step):
+        zc, yc, vc = z[s : s + step], y[s : s + step], valid[s : s + step]
+        dz = zc[:, :, None] - zc[:, None, :]
+        dy = yc[:, :, None] - yc[:, None, :]
+        sel = vc[:, :, None] & vc[:, None, :]
+        if odd:
+            if distinct:
+                sel = sel & (dy != 0)
+        else:
+            oriented = dy > 0
+            if not distinct:
+                oriented = oriented | ((dy == 0) & upper)
+            sel = sel & oriented
+        v = torch.where(sel, link.bregman(dz, dy), zero).sum(dim=(-1, -2))
+        vals.append(0.5 * v if odd else v)
+        if with_grad:
+            G = torch.where(sel, link.h(dz) - link.h(dy), zero)
+            grads.append(G.sum(dim=-1) if odd else G.sum(dim=-1) - G.sum(dim=-2))
+    values = torch.cat(vals)
+    return values, (torch.cat(grads) if with_grad else None)
+
+
+def _core(cls, first, owner: str, build: Callable[[], Loss]) -> Loss:
+    """The core loss of a head: an instance of ``cls`` passed in, or built from parameters."""
+    if isinstance(first, Loss):
+        if not isinstance(first, cls):
+            raise TypeError(f"{owner} needs a {cls.__name__} loss; got {type(first).__name__} (see get_head)")
+        return first
+    return build()
+
+
+# ======================================================================================
+# Selective heads
+# ======================================================================================
+
+
+class PointwiseLoss(AnalyticHead):
+    r"""Pointwise selective matching loss per item (:class:`selrank.losses.Pointwise`).
+
+    .. math:: L(\hat s, s) = H(\hat s) - H(s) - (\hat s - s)\,h(s), \qquad
+              \partial L / \partial \hat s = h(\hat s) - h(s).
+
+    Parameters
+    ----------
+    link : Link, str or Pointwise
+        The link (default ``"exp"``) or a ready :class:`~selrank.losses.Pointwise`.
+    target : {"score", "link"}
+        Space of ``y_true`` (``"link"``: e.g. probabilities for a sigmoid link).
+    reduction, padding_value
+        See :class:`~selrank.torch._base.RankingHead`; the unit is an item.
+    grad : {"analytic", "autograd"}
+    **link_params
+        Parameters of a link given by name (``alpha``, ``beta``, ``cap``, ...).
+
+    Examples
+    --------
+    >>> import torch
+    >>> head = PointwiseLoss("identity")
+    >>> y_pred = torch.tensor([[1.0, 3.0, 0.0]], requires_grad=True)
+    >>> y_true = torch.tensor([[0.0, 1.0, -1.0]])          # -1: padding
+    >>> loss = head(y_pred, y_true)                        # mean of 1/2 and 2
+    >>> loss.backward()
+    >>> round(loss.item(), 6), y_pred.grad.tolist()        # (h(ŝ) − h(s)) / 2 items
+    (1.25, [[0.5, 1.0, 0.0]])
+    """
+
+    unit = "item"
+    ndims = (1, 2)
+
+    def __init__(self, link: Link | str | Pointwise = "exp", *, target: str = "score", reduction: str = "mean",
+                 padding_value: float | None = -1.0, grad: str = "analytic", **link_params):
+        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        self.core = _core(Pointwise, link, "PointwiseLoss", lambda: Pointwise(link, target=target, **link_params))
+
+    def terms(self, z, y, valid, with_grad):
+        return pointwise_terms(self.core.link, self.core.target, z, y, valid, with_grad)
+
+    def extra_repr(self) -> str:
+        return f"{self.core!r}, {super().extra_repr()}"
+
+
+class ListwiseLoss(AnalyticHead):
+    r"""Listwise selective matching loss: composite softmax over each list (:class:`selrank.losses.Listwise`).
+
+    .. math::
+        p_k(z) = \mathrm{softmax}(Q(z)/\gamma)_k, \quad h_k(z) = q(z_k)\,p_k(z), \quad
+        L(\hat s, s) = H(\hat s) - H(s) - \sum_k (\hat s_k - s_k)\,h_k(s)
+
+    with gradient :math:`q(\hat s_k)p_k(\hat s) - q(s_k)p_k(s)` (eq. [29–30]). Targets are
+    graded labels or soft teacher scores (distillation): ``scaling="exp"`` (default)
+    emphasises the top of the list, ``"smelu"``/``"relu"`` clip low teacher scores — every
+    teacher score below the clip point has :math:`q = 0` and the same (zero) link value
+    (MATH.md §3–4). Padded items get :math:`p = 0` and zero gradient.
+
+    Parameters
+    ----------
+    scaling : Scaling, str or Listwise
+        The scaling (default ``"exp"``) or a ready :class:`~selrank.losses.Listwise`.
+    gamma : float
+        Regulariser (temperature) :math:`\gamma > 0`.
+    target : {"score", "link"}
+        ``"link"`` (constant scaling only): each list of ``y_true`` is a distribution times
+        ``alpha``; the loss is :math:`\gamma\,\mathrm{KL}(y/\alpha \,\|\, p(\hat s))`.
+    reduction, padding_value, grad
+        See :class:`~selrank.torch._base.AnalyticHead`; the unit is a list.
+    **scaling_params
+        Parameters of a scaling given by name.
+
+    Examples
+    --------
+    >>> import torch
+    >>> head = ListwiseLoss("exp")
+    >>> y_true = torch.tensor([[2.0, 0.0, 1.0, -1.0]])
+    >>> float(head(y_true.clone(), y_true))        # zero at the target
+    0.0
+    >>> y_pred = torch.zeros(1, 4, requires_grad=True)
+    >>> head(y_pred, y_true).backward()
+    >>> g = y_pred.grad[0]
+    >>> bool(g[0] < 0 < g[1]), float(g[3])          # raise the relevant, lower the rest; padding: 0
+    (True, 0.0)
+    """
+
+    unit = "list"
+
+    def __init__(self, scaling: Any = "exp", *, gamma: float = 1.0, target: str = "score", reduction: str = "mean",
+                 padding_value: float | None = -1.0, grad: str = "analytic", **scaling_params):
+        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        self.core = _core(Listwise, scaling, "ListwiseLoss",
+                          lambda: Listwise(scaling, gamma=gamma, target=target, **scaling_params))
+
+    def terms(self, z, y, valid, with_grad):
+        c = self.core
+        return softmax_terms(c.scaling, c.gamma, c.target, z, y, valid, with_grad)
+
+    def extra_repr(self) -> str:
+        return f"{self.core!r}, {super().extra_repr()}"
+
+
+class PairwiseLoss(AnalyticHead):
+    r"""Pairwise (contrastive) selective matching loss per list (:class:`selrank.losses.Pairwise`).
+
+    For every pair of real items of a list, oriented so that the target difference
+    :math:`d_{ab} = s_a - s_b \ge 0`, the score difference :math:`\hat d_{ab}` is matched to
+    :math:`d_{ab}` by the link's matching loss; a list's loss is the sum over its pairs and
+    item :math:`a` receives :math:`\sum_b h(\hat d_{ab}) - h(d_{ab})` (minus the same for
+    pairs where it is the lower item). The default capped ``sinh`` link is odd, so the
+    loss does not depend on pair orientation.
+
+    Parameters
+    ----------
+    link : Link, str or Pairwise, optional
+        Default ``Sinh(cap=3.0)``, or a ready :class:`~selrank.losses.Pairwise`.
+    pairs : {"all", "distinct"}
+        Include pairs with equal targets (matched to a zero difference) or not.
+    reduction, padding_value, grad
+        See :class:`~selrank.torch._base.AnalyticHead`; the unit is a list.
+    chunk_pairs : int
+        Pair matrices are built for at most about this many pairs at a time (memory bound).
+    **link_params
+        Parameters of a link given by name.
+
+    Notes
+    -----
+    Memory and time grow with the number of pairs, ``batch × list²``; with the analytic
+    gradient only one chunk of pair matrices is alive at a time.
+
+    Examples
+    --------
+    >>> import torch
+    >>> head = PairwiseLoss("identity", reduction="sum")
+    >>> y_pred = torch.zeros(1, 3, requires_grad=True)
+    >>> head(y_pred, torch.tensor([[2.0, 0.0, 1.0]])).backward()
+    >>> y_pred.grad.tolist()                       # as selrank.losses.Pairwise
+    [[-3.0, 3.0, 0.0]]
+    """
+
+    unit = "list"
+
+    def __init__(self, link: Any = None, *, pairs: str = "all", reduction: str = "mean",
+                 padding_value: float | None = -1.0, grad: str = "analytic", chunk_pairs: int = 1 << 22,
+                 **link_params):
+        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        self.core = _core(Pairwise, link, "PairwiseLoss", lambda: Pairwise(link, pairs=pairs, **link_params))
+        if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
+            raise ValueError(f"`chunk_pairs` of PairwiseLoss must be a positive integer; got {chunk_pairs!r}")
+        self.chunk_pairs = int(chunk_pairs)
+        self.odd = is_odd(self.core.link)
+
+    def terms(self, z, y, valid, with_grad):
+        c = self.core
+        return pairwise_terms(c.link, self.odd, c.pairs == "distinct", z, y, valid, with_grad, self.chunk_pairs)
+
+    def extra_repr(self) -> str:
+        return f"{self.core!r}, {super().extra_repr()}"
+
+
+class MulticlassLoss(AnalyticHead):
+    r"""Multi-class selective matching loss on ``[n, K]`` scores.
+
+    ``loss="composite_softmax"`` (default, :class:`selrank.losses.CompositeSoftmax`):
+    region *and* ranking sensitivity across classes [29–30]; ``loss="decomposed"``
+    (:class:`selrank.losses.Decomposed`): a scalar matching loss per class [28], the only
+    way to get low-norm sensitivity. One loss per row.
+
+    ``y_true`` is ``[n, K]`` observed scores (padded classes hold ``padding_value``, or pass
+    ``mask``/``lengths``) or, with ``target="link"``, ``[n]`` class indices (rows whose
+    index equals ``padding_value`` are ignored, like ``ignore_index``).
+
+    Parameters
+    ----------
+    loss : {"composite_softmax", "decomposed"} or CompositeSoftmax or Decomposed
+    reduction, padding_value, grad
+        See :class:`~selrank.torch._base.AnalyticHead`; the unit is a row.
+    **params
+        Parameters of the core loss (``scaling``, ``gamma``, ``link``, ``target``, ...).
+
+    Examples
+    --------
+    >>> import torch
+    >>> head = MulticlassLoss("composite_softmax", scaling="constant", target="link")
+    >>> z = torch.tensor([[2.0, 0.0, -1.0]])
+    >>> ce = torch.nn.functional.cross_entropy(z, torch.tensor([0]))
+    >>> bool(torch.isclose(head(z, torch.tensor([0])), ce))   # softmax cross entropy
+    True
+    """
+
+    unit = "list"
+
+    def __init__(self, loss: str | Loss = "composite_softmax", *, reduction: str = "mean",
+                 padding_value: float | None = -1.0, grad: str = "analytic", **params):
+        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        core = get_loss(loss, **params)
+        if not isinstance(core, CompositeSoftmax | Decomposed):
+            raise TypeError(
+                f"MulticlassLoss needs a CompositeSoftmax or Decomposed loss; got {core!r} "
+                "(other losses: CoreLoss or get_head)"
+            )
+        self.core = core
+
+    def _targets(self, y_true, z):
+        y = super()._targets(y_true, z) if _ndim(y_true) == z.dim() else None
+        if y is not None:
+            return y
+        idx = torch.as_tensor(np.asarray(A.to_numpy(y_true)) if not torch.is_tensor(y_true) else y_true)
+        if idx.dim() != 1 or z.dim() != 2 or idx.shape[0] != z.shape[0]:
+            raise ValueError(
+                f"`y_true` of MulticlassLoss must be [n, K] scores or [n] class indices for `y_pred` of "
+                f"shape {tuple(z.shape)}; got shape {tuple(idx.shape)}"
+            )
+        if self.core.target != "link":
+            raise ValueError("class indices need target='link' (one-hot targets); give [n, K] scores otherwise")
+        idx = idx.to(z.device)
+        ignore = idx == self.padding_value if self.padding_value is not None else torch.zeros_like(idx, dtype=torch.bool)
+        K = z.shape[1]
+        bad = ~ignore & ((idx != torch.round(idx.double()).to(idx.dtype)) | (idx < 0) | (idx >= K))
+        if bool(bad.any()):
+            i = int(torch.nonzero(bad)[0, 0])
+            raise ValueError(f"class indices must be integers in [0, {K}); row {i} holds {idx[i].item()!r}")
+        one_hot = torch.nn.functional.one_hot(torch.where(ignore, 0, idx).long(), K).to(z.dtype)
+        y = one_hot * self.core._link_value_of_one_hot()
+        if self.padding_value is not None:
+            y = torch.where(ignore[:, None], torch.full_like(y, self.padding_value), y)
+        return y
+
+    def terms(self, z, y, valid, with_grad):
+        c = self.core
+        if isinstance(c, CompositeSoftmax):
+            return softmax_terms(c.scaling, c.gamma, c.target, z, y, valid, with_grad)
+        values, grad = pointwise_terms(c.link, c.target, z, y, valid, with_grad)
+        zero = torch.zeros((), dtype=values.dtype, device=values.device)
+        return torch.where(valid, values, zero).sum(dim=-1), grad
+
+    def extra_repr(self) -> str:
+        return f"{self.core!r}, {super().extra_repr()}"
+
+
+def _ndim(x) -> int:
+    return x.dim() if torch.is_tensor(x) else np.ndim(x)
+
+
+# ======================================================================================
+# Any registered core loss, through autograd
+# ======================================================================================
+
+
+class CoreLoss(RankingHead):
+    """Any loss of :data:`selrank.losses.LOSSES` as a head (the core's baselines included).
+
+    The real items of the padded batch are handed to the core loss in its own layout —
+    one row per item (``structure="pointwise"``), ragged query groups (``"group"``) or one
+    ``[n, K]`` row per sample (``"multiclass"``: class indices ``[n]`` or label rows
+    ``[n, K]``; whole rows are padding) — and autograd differentiates the core loss (every
+    core loss is written against the array namespace, so it runs on tensors). Losses that
+    couple the samples of a batch (``couples_samples``, e.g. batch cross entropy) give one
+    value per call (unit ``"batch"``).
+
+    Parameters
+    ----------
+    loss : str or Loss
+        A registry name (parameters in ``**params``) or a core loss instance.
+    reduction, padding_value
+        See :class:`~selrank.torch._base.RankingHead`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> head = CoreLoss("multiclass_hinge")
+    >>> z = torch.tensor([[2.0, 1.5, -1.0], [0.0, 3.0, 0.0]], requires_grad=True)
+    >>> head(z, torch.tensor([0, -1]), reduction="none")     # row 1 is padding
+    tensor([0.5000, 0.0000], grad_fn=<WhereBackward0>)
+    """
+
+    def __init__(self, loss: str | Loss, *, reduction: str = "mean", padding_value: float | None = -1.0, **params):
+        super().__init__(reduction=reduction, padding_value=padding_value)
+        self.core = get_loss(loss, **params)
+        self.structure = self.core.structure
+        if self.structure == "pointwise":
+            self.unit, self.ndims = "item", (1, 2)
+        elif self.structure in ("group", "multiclass"):
+            self.unit, self.ndims = "list", (2,)
+            if getattr(self.core, "couples_samples", False):
+                self.unit = "batch"
+        else:
+            raise ValueError(
+                f"CoreLoss supports losses of structure 'pointwise', 'group' or 'multiclass'; "
+                f"{self.core!r} has structure {self.structure!r}"
+            )
+
+    def _prepare(self, y_pred, y_true, mask, lengths):
+        if self.structure == "multiclass" and _ndim(y_true) == 1:
+            # class indices [n]: a row is padding when its index is the sentinel (or masked)
+            z = self._check_pred(y_pred)
+            z = z.to(compute_dtype(z.dtype))
+            y = as_target_tensor(y_true, z)
+            if tuple(y.shape) != (z.shape[0],):
+                raise ValueError(f"class indices must have shape ({z.shape[0]},) for `y_pred` of shape "
+                                 f"{tuple(z.shape)}; got {tuple(y.shape)}")
+            rows = padding_mask(y, mask=mask, lengths=None, padding_value=self.padding_value)
+            valid = rows[:, None].expand(z.shape)
+            if not bool(rows.all()):
+                z = neutralize(z, valid)
+            return z, torch.where(rows, y, torch.zeros((), dtype=y.dtype, device=y.device)), valid
+        z, y, valid = super()._prepare(y_pred, y_true, mask, lengths)
+        if self.structure == "multiclass" and bool((valid.any(dim=-1) & ~valid.all(dim=-1)).any()):
+            raise ValueError(
+                f"{self.core!r} cannot mask single classes; mark whole rows as padding "
+                "(or use MulticlassLoss, which masks classes)"
+            )
+        return z, y, valid
+
+    def unit_values(self, z, y, valid):
+        if self.structure == "pointwise":
+            vals = self.core.bind(y[valid]).loss(z[valid], reduction="none")
+            return torch.zeros_like(z).masked_scatter(valid, vals.to(z.dtype))
+        rows = valid.any(dim=-1)
+        if self.structure == "group":
+            groups = Groups.from_sizes(A.to_numpy(valid.sum(dim=-1)[rows]))
+            vals = self.core.bind(y[valid], group=groups).loss(z[valid], reduction="none")
+        else:
+            vals = self.core.bind(y[rows]).loss(z[rows], reduction="none")
+        if self.unit == "batch":
+            return vals.to(z.dtype).reshape(1)
+        out = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
+        return out.masked_scatter(rows, vals.to(z.dtype))
+
+    def extra_repr(self) -> str:
+        return f"{self.core!r}, {super().extra_repr()}"
+
+
+# ======================================================================================
+# Registry
+# ======================================================================================
+
+#: Heads by name: the selective heads and the torch-only baselines. Names of
+#: :data:`selrank.losses.LOSSES` not listed here resolve through :func:`head_for`.
+HEADS: dict[str, Callable[..., RankingHead]] = {
+    "pointwise": PointwiseLoss,
+    "pairwise": PairwiseLoss,
+    "listwise": ListwiseLoss,
+    "multiclass": MulticlassLoss,
+    "softmax_ce": B.SoftmaxCrossEntropyLoss,
+    "listnet": B.ListNetLoss,
+    "listmle": B.ListMLELoss,
+    "ranknet": B.RankNetLoss,
+    "lambdaloss": B.LambdaLoss,
+    "approxndcg": B.ApproxNDCGLoss,
+}
+
+#: The head that evaluates each core loss class on padded batches.
+_HEAD_OF_CORE: dict[type, Callable[..., RankingHead]] = {
+    Pointwise: PointwiseLoss,
+    Pairwise: PairwiseLoss,
+    Listwise: ListwiseLoss,
+    CompositeSoftmax: MulticlassLoss,
+    Decomposed: MulticlassLoss,
+}
+
+
+def head_for(loss: Loss, **head_params) -> RankingHead:
+    """The head of a core loss instance: its selective head, else :class:`CoreLoss`."""
+    if not isinstance(loss, Loss):
+        raise TypeError(f"head_for needs a selrank.losses.Loss; got {type(loss).__name__}")
+    cls = _HEAD_OF_CORE.get(type(loss), CoreLoss)
+    return cls(loss, **head_params)
+
+
+_HEAD_OPTIONS = ("reduction", "padding_value", "grad", "chunk_pairs")
+
+
+def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:
+    """Build a head by name, from a core loss, or pass a head through.
+
+    Parameters
+    ----------
+    name : str, Loss or RankingHead
+        A name of :data:`HEADS` (selective heads and torch baselines) or of
+        :data:`selrank.losses.LOSSES` (core losses and their baselines); a core
+        :class:`~selrank.losses.Loss` instance; or a head.
+    **params
+        Parameters of the head (or of the core loss, for a name of ``LOSSES``).
+
+    Examples
+    --------
+    >>> get_head("listwise", scaling="exp", gamma=0.5)
+    ListwiseLoss(Listwise(scaling=ExpScaling(alpha=1.0, beta=0.0, cap=(None, 30.0), cap_mode='linear'), gamma=0.5, target='score'), reduction='mean', padding_value=-1.0, grad='analytic')
+    >>> type(get_head("ranknet")).__name__
+    'RankNetLoss'
+    >>> get_head("lambdamart")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown head 'lambdamart'; choose one of [...]
+    """
+    if isinstance(name, RankingHead):
+        if params:
+            raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing head {name!r}")
+        return name
+    if isinstance(name, Loss):
+        return head_for(name, **params)
+    if not isinstance(name, str):
+        raise TypeError(f"a head must be a name, a selrank Loss or a RankingHead; got {type(name).__name__}")
+    key = name.lower()
+    if key in HEADS:
+        try:
+            return HEADS[key](**params)
+        except TypeError as exc:
+            if "unexpected keyword" not in str(exc):
+                raise
+            raise ValueError(f"bad parameters for head {name!r}: {exc}") from None
+    if key in LOSSES:
+        head_params = {k: params.pop(k) for k in _HEAD_OPTIONS if k in params}
+        return head_for(get_loss(key, **params), **head_params)
+    raise ValueError(f"unknown head {name!r}; choose one of {sorted(set(HEADS) | set(LOSSES))}")
