@@ -1,0 +1,530 @@
+r"""Dwell-time workflow: choose the engaged band, build the capped SmeLU link, fit, hold out.
+
+Dwell time (seconds until the next click) is modelled on ``y = log1p(seconds)``, the target
+of :func:`selrank.datasets.load_dwell`. What matters is accuracy in the *engaged band* — the
+dwell range of users who read the item — not on bounces (accidental clicks, a second or two)
+or idle users (the tab stayed open for an hour). The capped SmeLU link (MATH.md §1) puts all
+of the loss's sensitivity there:
+
+.. math::
+
+    h(z) = \mathrm{clip}\!\left(\frac{z - \beta + c}{2c},\ 0,\ 1\right), \qquad
+    h'(z) = \frac{1}{2c}\,\mathbb{1}[\,|z - \beta| < c\,],
+
+with band :math:`[\beta - c, \beta + c] = [\text{lo}, \text{hi}]` in log1p seconds
+(``alpha = 1``; the link depends on ``c / alpha`` only, so ``alpha`` adds nothing).
+
+* :func:`suggest_band` picks the band from the observed dwell: quantiles, or the region where
+  a three-component mixture (bounce, engaged, idle) says "engaged" (:func:`dwell_mixture`).
+* :func:`dwell_link` turns a band into the SmeLU link; :func:`fit_dwell_model` fits a
+  :class:`~selrank.estimators.SelectiveRegressor` with it.
+* :func:`time_holdout` holds out the last sessions of a period for early stopping and band
+  choice (never the test period).
+
+``docs/dwell.md`` walks through the workflow and the benchmark. Metrics are in
+:mod:`selrank.metrics.dwell`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from selrank.datasets import make_dwell
+>>> data = make_dwell(5_000, seed=0)
+>>> band = suggest_band(data.y, method="quantile", lower=0.1, upper=0.9)
+>>> [round(v, 2) for v in band], [round(v) for v in band.seconds]
+([1.85, 6.38], [5, 590])
+>>> dwell_link(band)
+SmeLU(alpha=1.0, beta=4.117..., c=2.264...)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._array import is_numpy, is_torch, to_numpy
+from ._groups import as_groups
+from .links import SmeLU
+
+__all__ = [
+    "BAND_METHODS",
+    "DwellBand",
+    "DwellMixture",
+    "dwell_mixture",
+    "suggest_band",
+    "dwell_link",
+    "time_holdout",
+    "fit_dwell_model",
+]
+
+#: Methods of :func:`suggest_band`.
+BAND_METHODS = ("mixture", "quantile")
+
+_GRID = 4097  # points on which the mixture posterior is scanned for the band ends
+
+
+def _dwell_vector(y: Any, name: str = "y_log") -> np.ndarray:
+    if y is None:
+        raise TypeError(f"`{name}` is required; got None")
+    if not is_numpy(y) and not is_torch(y) and hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    arr = to_numpy(y)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must be numeric log1p-seconds; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D (one dwell per row); got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty: expected at least one dwell")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"`{name}` must be finite; found {int(bad.sum())} NaN/inf value(s), first at row "
+                         f"{int(np.flatnonzero(bad)[0])}")
+    return arr
+
+
+# --------------------------------------------------------------------------------------
+# The band
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DwellBand(Sequence):
+    """The engaged band ``[lo, hi]`` in log1p seconds; behaves as the pair ``(lo, hi)``.
+
+    Parameters
+    ----------
+    lo, hi : float
+        Finite, ``lo < hi``.
+    method : str
+        How the band was chosen (``"given"``, ``"quantile"``, ``"mixture"``); informational.
+
+    Attributes
+    ----------
+    beta : float
+        Band centre, the SmeLU shift.
+    c : float
+        Half width, the SmeLU half band (with ``alpha = 1``).
+    seconds : tuple of float
+        The band in seconds, ``(expm1(lo), expm1(hi))``.
+
+    Examples
+    --------
+    >>> band = DwellBand(2.0, 5.0)
+    >>> band.beta, band.c, tuple(band)
+    (3.5, 1.5, (2.0, 5.0))
+    >>> band.shares([1.0, 3.0, 4.0, 6.0])
+    {'below': 0.25, 'inside': 0.5, 'above': 0.25}
+    >>> DwellBand(5.0, 2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: DwellBand needs lo < hi (log1p seconds); got lo=5.0, hi=2.0
+    """
+
+    lo: float
+    hi: float
+    method: str = "given"
+
+    def __post_init__(self) -> None:
+        try:
+            lo, hi = float(self.lo), float(self.hi)
+        except (TypeError, ValueError):
+            raise TypeError(f"DwellBand needs two numbers; got lo={self.lo!r}, hi={self.hi!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"DwellBand needs finite ends; got lo={lo!r}, hi={hi!r}")
+        if not lo < hi:
+            raise ValueError(f"DwellBand needs lo < hi (log1p seconds); got lo={lo!r}, hi={hi!r}")
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+    # the pair protocol: metrics and region functions take any (lo, hi) sequence
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i):
+        return (self.lo, self.hi)[i]
+
+    @property
+    def beta(self) -> float:
+        return 0.5 * (self.lo + self.hi)
+
+    @property
+    def c(self) -> float:
+        return 0.5 * (self.hi - self.lo)
+
+    @property
+    def seconds(self) -> tuple[float, float]:
+        return (math.expm1(self.lo), math.expm1(self.hi))
+
+    def contains(self, y_log) -> np.ndarray:
+        """Boolean mask of the dwells inside the band (both ends included)."""
+        y = _dwell_vector(y_log)
+        return (y >= self.lo) & (y <= self.hi)
+
+    def shares(self, y_log) -> dict[str, float]:
+        """Fractions of ``y_log`` below, inside and above the band."""
+        y = _dwell_vector(y_log)
+        below, above = float(np.mean(y < self.lo)), float(np.mean(y > self.hi))
+        return {"below": below, "inside": 1.0 - below - above, "above": above}
+
+    def link(self, *, alpha: float = 1.0) -> SmeLU:
+        """The capped SmeLU link of the band (:func:`dwell_link`)."""
+        return dwell_link(self, alpha=alpha)
+
+
+def _as_band(band: Any) -> DwellBand:
+    if isinstance(band, DwellBand):
+        return band
+    if isinstance(band, str) or not isinstance(band, Sequence) or len(band) != 2:
+        raise TypeError(f"`band` must be a DwellBand or a pair (lo, hi) in log1p seconds; got {band!r}")
+    return DwellBand(band[0], band[1])
+
+
+# --------------------------------------------------------------------------------------
+# Mixture of bounce, engaged and idle dwell
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DwellMixture:
+    """A one-dimensional Gaussian mixture of log1p dwell (:func:`dwell_mixture`).
+
+    Attributes
+    ----------
+    weights, means, sds : ndarray, shape (n_components,)
+        Components sorted by mean (bounce first, idle last for three components).
+    engaged : int
+        Index of the engaged component: the one with the largest weight.
+    log_likelihood : float
+        Mean log-likelihood per row at the fit.
+    n_iter : int
+    converged : bool
+    data_range : (float, float)
+        Smallest and largest dwell of the fit data (the band never leaves it).
+    """
+
+    weights: np.ndarray
+    means: np.ndarray
+    sds: np.ndarray
+    engaged: int
+    log_likelihood: float
+    n_iter: int
+    converged: bool
+    data_range: tuple[float, float]
+
+    def _log_joint(self, y: np.ndarray) -> np.ndarray:
+        z = (y[:, None] - self.means[None, :]) / self.sds[None, :]
+        return np.log(self.weights)[None, :] - np.log(self.sds)[None, :] - 0.5 * z * z - 0.5 * math.log(2 * math.pi)
+
+    def posterior(self, y_log) -> np.ndarray:
+        """Responsibilities, shape ``(n, n_components)``: P(component | dwell)."""
+        lj = self._log_joint(_dwell_vector(y_log))
+        m = lj.max(axis=1, keepdims=True)
+        lse = m + np.log(np.exp(lj - m).sum(axis=1, keepdims=True))
+        return np.exp(lj - lse)
+
+    def band(self, threshold: float = 0.5) -> DwellBand:
+        """The contiguous dwell range around the engaged mean where P(engaged | dwell) >= ``threshold``.
+
+        The ends are found on a fine grid over the data range and refined by linear
+        interpolation of the posterior; an end with no crossing is the data's end.
+        """
+        if not (isinstance(threshold, int | float) and 0.0 < threshold < 1.0):
+            raise ValueError(f"`threshold` must be in (0, 1); got {threshold!r}")
+        lo_d, hi_d = self.data_range
+        mu = float(np.clip(self.means[self.engaged], lo_d, hi_d))
+        grid = np.linspace(lo_d, hi_d, _GRID)
+        post = self.posterior(grid)[:, self.engaged] - threshold
+        if self.posterior(np.array([mu]))[0, self.engaged] < threshold:
+            raise ValueError(
+                f"the engaged component (mean {mu:.3g}) is not the most likely one even at its own mean "
+                f"(posterior below threshold={threshold}); the mixture does not separate an engaged band: "
+                "use method='quantile' or a lower threshold"
+            )
+        k0 = int(np.searchsorted(grid, mu))
+        k0 = min(k0, grid.size - 1)
+        if post[k0] < 0:  # the grid point next to the mean may sit just outside
+            k0 = max(k0 - 1, 0)
+        out_left = np.flatnonzero(post[:k0] < 0)
+        out_right = np.flatnonzero(post[k0:] < 0)
+        lo = lo_d if out_left.size == 0 else _crossing(grid, post, int(out_left[-1]))
+        hi = hi_d if out_right.size == 0 else _crossing(grid, post, k0 + int(out_right[0]) - 1)
+        return DwellBand(lo, hi, method="mixture")
+
+
+def _crossing(grid: np.ndarray, f: np.ndarray, i: int) -> float:
+    """Zero of the linear interpolant of ``f`` between ``grid[i]`` and ``grid[i + 1]``."""
+    a, b = f[i], f[i + 1]
+    t = 0.5 if a == b else a / (a - b)
+    return float(grid[i] + t * (grid[i + 1] - grid[i]))
+
+
+def dwell_mixture(y_log, *, n_components: int = 3, max_iter: int = 500, tol: float = 1e-9) -> DwellMixture:
+    r"""Fit a Gaussian mixture to log1p dwell by expectation–maximisation.
+
+    Log dwell is close to a mixture of a narrow bump of bounces (about a second), a broad
+    engaged component and a long idle tail. Three components (the default) model these; the
+    engaged one is the heaviest. The fit is deterministic: means start at the 5 % … 95 %
+    quantiles, standard deviations at ``std(y) / n_components``, equal weights; a standard
+    deviation never falls below ``1e-3 · std(y)`` (a spike of identical dwells, e.g. clicks in
+    the same instant, must not collapse a component to zero width).
+
+    Parameters
+    ----------
+    y_log : array-like, shape (n,)
+        Observed dwell, log1p seconds.
+    n_components : int
+        At least 2.
+    max_iter : int
+    tol : float
+        Stop when the mean log-likelihood improves by less than ``tol``.
+
+    Returns
+    -------
+    DwellMixture
+
+    Examples
+    --------
+    >>> from selrank.datasets import make_dwell
+    >>> mix = dwell_mixture(make_dwell(5_000, seed=0).y)
+    >>> mix.weights.round(2).tolist(), mix.engaged
+    ([0.04, 0.85, 0.1], 1)
+    """
+    y = _dwell_vector(y_log)
+    if isinstance(n_components, bool) or not isinstance(n_components, int | np.integer) or n_components < 2:
+        raise ValueError(f"`n_components` must be an int >= 2; got {n_components!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+        raise ValueError(f"`max_iter` must be a positive int; got {max_iter!r}")
+    k = int(n_components)
+    if y.size < 5 * k:
+        raise ValueError(f"`y_log` has {y.size} rows; a {k}-component mixture needs at least {5 * k}")
+    spread = float(y.std())
+    if spread == 0.0:
+        raise ValueError(f"`y_log` is constant ({y[0]!r}); there is no band to find")
+    means = np.quantile(y, np.linspace(0.05, 0.95, k))
+    sds = np.full(k, spread / k)
+    weights = np.full(k, 1.0 / k)
+    sd_floor = 1e-3 * spread
+    ll_old = -math.inf
+    converged = False
+    it = 0
+    for it in range(1, int(max_iter) + 1):
+        z = (y[:, None] - means) / sds
+        lj = np.log(weights) - np.log(sds) - 0.5 * z * z
+        m = lj.max(axis=1, keepdims=True)
+        lse = m + np.log(np.exp(lj - m).sum(axis=1, keepdims=True))
+        resp = np.exp(lj - lse)
+        ll = float(lse.mean()) - 0.5 * math.log(2 * math.pi)
+        nk = resp.sum(axis=0) + 1e-300
+        weights = nk / y.size
+        means = (resp * y[:, None]).sum(axis=0) / nk
+        sds = np.maximum(np.sqrt((resp * (y[:, None] - means) ** 2).sum(axis=0) / nk), sd_floor)
+        if abs(ll - ll_old) < tol:
+            converged = True
+            break
+        ll_old = ll
+    order = np.argsort(means, kind="stable")
+    weights, means, sds = weights[order], means[order], sds[order]
+    return DwellMixture(weights=weights, means=means, sds=sds, engaged=int(np.argmax(weights)), log_likelihood=ll,
+                        n_iter=it, converged=converged, data_range=(float(y.min()), float(y.max())))
+
+
+# --------------------------------------------------------------------------------------
+# suggest_band, dwell_link
+# --------------------------------------------------------------------------------------
+
+
+def suggest_band(y_log, *, method: str = "mixture", lower: float = 0.1, upper: float = 0.9,
+                 n_components: int = 3, threshold: float = 0.5, min_coverage: float = 0.5) -> DwellBand:
+    r"""Choose the engaged dwell band from observed dwell (log1p seconds).
+
+    Parameters
+    ----------
+    y_log : array-like, shape (n,)
+        Observed dwell of the *training* period, log1p seconds. Never the test period.
+    method : {"mixture", "quantile"}
+        * ``"mixture"`` (default): fit bounce / engaged / idle components
+          (:func:`dwell_mixture`) and keep the dwell range where the engaged component is
+          the most likely explanation (posterior >= ``threshold``). The ends sit where
+          bounces, and idle users, become likelier than an engaged read — the valleys
+          between the modes when there are valleys, the crossover of the tails otherwise.
+        * ``"quantile"``: ``[q_lower, q_upper]`` of the dwell distribution: the middle
+          ``upper − lower`` share of the clicks, whatever its shape.
+    lower, upper : float
+        Quantile levels for ``method="quantile"``, ``0 <= lower < upper <= 1``.
+    n_components, threshold : int, float
+        For ``method="mixture"``.
+    min_coverage : float
+        Warn (``UserWarning``) when fewer than this share of the rows fall in the band: a
+        band that narrow throws most of the data's information away (the loss sees every
+        row outside it as "too short" or "too long", nothing more).
+
+    Returns
+    -------
+    DwellBand
+
+    Raises
+    ------
+    ValueError
+        NaN/inf or empty input, ``lower >= upper``, a quantile band of zero width, or a
+        mixture without an engaged band.
+
+    Examples
+    --------
+    >>> from selrank.datasets import make_dwell
+    >>> data = make_dwell(20_000, seed=0)
+    >>> band = suggest_band(data.y)                  # mixture: bounces and idle users left out
+    >>> [round(s) for s in band.seconds]
+    [2, 565]
+    >>> round(float(band.contains(data.y[data.idle]).mean()), 3)   # idle rows inside the band
+    0.0
+    >>> suggest_band(data.y, method="quantile", lower=0.9, upper=0.1)
+    Traceback (most recent call last):
+    ...
+    ValueError: `lower` must be below `upper` (quantile levels in [0, 1]); got lower=0.9, upper=0.1
+    """
+    if not isinstance(method, str) or method not in BAND_METHODS:
+        raise ValueError(f"`method` must be one of {list(BAND_METHODS)}; got {method!r}")
+    if not (isinstance(min_coverage, int | float) and 0.0 <= min_coverage <= 1.0):
+        raise ValueError(f"`min_coverage` must be in [0, 1]; got {min_coverage!r}")
+    y = _dwell_vector(y_log)
+    if method == "quantile":
+        for name, v in (("lower", lower), ("upper", upper)):
+            if isinstance(v, bool) or not isinstance(v, int | float | np.floating) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"`{name}` must be a quantile level in [0, 1]; got {v!r}")
+        if not lower < upper:
+            raise ValueError(f"`lower` must be below `upper` (quantile levels in [0, 1]); got lower={lower!r}, upper={upper!r}")
+        lo, hi = (float(v) for v in np.quantile(y, [lower, upper]))
+        if not lo < hi:
+            raise ValueError(f"the {lower}–{upper} quantile band of `y_log` has zero width (both ends {lo!r}); "
+                             "widen it or check the data")
+        band = DwellBand(lo, hi, method="quantile")
+    else:
+        band = dwell_mixture(y, n_components=n_components).band(threshold)
+    coverage = band.shares(y)["inside"]
+    if coverage < min_coverage:
+        warnings.warn(f"the suggested band {tuple(round(v, 3) for v in band)} holds only {coverage:.1%} of the rows "
+                      f"(min_coverage={min_coverage}); check the band before training on it", UserWarning, stacklevel=2)
+    return band
+
+
+def dwell_link(band, *, alpha: float = 1.0) -> SmeLU:
+    r"""The capped SmeLU link that is sensitive exactly on ``band``.
+
+    ``SmeLU(alpha, beta=(lo + hi) / 2, c=alpha * (hi - lo) / 2)``: slope :math:`1/(hi - lo)`
+    inside the band, 0 outside. ``alpha`` is accepted for completeness; the link, the loss
+    and a GBDT fit do not depend on it (only ``c / alpha``, the half width in log1p seconds,
+    enters).
+
+    Examples
+    --------
+    >>> link = dwell_link((2.0, 5.0))
+    >>> link
+    SmeLU(alpha=1.0, beta=3.5, c=1.5)
+    >>> [float(v) for v in link.dh(np.array([1.0, 3.0, 6.0]))]   # sensitive inside only
+    [0.0, 0.333..., 0.0]
+    """
+    b = _as_band(band)
+    return SmeLU(alpha=alpha, beta=b.beta, c=float(alpha) * b.c)
+
+
+# --------------------------------------------------------------------------------------
+# Hold-out and fitting
+# --------------------------------------------------------------------------------------
+
+
+def time_holdout(session, time, *, fraction: float = 0.15) -> np.ndarray:
+    """Mask of the rows of the sessions that start in the last ``fraction`` of the period.
+
+    Use it to cut a validation part off the *training* period (for early stopping and for
+    choosing the band) that lies later in time than what the model is fitted on, as the test
+    period does; whole sessions stay on one side.
+
+    Parameters
+    ----------
+    session : array-like, shape (n,)
+        Session id per row (rows of a session need not be adjacent).
+    time : array-like, shape (n,)
+        Click time per row (any increasing unit).
+    fraction : float
+        Share of the sessions (by start time) to hold out, in (0, 1).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for held-out rows.
+
+    Examples
+    --------
+    >>> time_holdout([1, 1, 2, 3, 3, 4], [0.0, 5.0, 1.0, 7.0, 9.0, 8.0], fraction=0.5).tolist()
+    [False, False, False, True, True, True]
+    """
+    if not (isinstance(fraction, int | float) and not isinstance(fraction, bool) and 0.0 < fraction < 1.0):
+        raise ValueError(f"`fraction` must be in (0, 1); got {fraction!r}")
+    t = _dwell_vector(time, "time")
+    s = to_numpy(session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session)
+    if s.ndim != 1 or s.shape[0] != t.shape[0]:
+        raise ValueError(f"`session` and `time` must both have shape ({t.shape[0]},); got {s.shape} and {t.shape}")
+    groups = as_groups(s, t.size)
+    start = np.minimum.reduceat(groups.to_grouped(t), groups.offsets[:-1])
+    order = np.argsort(start, kind="stable")
+    n_out = max(1, int(round(fraction * groups.n_groups)))
+    held = np.zeros(groups.n_groups, dtype=bool)
+    held[order[groups.n_groups - n_out:]] = True
+    return groups.from_grouped(held[groups.row_group])
+
+
+def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float | None = None, **params):
+    r"""Fit a :class:`~selrank.estimators.SelectiveRegressor` with the capped SmeLU link of ``band``.
+
+    A convenience for the recipe in ``docs/dwell.md``::
+
+        SelectiveRegressor(link=dwell_link(band), **params).fit(X, y_log, eval_set=eval_set)
+
+    Parameters
+    ----------
+    X : array-like, shape (n, n_features)
+    y_log : array-like, shape (n,)
+        Observed dwell, log1p seconds.
+    band : DwellBand or (lo, hi), optional
+        Default: :func:`suggest_band` of ``y_log``.
+    eval_set : (X_val, y_val) or list of them, optional
+        Validation data for early stopping (on the SmeLU loss); e.g. from
+        :func:`time_holdout`.
+    hessian_floor : float, optional
+        Floor of the GBDT Hessian as a fraction of the in-band Hessian :math:`1/(2c)`
+        (default: the estimator's). ``h' = 0`` outside the band, so rows predicted outside
+        it would otherwise take unbounded Newton steps.
+    **params
+        Further :class:`~selrank.estimators.SelectiveRegressor` / LightGBM parameters
+        (``n_estimators``, ``learning_rate``, ``num_leaves``, ``random_state``, ...).
+
+    Returns
+    -------
+    SelectiveRegressor
+        Fitted; ``predict`` gives log1p seconds.
+
+    Examples
+    --------
+    >>> from selrank.datasets import make_dwell
+    >>> data = make_dwell(2_000, seed=1)
+    >>> model = fit_dwell_model(data.X, data.y, band=(2.0, 6.0), n_estimators=20)
+    >>> model.loss_.link
+    SmeLU(alpha=1.0, beta=4.0, c=2.0)
+    >>> model.predict(data.X[:3]).shape
+    (3,)
+    """
+    from .estimators import SelectiveRegressor
+
+    b = suggest_band(y_log) if band is None else _as_band(band)
+    if "link" in params or "loss" in params:
+        raise ValueError("fit_dwell_model sets `link` (the capped SmeLU of `band`) and the pointwise loss itself; "
+                         "use SelectiveRegressor directly for another loss")
+    if hessian_floor is not None:
+        params["hessian_floor"] = hessian_floor
+    model = SelectiveRegressor(link=dwell_link(b), **params)
+    return model.fit(X, y_log, eval_set=eval_set)
