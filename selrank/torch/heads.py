@@ -41,6 +41,7 @@ from ..losses import (
     Pointwise,
     get_loss,
 )
+from ..losses._base import check_class_indices
 from ..losses.listwise import link_target_lists
 from ..scalings import composite_softmax, composite_softmax_bregman
 from . import baselines as B
@@ -377,10 +378,7 @@ class MulticlassLoss(AnalyticHead):
         idx = idx.to(z.device)
         ignore = idx == self.padding_value if self.padding_value is not None else torch.zeros_like(idx, dtype=torch.bool)
         K = z.shape[1]
-        bad = ~ignore & ((idx != torch.round(idx.double()).to(idx.dtype)) | (idx < 0) | (idx >= K))
-        if bool(bad.any()):
-            i = int(torch.nonzero(bad)[0, 0])
-            raise ValueError(f"class indices must be integers in [0, {K}); row {i} holds {idx[i].item()!r}")
+        check_class_indices(A.to_numpy(idx[~ignore]), "MulticlassLoss", K)
         one_hot = torch.nn.functional.one_hot(torch.where(ignore, 0, idx).long(), K).to(z.dtype)
         y = one_hot * self.core._link_value_of_one_hot()
         if self.padding_value is not None:

@@ -227,9 +227,11 @@ class NeuralRanker:
         Standardise features with the training mean and standard deviation.
     early_stopping_rounds : int or None
         Stop when NDCG@``eval_at`` on the first ``eval_set`` has not improved for this many
-        epochs and restore the best weights; ``None`` trains all epochs.
-    eval_at : int or None
-        Cut-off of the NDCG monitored on ``eval_set`` (``None``: whole list).
+        epochs and restore the best weights; ``None`` or 0 trains all epochs (the weights of
+        the best epoch are still restored when there is an ``eval_set``).
+    eval_at : int, sequence of int, or None
+        Cut-off(s) of the NDCG recorded on ``eval_set`` (``None``: whole list); the first
+        drives early stopping.
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
     random_state : int or None
@@ -346,8 +348,10 @@ class NeuralRanker:
             raise ValueError(f"`dropout` of NeuralRanker must be < 1; got {self.dropout!r}")
         _positive_int(self.epochs, "epochs")
         _positive_int(self.batch_queries, "batch_queries")
-        _positive_int(self.early_stopping_rounds, "early_stopping_rounds", allow_none=True)
-        _positive_int(self.eval_at, "eval_at", allow_none=True)
+        if self.early_stopping_rounds != 0:
+            _positive_int(self.early_stopping_rounds, "early_stopping_rounds", allow_none=True)
+        for k in self._eval_ks():
+            _positive_int(k, "eval_at", allow_none=True)
         try:
             hidden = tuple(int(h) for h in self.hidden_layers)
         except TypeError:
@@ -359,6 +363,17 @@ class NeuralRanker:
         if self.random_state is not None and (isinstance(self.random_state, bool) or not isinstance(self.random_state, numbers.Integral)):
             raise TypeError(f"`random_state` of NeuralRanker must be an int or None; got {self.random_state!r}")
         return hidden
+
+    def _eval_ks(self) -> list[int | None]:
+        if self.eval_at is None or isinstance(self.eval_at, numbers.Integral):
+            return [self.eval_at]
+        try:
+            ks = list(self.eval_at)
+        except TypeError:
+            raise TypeError(f"`eval_at` of NeuralRanker must be an int, a sequence of ints or None; got {self.eval_at!r}") from None
+        if not ks:
+            raise ValueError("`eval_at` of NeuralRanker must not be empty")
+        return ks
 
     def _make_head(self) -> RankingHead:
         from .heads import get_head
@@ -430,13 +445,17 @@ class NeuralRanker:
     def _train(self, model, head, train, evals, rng, rank, world, device):
         from torch.nn.parallel import DistributedDataParallel
 
+        from ..metrics import ndcg
+
         net = DistributedDataParallel(model) if world > 1 else model
         opt = torch.optim.Adam(model.parameters(), lr=float(self.learning_rate), weight_decay=float(self.weight_decay))
         bq = int(self.batch_queries)
-        key = f"ndcg@{self.eval_at}" if self.eval_at is not None else "ndcg"
+        ks = self._eval_ks()
+        keys = [f"ndcg@{k}" if k is not None else "ndcg" for k in ks]
+        patience = self.early_stopping_rounds or None
         history: dict[str, dict[str, list[float]]] = {"train": {"loss": []}}
         for i in range(len(evals)):
-            history[f"valid_{i}"] = {key: []}
+            history[f"valid_{i}"] = {key: [] for key in keys}
         best, best_epoch, best_state, since = -math.inf, 0, None, 0
         bar = self._progress(rank)
         n_q = train.groups.n_groups
@@ -460,23 +479,31 @@ class NeuralRanker:
                 opt.step()
                 total += float(loss.detach()) / world
                 steps += 1
+            if world > 1:  # the loss of the global batches: every rank's share, summed
+                t = torch.tensor([total], dtype=torch.float64)
+                torch.distributed.all_reduce(t)
+                total = float(t.item())
             history["train"]["loss"].append(total / max(steps, 1))
             stop = False
             if evals:
-                scores_now = [self._ndcg(model, Xe, ye, ge, device) for Xe, ye, ge in evals]
-                for i, s in enumerate(scores_now):
-                    history[f"valid_{i}"][key].append(s)
-                if scores_now[0] > best:
-                    best, best_epoch, since = scores_now[0], epoch, 0
+                first = None
+                for i, (Xe, ye, ge) in enumerate(evals):
+                    pred = self._predict_with(model, Xe, device)
+                    for k, key in zip(ks, keys):
+                        value = float(ndcg(ye, pred, ge, k=k))
+                        history[f"valid_{i}"][key].append(value)
+                        first = value if first is None else first
+                if first > best:
+                    best, best_epoch, since = first, epoch, 0
                     best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
                 else:
                     since += 1
-                    stop = self.early_stopping_rounds is not None and since >= self.early_stopping_rounds
+                    stop = patience is not None and since >= patience
                 if world > 1:  # rank 0 decides, so all ranks leave the loop together
                     flag = torch.tensor([int(stop)], dtype=torch.int64)
                     torch.distributed.broadcast(flag, src=0)
                     stop = bool(flag.item())
-            bar.update(history, epoch, key)
+            bar.update(history, epoch, keys[0])
             if stop:
                 break
         bar.close()
@@ -487,12 +514,6 @@ class NeuralRanker:
         self.n_epochs_ = epoch
         self.best_iteration_ = best_epoch if best_state is not None else epoch
         self.best_score_ = float(best) if best_state is not None else None
-
-    def _ndcg(self, model, X, y, group, device) -> float:
-        from ..metrics import ndcg
-
-        pred = self._predict_with(model, X, device)
-        return float(ndcg(y, pred, group, k=self.eval_at))
 
     def predict(self, X) -> np.ndarray:
         """Scores of the rows of ``X`` (higher ranks first), shape ``[n_samples]``."""

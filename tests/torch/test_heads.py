@@ -115,7 +115,7 @@ def test_class_indices_skip_sentinel_rows():
     assert torch.isclose(out[0], ce) and out[1] == 0
     out.sum().backward()
     assert torch.all(z.grad[1] == 0)
-    with pytest.raises(ValueError, match="class indices must be integers"):
+    with pytest.raises(ValueError, match="class indices of MulticlassLoss must be integers"):
         head(z, torch.tensor([0, 3]))
     with pytest.raises(ValueError, match="target='link'"):
         MulticlassLoss("composite_softmax")(z, torch.tensor([0, 1]))
