@@ -7,7 +7,15 @@ import math
 import numpy as np
 import torch
 
-from selrank.losses import CompositeSoftmax, Decomposed, Listwise, Loss, Pairwise, Pointwise, get_loss
+from selrank.losses import (
+    CompositeSoftmax,
+    Decomposed,
+    Listwise,
+    Loss,
+    Pairwise,
+    Pointwise,
+    get_loss,
+)
 
 from .._registry import sample_scores
 
