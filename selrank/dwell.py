@@ -263,7 +263,8 @@ def _crossing(grid: np.ndarray, f: np.ndarray, i: int) -> float:
     return float(grid[i] + t * (grid[i + 1] - grid[i]))
 
 
-def dwell_mixture(y_log, *, n_components: int = 3, max_iter: int = 500, tol: float = 1e-9) -> DwellMixture:
+def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter: int = 10_000,
+                  tol: float = 1e-10) -> DwellMixture:
     r"""Fit a Gaussian mixture to log1p dwell by expectation–maximisation.
 
     Log dwell is close to a mixture of a narrow bump of bounces (about a second), a broad
@@ -273,15 +274,25 @@ def dwell_mixture(y_log, *, n_components: int = 3, max_iter: int = 500, tol: flo
     deviation never falls below ``1e-3 · std(y)`` (a spike of identical dwells, e.g. clicks in
     the same instant, must not collapse a component to zero width).
 
+    EM runs on the distinct values of ``y`` with their counts when there are at most
+    ``n_bins`` of them (exact), otherwise on an ``n_bins`` histogram (bin centres weighted
+    by counts). The bin width, range / ``n_bins``, is far below the width of any dwell
+    component, and the histogram makes each iteration independent of the number of rows:
+    overlapping components need a thousand or more iterations to converge (about 1 700 on
+    the YOOCHOOSE sample; stopping at a few hundred moves the band's upper end by 0.4).
+
     Parameters
     ----------
     y_log : array-like, shape (n,)
         Observed dwell, log1p seconds.
     n_components : int
         At least 2.
+    n_bins : int
+        Histogram resolution (at least 64).
     max_iter : int
     tol : float
-        Stop when the mean log-likelihood improves by less than ``tol``.
+        Stop when the mean log-likelihood changes by less than ``tol``; ``converged`` says
+        whether it did within ``max_iter``.
 
     Returns
     -------
@@ -291,38 +302,47 @@ def dwell_mixture(y_log, *, n_components: int = 3, max_iter: int = 500, tol: flo
     --------
     >>> from selrank.datasets import make_dwell
     >>> mix = dwell_mixture(make_dwell(5_000, seed=0).y)
-    >>> mix.weights.round(2).tolist(), mix.engaged
-    ([0.04, 0.85, 0.1], 1)
+    >>> mix.weights.round(2).tolist(), mix.engaged, mix.converged
+    ([0.04, 0.85, 0.1], 1, True)
     """
     y = _dwell_vector(y_log)
     if isinstance(n_components, bool) or not isinstance(n_components, int | np.integer) or n_components < 2:
         raise ValueError(f"`n_components` must be an int >= 2; got {n_components!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
-        raise ValueError(f"`max_iter` must be a positive int; got {max_iter!r}")
+    for name, v, least in (("max_iter", max_iter, 1), ("n_bins", n_bins, 64)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < least:
+            raise ValueError(f"`{name}` must be an int >= {least}; got {v!r}")
     k = int(n_components)
     if y.size < 5 * k:
         raise ValueError(f"`y_log` has {y.size} rows; a {k}-component mixture needs at least {5 * k}")
     spread = float(y.std())
     if spread == 0.0:
         raise ValueError(f"`y_log` is constant ({y[0]!r}); there is no band to find")
+    values, counts = np.unique(y, return_counts=True)
+    if values.size > n_bins:
+        counts, edges = np.histogram(y, bins=int(n_bins))
+        values = 0.5 * (edges[:-1] + edges[1:])
+        values, counts = values[counts > 0], counts[counts > 0]
+    w = counts.astype(np.float64) / y.size
+    x = values[:, None]
     means = np.quantile(y, np.linspace(0.05, 0.95, k))
     sds = np.full(k, spread / k)
     weights = np.full(k, 1.0 / k)
     sd_floor = 1e-3 * spread
     ll_old = -math.inf
     converged = False
-    it = 0
-    for it in range(1, int(max_iter) + 1):
-        z = (y[:, None] - means) / sds
+    n_iter = 0
+    for _ in range(int(max_iter)):
+        n_iter += 1
+        z = (x - means) / sds
         lj = np.log(weights) - np.log(sds) - 0.5 * z * z
         m = lj.max(axis=1, keepdims=True)
         lse = m + np.log(np.exp(lj - m).sum(axis=1, keepdims=True))
-        resp = np.exp(lj - lse)
-        ll = float(lse.mean()) - 0.5 * math.log(2 * math.pi)
+        resp = np.exp(lj - lse) * w[:, None]
+        ll = float(w @ lse[:, 0]) - 0.5 * math.log(2 * math.pi)
         nk = resp.sum(axis=0) + 1e-300
-        weights = nk / y.size
-        means = (resp * y[:, None]).sum(axis=0) / nk
-        sds = np.maximum(np.sqrt((resp * (y[:, None] - means) ** 2).sum(axis=0) / nk), sd_floor)
+        weights = nk / nk.sum()
+        means = (resp * x).sum(axis=0) / nk
+        sds = np.maximum(np.sqrt((resp * (x - means) ** 2).sum(axis=0) / nk), sd_floor)
         if abs(ll - ll_old) < tol:
             converged = True
             break
@@ -330,7 +350,7 @@ def dwell_mixture(y_log, *, n_components: int = 3, max_iter: int = 500, tol: flo
     order = np.argsort(means, kind="stable")
     weights, means, sds = weights[order], means[order], sds[order]
     return DwellMixture(weights=weights, means=means, sds=sds, engaged=int(np.argmax(weights)), log_likelihood=ll,
-                        n_iter=it, converged=converged, data_range=(float(y.min()), float(y.max())))
+                        n_iter=n_iter, converged=converged, data_range=(float(y.min()), float(y.max())))
 
 
 # --------------------------------------------------------------------------------------
