@@ -57,6 +57,14 @@ BACKENDS = ("lightgbm", "xgboost", "torch")
 #: Defaults of the GBDT backends when the estimator's own parameter is left at ``None``.
 GBDT_DEFAULTS = {"n_estimators": 1000, "learning_rate": 0.05, "early_stopping_rounds": 50}
 
+#: Target scores of a ranker are ``RANKER_LABEL_SCALE * label`` by default (chosen on the LETOR
+#: validation splits, see docs/estimators.md).
+RANKER_LABEL_SCALE = 0.25
+
+#: Loss parameters a ranker uses unless given (chosen on the LETOR validation splits): the
+#: listwise composite softmax with a temperature of 4.
+RANKER_LOSS_DEFAULTS: dict[str, dict[str, Any]] = {"listwise": {"gamma": 4.0}}
+
 _FORMAT = "selrank-estimator"
 _FORMAT_VERSION = 1
 
@@ -298,6 +306,8 @@ class _SelectiveEstimator(BaseEstimator):
                 params[name] = value
         return params
 
+    _loss_defaults: dict[str, dict[str, Any]] = {}
+
     def _build_loss(self, loss=None) -> Loss:
         loss = self._default_loss if loss is None and self.loss is None else (loss if loss is not None else self.loss)
         params = self._loss_arguments()
@@ -305,6 +315,10 @@ class _SelectiveEstimator(BaseEstimator):
             if params:
                 raise ValueError(f"`loss` is a Loss object; link/scaling/target/loss_params {sorted(params)} must be set on it")
             return loss
+        if not isinstance(loss, str):
+            raise TypeError(f"`loss` must be a name or a Loss; got {type(loss).__name__}")
+        for key, value in self._loss_defaults.get(loss.lower(), {}).items():
+            params.setdefault(key, value)
         return get_loss(loss, **params)
 
     def _backend_kwargs(self) -> dict[str, Any]:
@@ -612,8 +626,9 @@ class SelectiveRanker(_SelectiveEstimator):
         Space of the targets (default: the loss's, ``"score"``).
     loss_params : dict, optional
         Further loss / link / scaling parameters (``alpha``, ``beta``, ``gamma``, ``cap``,
-        ``pairs``, ...).
-    label_scale : float
+        ``pairs``, ...). Unless given, the listwise loss uses ``gamma=4``
+        (:data:`RANKER_LOSS_DEFAULTS`).
+    label_scale : float, default 0.25
         Target scores are ``label_scale * label``.
     hessian : {"floor", "exact", "upper", "constant"}
         Hessian policy (:class:`selrank.gbdt.GBDTObjective`).
@@ -654,9 +669,10 @@ class SelectiveRanker(_SelectiveEstimator):
 
     _kind = "ranker"
     _default_loss = "listwise"
+    _loss_defaults = RANKER_LOSS_DEFAULTS
 
     def __init__(self, loss="listwise", *, link=None, scaling=None, target=None, loss_params=None,
-                 label_scale: float = 1.0, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+                 label_scale: float = RANKER_LABEL_SCALE, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
                  backend: str = "lightgbm", n_estimators=None, learning_rate=None, early_stopping_rounds=None,
                  eval_at=10, random_state=None, verbose: bool = False, **backend_params):
         super().__init__(loss, link=link, scaling=scaling, target=target, loss_params=loss_params,
@@ -739,16 +755,20 @@ class SelectiveRanker(_SelectiveEstimator):
         for name, value in optional.items():
             if value is not None and name in accepted:
                 kwargs[name] = value
-        for name in ("label_scale", "hessian", "hessian_floor"):
-            if getattr(self, name) != inspect.signature(type(self)).parameters[name].default and name not in accepted:
+        for name in ("hessian", "hessian_floor"):
+            if getattr(self, name) != inspect.signature(type(self)).parameters[name].default:
                 raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
         kwargs.update(self._backend_params)
+        # target scores are label_scale * label on every backend
+        scale = 1.0 if "label_scale" in accepted else float(self.label_scale)
+        if "label_scale" in accepted:
+            kwargs.setdefault("label_scale", self.label_scale)
         model = NeuralRanker(**kwargs)
         fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
         if eval_sets:
-            fit_kw["eval_set"] = [(ev["X"], ev["y"]) for ev in eval_sets]
+            fit_kw["eval_set"] = [(ev["X"], ev["y"] * scale) for ev in eval_sets]
             fit_kw["eval_group"] = [ev["group"].sizes for ev in eval_sets]
-        model.fit(X, y, **fit_kw)
+        model.fit(X, y * scale, **fit_kw)
         self.model_ = model
         self.loss_ = kwargs["loss"]
         return self
@@ -777,8 +797,8 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
     :class:`SelectiveRanker`; ``group`` in :meth:`fit` is needed only by group losses, and
     early stopping uses the loss itself on the first ``eval_set``.
 
-    ``predict`` returns values in the space of ``y``: the score, or ``h(score)`` for
-    ``target="link"``.
+    ``predict`` returns values in the space of ``y``: the score divided by ``label_scale``,
+    or ``h(score)`` for ``target="link"``.
     """
 
     _kind = "regressor"
@@ -833,7 +853,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         s = self.decision_function(X)
         if getattr(self.loss_, "target", "score") == "link" and self.loss_.structure == "pointwise":
             return np.asarray(A.to_numpy(self.loss_.link.h(s)), dtype=np.float64)
-        return s
+        return s / float(self.label_scale)  # targets were label_scale * y
 
 
 class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):

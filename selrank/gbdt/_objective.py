@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups, as_groups
-from ..losses import Loss, get_loss
+from ..losses import CompositeSoftmax, Decomposed, Listwise, Loss, Pairwise, Pointwise, get_loss
 from ..losses._base import as_target_array, as_weight, group_weights
 from ..losses.multiclass import class_targets
 
@@ -66,6 +66,11 @@ DEFAULT_HESSIAN_FLOOR = 0.1
 NOMINAL_LEAF_ROWS = 20
 
 _STRUCTURES = ("pointwise", "group", "multiclass")
+
+#: Loss families whose unit (row, query, sample) does not depend on the other units, so that
+#: rows can be evaluated in separately bound blocks. Others (batch baselines, losses that
+#: normalise over the whole data) are evaluated in one piece.
+BLOCKED = (Pointwise, Pairwise, Listwise, Decomposed, CompositeSoftmax)
 _VANISH = 1e-12  # a Hessian below this fraction of the reference counts as vanished
 
 
@@ -190,15 +195,19 @@ class GBDTObjective:
         self.__dict__.update(state)
         self._init_state()
 
-    def get_params(self) -> dict[str, Any]:
-        """The loss and the options (for ``repr`` and for rebuilding the objective)."""
+    def get_options(self) -> dict[str, Any]:
+        """The loss and the options (for ``repr`` and for rebuilding the objective).
+
+        Deliberately not called ``get_params``: scikit-learn would then expand the objective
+        into ``objective__loss`` parameters, which LightGBM's estimators pass on and reject.
+        """
         out = {"loss": self.loss}
         for k in self._OPTIONS:
             out[k] = getattr(self, k)
         return out
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if k != "group" or v is not None)
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_options().items() if k != "group" or v is not None)
         return f"{type(self).__name__}({args})"
 
     # -- targets -------------------------------------------------------------------------------
@@ -318,7 +327,7 @@ class GBDTObjective:
 
     def _blocks(self, y, groups: Groups | None, w_unit, n: int, full) -> list[tuple[int, int, Any]]:
         """Row blocks aligned with query boundaries, each bound separately (host evaluation)."""
-        if n <= self.block_rows * 1.5:
+        if n <= self.block_rows * 1.5 or not isinstance(self.loss, BLOCKED):
             return [(0, n, full)]
         if groups is None:
             cuts = np.arange(0, n, self.block_rows, dtype=np.int64)
