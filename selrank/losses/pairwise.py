@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _array as A
 from ..links import Link, Sinh, get_link
+from . import _kernels
 from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
 
 __all__ = ["Pairwise", "scatter_add"]
@@ -63,7 +64,10 @@ class Pairwise(Loss):
     :meth:`optimal_constant` is 0. The unit of the loss is a query: ``reduction="none"``
     returns one summed pair loss per query; per-row ``sample_weight`` is averaged within each
     query. Pairs are enumerated once per :meth:`bind` (vectorised per distinct query size)
-    and kept: memory is about 40 bytes per pair.
+    and kept: memory is about 40 bytes per pair. For NumPy float64 predictions, grouped rows
+    and the identity, exp, sinh and sigmoid links, :meth:`~selrank.losses.BoundLoss.grad_hess`
+    runs a numba kernel (:mod:`selrank.losses._kernels`) that walks the pairs without storing
+    them (the pair arrays are then built only if another path needs them).
 
     Examples
     --------
@@ -115,7 +119,23 @@ class _BoundPairwise(BoundLoss):
     def __init__(self, loss: Pairwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.link = loss.link
-        y_np = np.asarray(A.to_numpy(y), dtype=np.float64)
+        self.distinct = loss.pairs == "distinct"
+        self.y_np = np.asarray(A.to_numpy(y), dtype=np.float64)
+        self._pairs: dict | None = None
+        self._idx_cache: dict = {}
+        # numba fast path for NumPy predictions: pairs are walked on the fly, none are stored
+        self._kernel = None
+        self._target_grad = None
+        if _kernels.available() and groups.perm is None and A.is_numpy(y):
+            self._kernel = _kernels.kernel_link(self.link)
+        if self._kernel is None:
+            self._build_pairs()
+
+    def _build_pairs(self) -> dict:
+        """Enumerate the oriented pairs once (generic path; lazily when the kernel serves NumPy)."""
+        if self._pairs is not None:
+            return self._pairs
+        y_np, groups = self.y_np, self.groups
         i, j, pg = groups.pairs()
         if groups.perm is not None:  # pair indices are in grouped order: back to caller rows
             i, j = groups.perm[i], groups.perm[j]
@@ -123,15 +143,31 @@ class _BoundPairwise(BoundLoss):
         a = np.where(swap, j, i)
         b = np.where(swap, i, j)
         d = y_np[a] - y_np[b]
-        if loss.pairs == "distinct":
+        if self.distinct:
             keep = d > 0
             a, b, d, pg = a[keep], b[keep], d[keep], pg[keep]
-        self.a, self.b, self.pair_group = a, b, pg
-        self.d = d
-        self.hd = np.asarray(A.to_numpy(self.link.h(d)), dtype=np.float64)
-        self.pair_weight = None if wg is None else wg[pg]
-        self.n_pairs = int(a.size)
-        self._idx_cache: dict = {}
+        hd = np.asarray(A.to_numpy(self.link.h(d)), dtype=np.float64)
+        pw = None if self.unit_weight is None else self.unit_weight[pg]
+        self._pairs = {"a": a, "b": b, "pair_group": pg, "d": d, "hd": hd, "pair_weight": pw}
+        return self._pairs
+
+    a = property(lambda self: self._build_pairs()["a"])
+    b = property(lambda self: self._build_pairs()["b"])
+    pair_group = property(lambda self: self._build_pairs()["pair_group"])
+    d = property(lambda self: self._build_pairs()["d"])
+    hd = property(lambda self: self._build_pairs()["hd"])
+    pair_weight = property(lambda self: self._build_pairs()["pair_weight"])
+
+    @property
+    def n_pairs(self) -> int:
+        if self._pairs is not None:
+            return int(self._pairs["a"].size)
+        total = self.groups.n_pairs()
+        if not self.distinct:
+            return total
+        # pairs with equal targets: per (query, target value) c (c - 1) / 2
+        _, counts = np.unique(np.column_stack([self.groups.row_group, self.y_np]), axis=0, return_counts=True)
+        return int(total - np.sum(counts * (counts - 1) // 2))
 
     def _index(self, name, like):
         arr = getattr(self, name)
@@ -159,6 +195,14 @@ class _BoundPairwise(BoundLoss):
         return scatter_add(self._index("pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred)
 
     def _grad_hess(self, y_pred):
+        if self._kernel is not None and A.is_numpy(y_pred):
+            y_np = self._check_pred(y_pred, (self.n_rows,))
+            if y_np.dtype == np.float64:
+                if self._target_grad is None:  # the targets' part of the gradient, once per binding
+                    self._target_grad = _kernels.pairwise_target_grad(self.y_np, self.groups.offsets, self.unit_weight,
+                                                                      self.distinct, self._kernel)
+                return _kernels.pairwise_grad_hess(y_np, self.y_np, self.groups.offsets, self.unit_weight,
+                                                   self.distinct, self._kernel, self._target_grad)
         y_pred, dhat = self._pred_diff(y_pred)
         h, dh = self.link.h_dh(dhat)
         g = h - self._like("hd", self.hd, y_pred)
