@@ -60,7 +60,7 @@ TREE = {
     "lambda_l2": 0.0,
     "feature_fraction": 1.0,
     "bagging_fraction": 1.0,
-    "num_threads": 2,
+    "num_threads": 1,  # 2 OpenMP threads on a shared 2-core machine ran up to 20x slower
     "deterministic": True,
     "force_row_wise": True,
 }
@@ -149,6 +149,7 @@ class Data:
         fit = ~self.held
         self.X, self.y, self.sec = tr.X[fit], tr.y[fit], tr.seconds[fit]
         self.Xv, self.yv, self.secv = tr.X[self.held], tr.y[self.held], tr.seconds[self.held]
+        self.session_fit, self.session_val = tr.session[fit], tr.session[self.held]
 
 
 LOG_OF = {"log": lambda p: p, "seconds": lambda p: np.log1p(np.maximum(p, 0.0))}
@@ -283,11 +284,13 @@ def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate:
         "goals": goals,
     }
     if investigate:
-        out["investigation"] = investigation(d, smelu_band, chosen, test_preds["smelu_log"], band)
+        out["investigation"] = investigation(d, smelu_band, chosen, test_preds["smelu_log"], band,
+                                             band_free_diagnostics=band.method == "mixture")
     return out
 
 
-def investigation(d: Data, smelu_band: DwellBand, chosen: dict, p_sm: np.ndarray, band: DwellBand) -> dict:
+def investigation(d: Data, smelu_band: DwellBand, chosen: dict, p_sm: np.ndarray, band: DwellBand, *,
+                  band_free_diagnostics: bool) -> dict:
     """Why the SmeLU behaves as it does: Hessian policy, the winsorised-target equivalence, features."""
     import lightgbm as lgb
 
@@ -308,6 +311,19 @@ def investigation(d: Data, smelu_band: DwellBand, chosen: dict, p_sm: np.ndarray
         p = predict(te.X)
         out[f"smelu {label}"] = {"best_iteration": int(itx), "max_abs_diff_to_smelu": float(np.max(np.abs(p - p_sm))),
                                  "band_mae": band_error(te.y, p, band), "mae": overall_error(te.y, p)}
+    # which side of the band does the work: clip only bounces, or only idle users
+    lo_all, hi_all = float(min(d.y.min(), d.yv.min())), float(max(d.y.max(), d.yv.max()))
+    for label, b in (("clip below only", DwellBand(smelu_band.lo, hi_all + 1e-6)),
+                     ("clip above only", DwellBand(lo_all - 1e-6, smelu_band.hi))):
+        predict, itx = fit_smelu(b, d.X, d.y, d.Xv, d.yv)
+        p = predict(te.X)
+        out[f"smelu {label}"] = {"train_band": [b.lo, b.hi], "best_iteration": int(itx),
+                                 "band_mae": band_error(te.y, p, band), "band_rmse": band_error(te.y, p, band, metric="rmse"),
+                                 "mae": overall_error(te.y, p), "rmse": overall_error(te.y, p, metric="rmse"),
+                                 "kendall_tau": session_ranking(te.y, p, te.session, metric="kendall")}
+    if not band_free_diagnostics:
+        print("investigation:", json.dumps(out, indent=1))
+        return out
     # within-session direction of each feature: why every pointwise model ranks a session poorly
     out["feature_kendall_tau_within_session"] = {
         name: session_ranking(te.y, np.nan_to_num(te.X[:, j], nan=-1.0), te.session, metric="kendall")
@@ -318,6 +334,18 @@ def investigation(d: Data, smelu_band: DwellBand, chosen: dict, p_sm: np.ndarray
         ok = np.isfinite(x)
         rx, ry = np.argsort(np.argsort(x[ok])), np.argsort(np.argsort(te.y[ok]))
         out["feature_spearman_pooled"][name] = float(np.corrcoef(rx, ry)[0, 1])
+    # diagnostic, not a competitor: squared error on the session-centred target (y minus the
+    # session's mean dwell) learns only within-session differences; does the data hold any?
+    def centred(session, yy):
+        g = as_groups(session, yy.size)
+        return yy - g.from_grouped(g.broadcast(g.mean_per_group(g.to_grouped(yy))))
+
+    tr_sess = d.session_fit, d.session_val
+    predict, itx = fit_native("regression", d.X, centred(tr_sess[0], d.y), d.Xv, centred(tr_sess[1], d.yv))
+    p = predict(te.X)
+    out["se_on_session_centred_log (diagnostic)"] = {
+        "best_iteration": int(itx), "ndcg": session_ranking(te.y, p, te.session),
+        "kendall_tau": session_ranking(te.y, p, te.session, metric="kendall")}
     print("investigation:", json.dumps(out, indent=1))
     return out
 
@@ -340,7 +368,7 @@ def main() -> None:
     if not args.quick:
         # added after the headline results: the same protocol with the 10-90 % quantile band
         sensitivity = protocol(d, suggest_band(d.y, method="quantile", lower=0.1, upper=0.9), quick=False,
-                               cache=cache, investigate=False)
+                               cache=cache, investigate=True)
     out = {
         "protocol": __doc__,
         "quick": args.quick,

@@ -532,7 +532,7 @@ def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float 
     --------
     >>> from selrank.datasets import make_dwell
     >>> data = make_dwell(2_000, seed=1)
-    >>> model = fit_dwell_model(data.X, data.y, band=(2.0, 6.0), n_estimators=20)
+    >>> model = fit_dwell_model(data.X, data.y, band=(2.0, 6.0), n_estimators=20, num_threads=1)
     >>> model.loss_.link
     SmeLU(alpha=1.0, beta=4.0, c=2.0)
     >>> model.predict(data.X[:3]).shape

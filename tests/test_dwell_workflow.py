@@ -235,7 +235,8 @@ def test_smelu_beats_squared_error_in_the_band_on_synthetic_data(synthetic):
     X, y = synthetic.X, synthetic.y
     fit, test = np.arange(y.size) < 14_000, np.arange(y.size) >= 14_000
     band = suggest_band(y[fit])
-    params = {"n_estimators": 150, "learning_rate": 0.1, "num_leaves": 15, "random_state": 0}
+    # one LightGBM thread per test worker: OpenMP threads competing for 2 cores are 20x slower
+    params = {"n_estimators": 150, "learning_rate": 0.1, "num_leaves": 15, "random_state": 0, "num_threads": 1}
     smelu = fit_dwell_model(X[fit], y[fit], band=band, **params).predict(X[test])
     se = SelectiveRegressor(link="identity", **params).fit(X[fit], y[fit]).predict(X[test])
     b_sm, b_se = band_error(y[test], smelu, band), band_error(y[test], se, band)
@@ -250,7 +251,7 @@ def test_smelu_beats_squared_error_in_the_band_on_synthetic_data(synthetic):
 def test_fit_dwell_model_defaults_and_errors(synthetic):
     pytest.importorskip("lightgbm")
     X, y = synthetic.X[:2000], synthetic.y[:2000]
-    model = fit_dwell_model(X, y, n_estimators=5)
+    model = fit_dwell_model(X, y, n_estimators=5, num_threads=1)
     band = suggest_band(y)
     assert model.loss_.link == dwell_link(band)
     with pytest.raises(ValueError, match="sets `link`"):
@@ -270,34 +271,36 @@ def test_quick_fit_on_yoochoose():
     tr, te = load_dwell("yoochoose-100k")
     band = suggest_band(tr.y)
     model = fit_dwell_model(tr.X, tr.y, band=band, n_estimators=40, learning_rate=0.1, num_leaves=15,
-                            random_state=0)
+                            random_state=0, num_threads=1)
     p = model.predict(te.X)
     constant = np.full(te.n_rows, model.intercept_)
     assert band_error(te.y, p, band) < band_error(te.y, constant, band)
     assert overall_error(te.y, p) < overall_error(te.y, constant)
 
 
-@pytest.mark.slow
 def test_benchmark_protocol_on_yoochoose():
-    """The benchmark's claims that hold: lower in-band error than squared error on log1p seconds.
+    """What ``benchmarks/dwell.py`` found with the 10-90 % quantile band, with its protocol.
 
-    Same protocol as ``benchmarks/dwell.py`` (time hold-out, mixture band, early stopping,
-    deterministic trees), with the evaluation band as the training band.
+    Time hold-out, early stopping on the hold-out, deterministic trees; the SmeLU trained on
+    the evaluation band. It is more accurate in the band than squared error on log1p seconds
+    and pays for it outside the band (see docs/dwell.md).
     """
-    pytest.importorskip("lightgbm")
+    lgb = pytest.importorskip("lightgbm")
     from selrank import SelectiveRegressor
 
     tr, te = load_dwell("yoochoose-100k")
     held = time_holdout(tr.session, tr.time, fraction=0.15)
-    band = suggest_band(tr.y[~held])
-    tree = {"num_leaves": 31, "min_data_in_leaf": 50, "num_threads": 2, "deterministic": True,
-            "force_row_wise": True, "random_state": 0, "learning_rate": 0.05, "n_estimators": 3000,
-            "early_stopping_rounds": 100}
-    ev = [(tr.X[held], tr.y[held])]
-    sm = SelectiveRegressor(link=dwell_link(band), **tree).fit(tr.X[~held], tr.y[~held], eval_set=ev)
-    se = SelectiveRegressor(link="identity", **tree).fit(tr.X[~held], tr.y[~held], eval_set=ev)
-    p_sm, p_se = sm.predict(te.X), se.predict(te.X)
-    assert band_error(te.y, p_sm, band) < band_error(te.y, p_se, band)
-    assert band_error(te.y, p_sm, band, metric="rmse") < band_error(te.y, p_se, band, metric="rmse")
-    # overall error: within 1 % of squared error's (it is not lower: see docs/dwell.md)
-    assert overall_error(te.y, p_sm) < 1.01 * overall_error(te.y, p_se)
+    band = suggest_band(tr.y[~held], method="quantile", lower=0.1, upper=0.9)
+    tree = {"num_leaves": 31, "min_data_in_leaf": 50, "num_threads": 1, "deterministic": True,
+            "force_row_wise": True}
+    sm = SelectiveRegressor(link=dwell_link(band), random_state=0, learning_rate=0.05, n_estimators=3000,
+                            early_stopping_rounds=100, **tree)
+    sm.fit(tr.X[~held], tr.y[~held], eval_set=[(tr.X[held], tr.y[held])])
+    train = lgb.Dataset(tr.X[~held], tr.y[~held])
+    se = lgb.train({"objective": "regression", "learning_rate": 0.05, "seed": 0, "verbosity": -1, **tree}, train, 3000,
+                   valid_sets=[lgb.Dataset(tr.X[held], tr.y[held], reference=train)],
+                   callbacks=[lgb.early_stopping(100, verbose=False)])
+    p_sm, p_se = sm.predict(te.X), se.predict(te.X, num_iteration=se.best_iteration)
+    assert band_error(te.y, p_sm, band) < band_error(te.y, p_se, band) - 0.002
+    assert band_error(te.y, p_sm, band, metric="rmse") < band_error(te.y, p_se, band, metric="rmse") - 0.005
+    assert overall_error(te.y, p_se) < overall_error(te.y, p_sm) < 1.01 * overall_error(te.y, p_se)
