@@ -117,6 +117,8 @@ class DwellBand(Sequence):
     >>> band = DwellBand(2.0, 5.0)
     >>> band.beta, band.c, tuple(band)
     (3.5, 1.5, (2.0, 5.0))
+    >>> band.smelu_params()
+    {'alpha': 1.0, 'beta': 3.5, 'c': 1.5}
     >>> band.shares([1.0, 3.0, 4.0, 6.0])
     {'below': 0.25, 'inside': 0.5, 'above': 0.25}
     >>> DwellBand(5.0, 2.0)
@@ -174,6 +176,15 @@ class DwellBand(Sequence):
     def link(self, *, alpha: float = 1.0) -> SmeLU:
         """The capped SmeLU link of the band (:func:`dwell_link`)."""
         return dwell_link(self, alpha=alpha)
+
+    def smelu_params(self) -> dict[str, float]:
+        """``{"alpha": 1.0, "beta": ..., "c": ...}``: the link as plain parameters.
+
+        For ``SelectiveRegressor(link="smelu", loss_params=band.smelu_params())``, which
+        scikit-learn can clone (a :class:`~selrank.links.Link` object as ``link`` cannot be
+        cloned while ``Link.get_params`` takes no ``deep`` argument).
+        """
+        return {"alpha": 1.0, "beta": self.beta, "c": self.c}
 
 
 def _as_band(band: Any) -> DwellBand:
@@ -503,7 +514,10 @@ def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float 
 
     A convenience for the recipe in ``docs/dwell.md``::
 
-        SelectiveRegressor(link=dwell_link(band), **params).fit(X, y_log, eval_set=eval_set)
+        SelectiveRegressor(link="smelu", loss_params=band.smelu_params(), **params).fit(
+            X, y_log, eval_set=eval_set)
+
+    (the link as plain parameters, so that scikit-learn can clone the estimator).
 
     Parameters
     ----------
@@ -541,10 +555,10 @@ def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float 
     from .estimators import SelectiveRegressor
 
     b = suggest_band(y_log) if band is None else _as_band(band)
-    if "link" in params or "loss" in params:
-        raise ValueError("fit_dwell_model sets `link` (the capped SmeLU of `band`) and the pointwise loss itself; "
-                         "use SelectiveRegressor directly for another loss")
+    if {"link", "loss", "loss_params"} & set(params):
+        raise ValueError("fit_dwell_model sets `link` (the capped SmeLU of `band`), `loss_params` and the pointwise "
+                         "loss itself; use SelectiveRegressor directly for another loss")
     if hessian_floor is not None:
         params["hessian_floor"] = hessian_floor
-    model = SelectiveRegressor(link=dwell_link(b), **params)
+    model = SelectiveRegressor(link="smelu", loss_params=b.smelu_params(), **params)
     return model.fit(X, y_log, eval_set=eval_set)

@@ -256,6 +256,8 @@ def test_fit_dwell_model_defaults_and_errors(synthetic):
     assert model.loss_.link == dwell_link(band)
     with pytest.raises(ValueError, match="sets `link`"):
         fit_dwell_model(X, y, link="identity")
+    with pytest.raises(ValueError, match="sets `link`"):
+        fit_dwell_model(X, y, loss_params={"c": 3.0})
     with pytest.raises(ValueError, match="lo < hi"):
         fit_dwell_model(X, y, band=(5.0, 2.0))
     with pytest.raises(TypeError, match="pair"):
@@ -264,6 +266,20 @@ def test_fit_dwell_model_defaults_and_errors(synthetic):
         fit_dwell_model(X, np.where(np.arange(2000) == 1, np.nan, y), band=(2.0, 5.0))
     with pytest.raises(ValueError, match="labels"):
         fit_dwell_model(X, y[:10], band=(2.0, 5.0))
+
+
+def test_fitted_model_clones_saves_and_loads(synthetic, tmp_path):
+    pytest.importorskip("lightgbm")
+    from sklearn.base import clone
+
+    from selrank.estimators import load
+
+    X, y = synthetic.X[:2000], synthetic.y[:2000]
+    model = fit_dwell_model(X, y, band=(2.0, 6.0), n_estimators=10, num_threads=1)
+    again = clone(model).fit(X, y)
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    model.save(tmp_path / "dwell.json")
+    np.testing.assert_array_equal(load(tmp_path / "dwell.json").predict(X), model.predict(X))
 
 
 def test_quick_fit_on_yoochoose():
