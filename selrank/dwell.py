@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,7 @@ def _dwell_vector(y: Any, name: str = "y_log") -> np.ndarray:
         y = y.to_numpy()
     arr = to_numpy(y)
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be numeric log1p-seconds; got dtype {arr.dtype}")
+        raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
     arr = arr.astype(np.float64, copy=False)
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D (one dwell per row); got shape {arr.shape}")
@@ -101,7 +101,8 @@ class DwellBand(Sequence):
     lo, hi : float
         Finite, ``lo < hi``.
     method : str
-        How the band was chosen (``"given"``, ``"quantile"``, ``"mixture"``); informational.
+        How the band was chosen (``"given"``, ``"quantile"``, ``"mixture"``); informational,
+        not compared by ``==``.
 
     Attributes
     ----------
@@ -117,6 +118,8 @@ class DwellBand(Sequence):
     >>> band = DwellBand(2.0, 5.0)
     >>> band.beta, band.c, tuple(band)
     (3.5, 1.5, (2.0, 5.0))
+    >>> 4.0 in band, 6.0 in band
+    (True, False)
     >>> band.smelu_params()
     {'alpha': 1.0, 'beta': 3.5, 'c': 1.5}
     >>> band.shares([1.0, 3.0, 4.0, 6.0])
@@ -129,7 +132,7 @@ class DwellBand(Sequence):
 
     lo: float
     hi: float
-    method: str = "given"
+    method: str = field(default="given", compare=False)
 
     def __post_init__(self) -> None:
         try:
@@ -149,6 +152,10 @@ class DwellBand(Sequence):
 
     def __getitem__(self, i):
         return (self.lo, self.hi)[i]
+
+    def __contains__(self, value) -> bool:
+        """``value in band``: a dwell (log1p seconds) inside the band, ends included."""
+        return bool(self.lo <= float(value) <= self.hi)
 
     @property
     def beta(self) -> float:

@@ -44,6 +44,8 @@ def test_band_is_a_validated_pair():
     assert tuple(band) == (2.0, 5.0) and len(band) == 2 and band[1] == 5.0
     assert band.seconds == pytest.approx((np.expm1(2.0), np.expm1(5.0)))
     assert band.contains([1.0, 2.0, 5.0, 5.5]).tolist() == [False, True, True, False]
+    assert 2.0 in band and 5.5 not in band
+    assert DwellBand(2.0, 5.0, method="quantile") == band
     assert band.shares(np.array([1.0, 2.0, 3.0, 6.0])) == {"below": 0.25, "inside": 0.5, "above": 0.25}
     for lo, hi, exc in ((5.0, 2.0, ValueError), (2.0, 2.0, ValueError), (np.nan, 2.0, ValueError),
                         (1.0, np.inf, ValueError), ("a", 2.0, TypeError), (None, 2.0, TypeError)):
