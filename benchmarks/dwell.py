@@ -4,7 +4,8 @@ Run from the repository root::
 
     python benchmarks/dwell.py [--out benchmarks/results/dwell.json] [--quick]
 
-Protocol (fixed before looking at test results):
+Protocol. It was written after exploratory fits had already been scored on the test period,
+so that period is not untouched; within the protocol every choice is made on validation:
 
 * Data: ``load_dwell("yoochoose-100k")``. The training period is split in time with
   :func:`selrank.dwell.time_holdout`: sessions that start in its last 15 % are the
