@@ -295,8 +295,8 @@ class Link:
                 f"the first {arr.reshape(-1)[i]!r} at index {i}"
             )
 
-    def get_params(self) -> dict[str, Any]:
-        """Constructor parameters (for ``repr``, equality and scikit-learn cloning)."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters (for ``repr``, equality and :func:`sklearn.base.clone`)."""
         return dict(getattr(self, "_params", {}))
 
     def __repr__(self) -> str:
@@ -1001,7 +1001,7 @@ class Piecewise(_AffineLink):
         self._bF = np.concatenate([[0.0, 0.0], np.cumsum(seg_int)])  # F at base points, F(kx0)=0
         self._kx, self._ky = kx, ky
         self._f_range = (float(ky[0]) if left == 0 else -math.inf, float(ky[-1]) if right == 0 else math.inf)
-        self._params = {"knots": kx.tolist(), "values": ky.tolist(), "extrapolation": extrapolation, "alpha": alpha, "beta": beta}
+        self._params = {"knots": knots, "values": values, "extrapolation": extrapolation, "alpha": alpha, "beta": beta}
 
     def _tables(self, x, xp):
         dev = {"device": x.device} if A.is_torch(x) else {}
@@ -1100,7 +1100,8 @@ class CallableLink(Link):
         self.smooth = smooth
         self._derivative = derivative
         self._autodiff_ok: bool | None = None if derivative != "differences" else False
-        self._params = {"h": h, "dh": dh, "H": H, "h_inv": h_inv, "domain": domain, "derivative": derivative, "name": name}
+        self._params = {"h": h, "dh": dh, "H": H, "h_inv": h_inv, "domain": domain, "derivative": derivative,
+                        "name": name, "smooth": smooth}
 
     def h(self, z):
         xp = A.get_namespace(z)

@@ -149,7 +149,8 @@ class Scaling(Capped):
             return True
         return None
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters (for ``repr``, equality and :func:`sklearn.base.clone`)."""
         return dict(self._params)
 
     def __repr__(self) -> str:

@@ -163,7 +163,8 @@ class Loss:
         raise NotImplementedError
 
     # -- presentation --------------------------------------------------------------------
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters (for ``repr``, equality and :func:`sklearn.base.clone`)."""
         return dict(getattr(self, "_params", {}))
 
     def __repr__(self) -> str:

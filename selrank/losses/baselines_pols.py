@@ -463,7 +463,7 @@ class NCE(LabelLoss):
             if abs(q.sum() - 1.0) > 1e-6:
                 raise ValueError(f"`noise` of NCE must sum to 1; got sum {q.sum()!r}")
             self.noise = q
-        self._params = {"n_noise": n_noise, "noise": None if noise is None else self.noise.tolist()}
+        self._params = {"n_noise": n_noise, "noise": noise}
 
     def _check_classes(self, K: int) -> None:
         super()._check_classes(K)

@@ -391,3 +391,22 @@ def test_bad_input_errors(rng):
 def test_noncovex_softmax_scaling_warns():
     with pytest.warns(UserWarning, match="non-convex Q"):
         CompositeSoftmax(get_scaling("cosh", cap=5.0), gamma=0.5)
+
+
+def test_every_registered_object_clones_with_sklearn():
+    """Estimators hold links, scalings and losses as parameters: clone() must rebuild them."""
+    import warnings
+
+    from sklearn.base import clone
+
+    from selrank.links import LINKS, get_link
+    from selrank.scalings import SCALINGS, get_scaling
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for registry, build in ((LINKS, get_link), (SCALINGS, get_scaling), (LOSSES, get_loss)):
+            for name, factory in registry.items():
+                for params in getattr(factory, "examples", [{}]):
+                    obj = build(name, **params)
+                    copy = clone(obj)
+                    assert copy == obj and copy is not obj, (name, params)
