@@ -9,6 +9,8 @@
   score regions; properness per feature cell.
 * :mod:`selrank.metrics.underspecification`: BUST/BLUST (Theorem 1), Appendix F and I
   reproductions, sensitivity reports.
+* :mod:`selrank.metrics.dwell`: dwell-time metrics (error inside the engaged band and
+  overall, within-session NDCG / Kendall tau, calibration, :func:`dwell_report`).
 
 This package never imports :mod:`selrank.losses`; it needs NumPy, plus polars for
 :func:`evaluate` and :func:`compare`.
@@ -22,6 +24,14 @@ from .classification import (
     per_class_auprc,
     precision_at_recall,
     single_logit_scores,
+)
+from .dwell import (
+    band_error,
+    calibration_table,
+    dwell_report,
+    expected_calibration_error,
+    overall_error,
+    session_ranking,
 )
 from .region import (
     PropernessReport,
@@ -104,4 +114,11 @@ __all__ = [
     "appendix_i",
     "sensitivity_report",
     "SensitivityReport",
+    # dwell time
+    "band_error",
+    "overall_error",
+    "session_ranking",
+    "calibration_table",
+    "expected_calibration_error",
+    "dwell_report",
 ]
