@@ -18,6 +18,7 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 
 from ._masking import (
+    MaskedLists,
     as_target_tensor,
     check_reduction,
     compute_dtype,
@@ -95,11 +96,12 @@ class RankingHead(nn.Module):
         self.padding_value = padding_value
 
     # -- the one method a head implements ----------------------------------------------
-    def unit_values(self, z: torch.Tensor, y: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """Unweighted loss per unit of scores ``z`` for targets ``y`` (real items: ``valid``).
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
+        """Unweighted loss per unit of scores ``z`` for targets ``y``.
 
-        ``z`` and ``y`` are in the compute dtype and finite at every position: padded
-        entries hold copies of real ones (:func:`~selrank.torch._masking.neutralize`).
+        ``lists`` is the reducer of the batch (``lists.valid``: the real items). ``z`` and
+        ``y`` are in the compute dtype and finite everywhere: padded entries hold copies of
+        a real item of their list (:func:`~selrank.torch._masking.neutralize`).
         """
         raise NotImplementedError
 
@@ -132,10 +134,10 @@ class RankingHead(nn.Module):
             Overrides the head's ``reduction`` for this call.
         """
         reduction = self.reduction if reduction is None else check_reduction(reduction, type(self).__name__)
-        z, y, valid = self._prepare(y_pred, y_true, mask, lengths)
+        z, y, lists = self._prepare(y_pred, y_true, mask, lengths)
         with torch.autocast(device_type=z.device.type, enabled=False):
-            values = self._values(z, y, valid)
-            weights = unit_weights(self._unit_valid(y, valid), sample_weight, self.unit, values)
+            values = self._values(z, y, lists)
+            weights = unit_weights(self._unit_valid(y, lists.valid), sample_weight, self.unit, values)
             return reduce_units(values, weights, reduction)
 
     def total_weight(self, y_pred, y_true, *, mask: Any = None, lengths: Any = None,
@@ -146,17 +148,18 @@ class RankingHead(nn.Module):
         ``reduction="sum"`` loss by the total weight of the whole batch, which makes the
         averaged gradient exactly that of the mean over the batch.
         """
-        z, y, valid = self._prepare(y_pred, y_true, mask, lengths)
-        return unit_weights(self._unit_valid(y, valid), sample_weight, self.unit, z).sum()
+        z, y, lists = self._prepare(y_pred, y_true, mask, lengths)
+        return unit_weights(self._unit_valid(y, lists.valid), sample_weight, self.unit, z).sum()
 
-    def _values(self, z, y, valid):
-        if valid.numel() and not bool(valid.any()):
+    def _values(self, z, y, lists):
+        valid = lists.valid
+        if valid.numel() and not lists.any_real:
             # nothing real in the batch: a zero loss that keeps the graph (finite gradient)
             zeros = torch.where(valid, z, torch.zeros((), dtype=z.dtype, device=z.device)) * 0.0
             if self.unit == "batch":
                 return zeros.sum().reshape(1)
             return zeros if self.unit == "item" else zeros.sum(dim=-1)
-        return self.unit_values(z, y, valid)
+        return self.unit_values(z, y, lists)
 
     def _unit_valid(self, y: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         """Which items count for the weights (heads may drop lists, e.g. without relevant items)."""
@@ -186,12 +189,16 @@ class RankingHead(nn.Module):
         z = y_pred.to(compute_dtype(y_pred.dtype))
         y = self._targets(y_true, z)
         valid = padding_mask(y, mask=mask, lengths=lengths, padding_value=self.padding_value)
-        if y.device.type == "cpu" and not bool(torch.isfinite(y[valid]).all()):
-            bad = torch.nonzero(valid & ~torch.isfinite(y))[0].tolist()
-            raise ValueError(f"`y_true` must be finite at real items; found {float(y[tuple(bad)])!r} at index {bad}")
-        if not bool(valid.all()):
-            z, y = neutralize(z, valid), neutralize(y, valid)
-        return z, y, valid
+        full = bool(valid.all())
+        if y.device.type == "cpu" and not bool(torch.isfinite(y.sum())):
+            # the sum decides in one pass; the search for the culprit runs only when it fails
+            bad = valid & ~torch.isfinite(y)
+            if bool(bad.any()):
+                i = torch.nonzero(bad)[0].tolist()
+                raise ValueError(f"`y_true` must be finite at real items; found {float(y[tuple(i)])!r} at index {i}")
+        if not full:
+            z, y = neutralize(valid, z, y)
+        return z, y, MaskedLists(valid, full=full, neutralized=True)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}, padding_value={self.padding_value!r}"
@@ -200,7 +207,7 @@ class RankingHead(nn.Module):
 class AnalyticHead(RankingHead):
     """A head whose units have a closed-form gradient (see :class:`ClosedFormGradient`).
 
-    Subclasses implement ``terms(z, y, valid, with_grad)`` returning ``(values, grad)``
+    Subclasses implement ``terms(z, y, lists, with_grad)`` returning ``(values, grad)``
     (``grad`` is ``None`` when ``with_grad`` is false).
 
     Parameters
@@ -217,13 +224,13 @@ class AnalyticHead(RankingHead):
             raise ValueError(f"`grad` of {type(self).__name__} must be one of {GRAD_MODES}; got {grad!r}")
         self.grad = grad
 
-    def terms(self, z, y, valid, with_grad: bool):
+    def terms(self, z, y, lists, with_grad: bool):
         raise NotImplementedError
 
-    def unit_values(self, z, y, valid):
+    def unit_values(self, z, y, lists):
         if self.grad == "analytic" and z.requires_grad and torch.is_grad_enabled():
-            return ClosedFormGradient.apply(z, lambda zd: self.terms(zd, y, valid, True))
-        return self.terms(z, y, valid, False)[0]
+            return ClosedFormGradient.apply(z, lambda zd: self.terms(zd, y, lists, True))
+        return self.terms(z, y, lists, False)[0]
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, grad={self.grad!r}"

@@ -31,8 +31,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..scalings import Constant, composite_softmax
-
 __all__ = [
     "REDUCTIONS",
     "padding_mask",
@@ -46,7 +44,6 @@ __all__ = [
 ]
 
 REDUCTIONS = ("mean", "sum", "none")
-_SOFTMAX = Constant()  # the standard softmax: log-softmax through the one core log-sum-exp
 
 
 def check_reduction(reduction: Any, owner: str = "head") -> str:
@@ -152,33 +149,42 @@ def padding_mask(
     return y_true != padding_value
 
 
-def neutralize(x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-    """Replace padded entries of ``x`` (last axis = list) by a real entry of the same list.
+def neutralize(valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Overwrite padded entries (last axis = list) with copies of one real item of the list.
 
-    The first real entry of each list is copied (detached) into its padded slots, so any
-    list function stays finite at padded positions (an ``exp`` there is no larger than at a
-    real item, a link's domain is respected) and padded slots receive exactly zero
-    gradient. A list without real entries is filled with the first real entry of the whole
-    tensor (0 if there is none): a harmless dummy list whose loss the heads discard.
+    The source of each list is its first real item; the same item fills ``x`` and every
+    tensor of ``others`` (the targets), so every elementwise function of the inputs takes,
+    at a padded slot, a value it also takes at a real item. Hence no padded value —
+    ``-inf``, ``NaN`` or a huge score — reaches an ``exp``, a link's domain is respected, a
+    list maximum is unchanged by the padding, and padded slots get exactly zero gradient
+    (the copies are detached). A list without real entries copies the source of the first
+    list that has one (a harmless dummy list whose loss the heads discard); 0 if none has.
 
     Examples
     --------
     >>> import torch
     >>> x = torch.tensor([[1.0, float("inf")], [float("nan"), 5.0], [7.0, 8.0]])
+    >>> y = torch.tensor([[10.0, -1.0], [-1.0, 50.0], [-1.0, -1.0]])
     >>> valid = torch.tensor([[True, False], [False, True], [False, False]])
-    >>> neutralize(x, valid).tolist()
-    [[1.0, 1.0], [5.0, 5.0], [1.0, 1.0]]
+    >>> [t.tolist() for t in neutralize(valid, x, y)]
+    [[[1.0, 1.0], [5.0, 5.0], [1.0, 1.0]], [[10.0, 10.0], [50.0, 50.0], [10.0, 10.0]]]
     """
     if valid.dim() == 0 or valid.shape[-1] == 0:
-        return x
-    xd = x.detach()
-    first = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
-    fill = xd.gather(-1, first)
-    flat_valid = valid.reshape(-1)
-    g = flat_valid.to(torch.uint8).argmax()
-    anywhere = torch.where(flat_valid[g], xd.reshape(-1)[g], torch.zeros((), dtype=x.dtype, device=x.device))
-    fill = torch.where(valid.any(dim=-1, keepdim=True), fill, anywhere)
-    return torch.where(valid, x, fill)
+        return (x, *others)
+    nonempty = valid.any(dim=-1, keepdim=True)
+    if bool((valid[..., :1] | ~nonempty).all()):
+        idx = None  # every list that has a real item starts with one (the usual padding)
+    else:
+        idx = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
+    flat_nonempty = nonempty.reshape(-1)
+    row = flat_nonempty.to(torch.uint8).argmax()  # first list with a real item
+    out = []
+    for t in (x, *others):
+        td = t.detach()
+        src = td[..., :1] if idx is None else td.gather(-1, idx)
+        anywhere = torch.where(flat_nonempty[row], src.reshape(-1)[row], torch.zeros((), dtype=t.dtype, device=t.device))
+        out.append(torch.where(valid, t, torch.where(nonempty, src, anywhere)))
+    return tuple(out)
 
 
 class MaskedLists:
@@ -186,14 +192,26 @@ class MaskedLists:
 
     Same API as :class:`selrank._groups.DenseLists` (``sum``, ``max``, ``broadcast``), so
     the core's :func:`~selrank.scalings.composite_softmax` runs on padded batches
-    unchanged. Inputs must be finite at padded positions (see :func:`neutralize`) and every
-    list must hold at least one real entry: the heads give a fully padded list an all-real
-    mask (it is a dummy list after :func:`neutralize`) and discard its loss.
+    unchanged. Reduced inputs must be finite at padded positions, which
+    :func:`neutralize` guarantees; a fully padded list is reduced as a full (dummy) list —
+    its loss is discarded by a zero weight — so that every list has an entry.
 
     Parameters
     ----------
     valid : bool tensor ``[..., list]``
         ``True`` for real entries.
+    neutralized : bool
+        The reduced inputs are elementwise functions of tensors passed through
+        :func:`neutralize`: padded entries repeat real ones, so a maximum needs no mask.
+
+    Attributes
+    ----------
+    valid : bool tensor
+        The real items.
+    mask : bool tensor
+        The entries reduced over: the real items, and every entry of a fully padded list.
+    full : bool
+        No padding at all.
 
     Examples
     --------
@@ -201,36 +219,55 @@ class MaskedLists:
     >>> lists = MaskedLists(torch.tensor([[True, True, False]]))
     >>> lists.sum(torch.tensor([[1.0, 2.0, 100.0]])).tolist()
     [3.0]
-    >>> lists.log_softmax(torch.tensor([[0.0, 0.0, 50.0]])).exp()[:, :2].tolist()
-    [[0.5, 0.5]]
+    >>> lists.log_softmax(torch.tensor([[0.0, 0.0, 50.0]])).exp().tolist()
+    [[0.5, 0.5, 1.0]]
     """
 
-    def __init__(self, valid: torch.Tensor):
+    def __init__(self, valid: torch.Tensor, *, full: bool | None = None, neutralized: bool = False):
         self.valid = valid
-        self.all_valid = bool(valid.all())
+        self.full = bool(valid.all()) if full is None else bool(full)
+        self.neutralized = neutralized
+        self.mask = valid
+        self.any_real = True
+        self._weights: dict = {}
+        if not self.full:
+            w = valid.to(torch.float32)
+            empty = w.sum(dim=-1, keepdim=True) == 0
+            if bool(empty.any()):
+                self.any_real = not bool(empty.all())
+                self.mask = valid | empty
+                w = w + empty.to(w.dtype)
+            self._weights[torch.float32] = w
 
-    @classmethod
-    def for_padded(cls, valid: torch.Tensor) -> MaskedLists:
-        """Reducer for a padded batch: fully padded lists count as (dummy) full lists."""
-        return cls(valid | ~valid.any(dim=-1, keepdim=True))
+    def weight(self, dtype) -> torch.Tensor:
+        """``mask`` as 0/1 numbers of ``dtype`` (cached)."""
+        w = self._weights.get(dtype)
+        if w is None:
+            base = self._weights.get(torch.float32)
+            w = self._weights[dtype] = self.mask.to(dtype) if base is None else base.to(dtype)
+        return w
 
     def sum(self, x):
-        if self.all_valid:
+        if self.full:
             return x.sum(dim=-1)
-        return torch.where(self.valid, x, torch.zeros((), dtype=x.dtype, device=x.device)).sum(dim=-1)
+        return (x * self.weight(x.dtype)).sum(dim=-1)
 
     def max(self, x):
-        if self.all_valid:
+        if self.full or self.neutralized:
             return x.amax(dim=-1)
         low = torch.tensor(-math.inf, dtype=x.dtype, device=x.device)
-        return torch.where(self.valid, x, low).amax(dim=-1)
+        return torch.where(self.mask, x, low).amax(dim=-1)
 
     def broadcast(self, v):
         return v[..., None]
 
     def log_softmax(self, z):
-        """Log-softmax over the real entries (finite, meaningless values at padded ones)."""
-        return composite_softmax(_SOFTMAX, 1.0, z, self)["logp"]
+        """Log-softmax over the reduced entries; 0 at the others (never ``-inf``)."""
+        if self.full:
+            return torch.log_softmax(z, dim=-1)
+        low = torch.tensor(-math.inf, dtype=z.dtype, device=z.device)
+        out = torch.log_softmax(torch.where(self.mask, z, low), dim=-1)
+        return torch.where(self.mask, out, torch.zeros((), dtype=z.dtype, device=z.device))
 
 
 def _weight_tensor(sample_weight: Any, like: torch.Tensor) -> torch.Tensor:

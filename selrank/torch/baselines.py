@@ -28,7 +28,6 @@ import torch
 import torch.nn.functional as F
 
 from ._base import RankingHead
-from ._masking import MaskedLists
 
 __all__ = [
     "SoftmaxCrossEntropyLoss",
@@ -101,9 +100,9 @@ class SoftmaxCrossEntropyLoss(RankingHead):
     True
     """
 
-    def unit_values(self, z, y, valid):
+    def unit_values(self, z, y, lists):
+        valid = lists.valid
         _check_nonnegative(y, valid, "SoftmaxCrossEntropyLoss")
-        lists = MaskedLists.for_padded(valid)
         t = torch.where(valid, y, _zero(y))
         s = t.sum(dim=-1, keepdim=True)
         pi = t / torch.where(s > 0, s, torch.ones_like(s))
@@ -132,8 +131,7 @@ class ListNetLoss(RankingHead):
     True
     """
 
-    def unit_values(self, z, y, valid):
-        lists = MaskedLists.for_padded(valid)
+    def unit_values(self, z, y, lists):
         target = torch.exp(lists.log_softmax(y))
         return -lists.sum(target * lists.log_softmax(z))
 
@@ -163,7 +161,8 @@ class ListMLELoss(RankingHead):
             raise ValueError(f"`ties` of ListMLELoss must be 'random' or 'stable'; got {ties!r}")
         self.ties = ties
 
-    def unit_values(self, z, y, valid):
+    def unit_values(self, z, y, lists):
+        valid = lists.valid
         key = torch.where(valid, y, torch.tensor(-math.inf, dtype=y.dtype, device=y.device))
         if self.ties == "random":
             shuffle = torch.rand(key.shape, device=key.device).argsort(dim=-1)
@@ -207,8 +206,8 @@ class RankNetLoss(RankingHead):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.sigma = _positive_float(sigma, "sigma", "RankNetLoss")
 
-    def unit_values(self, z, y, valid):
-        pairs = _pair_mask(valid) & (y[:, :, None] > y[:, None, :])
+    def unit_values(self, z, y, lists):
+        pairs = _pair_mask(lists.valid) & (y[:, :, None] > y[:, None, :])
         pair_loss = F.softplus(-self.sigma * (z[:, :, None] - z[:, None, :]))
         return torch.where(pairs, pair_loss, _zero(z)).sum(dim=(-1, -2))
 
@@ -285,7 +284,8 @@ class LambdaLoss(RankingHead):
         self.sigma = _positive_float(sigma, "sigma", "LambdaLoss")
         self.mu = _positive_float(mu, "mu", "LambdaLoss")
 
-    def unit_values(self, z, y, valid):
+    def unit_values(self, z, y, lists):
+        valid = lists.valid
         _check_nonnegative(y, valid, "LambdaLoss")
         L = z.shape[-1]
         key = torch.where(valid, z.detach(), torch.tensor(-math.inf, dtype=z.dtype, device=z.device))
@@ -337,7 +337,8 @@ class ApproxNDCGLoss(RankingHead):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.alpha = _positive_float(alpha, "alpha", "ApproxNDCGLoss")
 
-    def unit_values(self, z, y, valid):
+    def unit_values(self, z, y, lists):
+        valid = lists.valid
         _check_nonnegative(y, valid, "ApproxNDCGLoss")
         G, _ = _ndcg_gains(y, valid, None)
         pairs = _pair_mask(valid)

@@ -65,7 +65,7 @@ __all__ = [
 # ======================================================================================
 
 
-def pointwise_terms(link: Link, target: str, z, y, valid, with_grad: bool):
+def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad: bool):
     """Per-item matching loss ``L(ŝ, s)`` and gradient ``h(ŝ) − h(s)`` (or ``h(ŝ) − y``)."""
     if target == "score":
         link.check_domain(y, "y_true")
@@ -75,20 +75,20 @@ def pointwise_terms(link: Link, target: str, z, y, valid, with_grad: bool):
         link.check_range(y, "y_true")
         values = link.bregman_link_target(z, y)
         grad = link.h(z) - y if with_grad else None
-    if grad is not None:
-        grad = torch.where(valid, grad, torch.zeros((), dtype=grad.dtype, device=grad.device))
+    if grad is not None and not lists.full:
+        grad = grad * lists.valid.to(grad.dtype)
     return values, grad
 
 
-def softmax_terms(scaling, gamma: float, target: str, z, y, valid, with_grad: bool):
+def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
     """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30]."""
-    lists = MaskedLists.for_padded(valid)
     parts = composite_softmax(scaling, gamma, z, lists)
     if target == "score":
         parts_y = composite_softmax(scaling, gamma, y, lists)
         values = composite_softmax_bregman(scaling, gamma, z, y, lists, parts, parts_y)
         hy = parts_y["h"]
     else:
+        valid = lists.valid
         rows = valid.any(dim=-1)
         link_target_lists(y[rows], MaskedLists(valid[rows]).sum, scaling.alpha, "list")
         pi = y / scaling.alpha
@@ -96,7 +96,9 @@ def softmax_terms(scaling, gamma: float, target: str, z, y, valid, with_grad: bo
         hy = y
     grad = None
     if with_grad:
-        grad = torch.where(valid, parts["h"] - hy, torch.zeros((), dtype=z.dtype, device=z.device))
+        grad = parts["h"] - hy
+        if not lists.full:
+            grad = grad * lists.valid.to(grad.dtype)
     return values, grad
 
 
@@ -110,38 +112,59 @@ def is_odd(link: Link) -> bool:
     return bool(np.all(ok) and np.allclose(hm, -hp, rtol=1e-12, atol=1e-12))
 
 
-def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, valid, with_grad: bool, chunk: int):
+_PAIR_INDEX: dict = {}
+
+
+def _upper_pairs(L: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Indices ``(i, j)``, ``i < j``, of all pairs of a list of length ``L`` (cached)."""
+    key = (L, str(device))
+    hit = _PAIR_INDEX.get(key)
+    if hit is None:
+        ij = torch.triu_indices(L, L, 1, device=device)
+        hit = _PAIR_INDEX[key] = (ij[0].contiguous(), ij[1].contiguous())
+    return hit
+
+
+def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLists, with_grad: bool, chunk: int):
     r"""Per-list pairwise matching loss and per-document gradient on dense lists.
 
-    Each unordered pair is oriented so that its target difference :math:`d = s_a - s_b \ge 0`
-    (ties: the earlier document first), as :class:`selrank.losses.Pairwise` does. For an
-    odd link the loss of a pair does not depend on its orientation, so the full
-    antisymmetric difference matrix is used (half its sum; the gradient is a row sum).
-    Lists are processed ``chunk`` pairs at a time to bound memory.
+    Every unordered pair of real items is evaluated once (upper triangle, ``i < j``) and
+    oriented so that its target difference :math:`d = s_a - s_b \ge 0` (ties keep the earlier
+    item first), as :class:`selrank.losses.Pairwise` does; for an odd link the orientation
+    does not change the pair's loss or its gradient, and is skipped. Pair gradients
+    :math:`h(\hat d) - h(d)` are accumulated onto both items with ``index_add``. Lists are
+    processed about ``chunk`` pairs at a time to bound memory.
     """
     n, L = z.shape
+    if L < 2:
+        return torch.zeros(n, dtype=z.dtype, device=z.device), (torch.zeros_like(z) if with_grad else None)
+    I, J = _upper_pairs(L, z.device)
+    P = I.numel()
     zero = torch.zeros((), dtype=z.dtype, device=z.device)
-    step = max(1, chunk // max(L * L, 1))
-    upper = None if odd else torch.ones(L, L, dtype=torch.bool, device=z.device).triu(1)
+    full, valid = lists.full, lists.valid
+    step = max(1, chunk // max(P, 1))
     vals, grads = [], []
     for s in range(0, n, step):
         zc, yc, vc = z[s : s + step], y[s : s + step], valid[s : s + step]
-        dz = zc[:, :, None] - zc[:, None, :]
-        dy = yc[:, :, None] - yc[:, None, :]
-        sel = vc[:, :, None] & vc[:, None, :]
-        if odd:
-            if distinct:
-                sel = sel & (dy != 0)
-        else:
-            oriented = dy > 0
-            if not distinct:
-                oriented = oriented | ((dy == 0) & upper)
-            sel = sel & oriented
-        v = torch.where(sel, link.bregman(dz, dy), zero).sum(dim=(-1, -2))
-        vals.append(0.5 * v if odd else v)
+        dz = zc.index_select(-1, I) - zc.index_select(-1, J)
+        dy = yc.index_select(-1, I) - yc.index_select(-1, J)
+        sel = None if full else vc.index_select(-1, I) & vc.index_select(-1, J)
+        if distinct:
+            sel = dy != 0 if sel is None else sel & (dy != 0)
+        flip = None
+        if not odd:
+            flip = dy < 0
+            dz, dy = torch.where(flip, -dz, dz), dy.abs()
+        pair = link.bregman(dz, dy)
+        vals.append((pair if sel is None else torch.where(sel, pair, zero)).sum(dim=-1))
         if with_grad:
-            G = torch.where(sel, link.h(dz) - link.h(dy), zero)
-            grads.append(G.sum(dim=-1) if odd else G.sum(dim=-1) - G.sum(dim=-2))
+            G = link.h(dz) - link.h(dy)
+            if sel is not None:
+                G = torch.where(sel, G, zero)
+            if flip is not None:
+                G = torch.where(flip, -G, G)
+            g = torch.zeros(zc.shape, dtype=z.dtype, device=z.device)
+            grads.append(g.index_add_(-1, I, G).index_add_(-1, J, G, alpha=-1))
     values = torch.cat(vals)
     return values, (torch.cat(grads) if with_grad else None)
 
@@ -198,8 +221,8 @@ class PointwiseLoss(AnalyticHead):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         self.core = _core(Pointwise, link, "PointwiseLoss", lambda: Pointwise(link, target=target, **link_params))
 
-    def terms(self, z, y, valid, with_grad):
-        return pointwise_terms(self.core.link, self.core.target, z, y, valid, with_grad)
+    def terms(self, z, y, lists, with_grad):
+        return pointwise_terms(self.core.link, self.core.target, z, y, lists, with_grad)
 
     def extra_repr(self) -> str:
         return f"{self.core!r}, {super().extra_repr()}"
@@ -254,9 +277,9 @@ class ListwiseLoss(AnalyticHead):
         self.core = _core(Listwise, scaling, "ListwiseLoss",
                           lambda: Listwise(scaling, gamma=gamma, target=target, **scaling_params))
 
-    def terms(self, z, y, valid, with_grad):
+    def terms(self, z, y, lists, with_grad):
         c = self.core
-        return softmax_terms(c.scaling, c.gamma, c.target, z, y, valid, with_grad)
+        return softmax_terms(c.scaling, c.gamma, c.target, z, y, lists, with_grad)
 
     def extra_repr(self) -> str:
         return f"{self.core!r}, {super().extra_repr()}"
@@ -303,7 +326,7 @@ class PairwiseLoss(AnalyticHead):
     unit = "list"
 
     def __init__(self, link: Any = None, *, pairs: str = "all", reduction: str = "mean",
-                 padding_value: float | None = -1.0, grad: str = "analytic", chunk_pairs: int = 1 << 22,
+                 padding_value: float | None = -1.0, grad: str = "analytic", chunk_pairs: int = 1 << 18,
                  **link_params):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         self.core = _core(Pairwise, link, "PairwiseLoss", lambda: Pairwise(link, pairs=pairs, **link_params))
@@ -312,9 +335,9 @@ class PairwiseLoss(AnalyticHead):
         self.chunk_pairs = int(chunk_pairs)
         self.odd = is_odd(self.core.link)
 
-    def terms(self, z, y, valid, with_grad):
+    def terms(self, z, y, lists, with_grad):
         c = self.core
-        return pairwise_terms(c.link, self.odd, c.pairs == "distinct", z, y, valid, with_grad, self.chunk_pairs)
+        return pairwise_terms(c.link, self.odd, c.pairs == "distinct", z, y, lists, with_grad, self.chunk_pairs)
 
     def extra_repr(self) -> str:
         return f"{self.core!r}, {super().extra_repr()}"
@@ -385,13 +408,12 @@ class MulticlassLoss(AnalyticHead):
             y = torch.where(ignore[:, None], torch.full_like(y, self.padding_value), y)
         return y
 
-    def terms(self, z, y, valid, with_grad):
+    def terms(self, z, y, lists, with_grad):
         c = self.core
         if isinstance(c, CompositeSoftmax):
-            return softmax_terms(c.scaling, c.gamma, c.target, z, y, valid, with_grad)
-        values, grad = pointwise_terms(c.link, c.target, z, y, valid, with_grad)
-        zero = torch.zeros((), dtype=values.dtype, device=values.device)
-        return torch.where(valid, values, zero).sum(dim=-1), grad
+            return softmax_terms(c.scaling, c.gamma, c.target, z, y, lists, with_grad)
+        values, grad = pointwise_terms(c.link, c.target, z, y, lists, with_grad)
+        return lists.sum(values), grad
 
     def extra_repr(self) -> str:
         return f"{self.core!r}, {super().extra_repr()}"
@@ -460,18 +482,22 @@ class CoreLoss(RankingHead):
                                  f"{tuple(z.shape)}; got {tuple(y.shape)}")
             rows = padding_mask(y, mask=mask, lengths=None, padding_value=self.padding_value)
             valid = rows[:, None].expand(z.shape)
-            if not bool(rows.all()):
-                z = neutralize(z, valid)
-            return z, torch.where(rows, y, torch.zeros((), dtype=y.dtype, device=y.device)), valid
-        z, y, valid = super()._prepare(y_pred, y_true, mask, lengths)
-        if self.structure == "multiclass" and bool((valid.any(dim=-1) & ~valid.all(dim=-1)).any()):
+            full = bool(rows.all())
+            if not full:
+                (z,) = neutralize(valid, z)
+            y = torch.where(rows, y, torch.zeros((), dtype=y.dtype, device=y.device))
+            return z, y, MaskedLists(valid, full=full, neutralized=True)
+        z, y, lists = super()._prepare(y_pred, y_true, mask, lengths)
+        valid = lists.valid
+        if self.structure == "multiclass" and not lists.full and bool((valid.any(dim=-1) & ~valid.all(dim=-1)).any()):
             raise ValueError(
                 f"{self.core!r} cannot mask single classes; mark whole rows as padding "
                 "(or use MulticlassLoss, which masks classes)"
             )
-        return z, y, valid
+        return z, y, lists
 
-    def unit_values(self, z, y, valid):
+    def unit_values(self, z, y, lists):
+        valid = lists.valid
         if self.structure == "pointwise":
             vals = self.core.bind(y[valid]).loss(z[valid], reduction="none")
             return torch.zeros_like(z).masked_scatter(valid, vals.to(z.dtype))

@@ -426,7 +426,7 @@ class NeuralRanker:
         rank, world = _distributed()
         seed = self._seed(rank, world)
         rng = np.random.default_rng(seed)
-        fork = [device] if device.type == "cuda" else []
+        fork = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
         with torch.random.fork_rng(devices=fork):
             torch.manual_seed(seed)
             model = MLPScorer(X.shape[1], hidden, self.activation, float(self.dropout)).to(device)
@@ -447,7 +447,10 @@ class NeuralRanker:
 
         from ..metrics import ndcg
 
-        net = DistributedDataParallel(model) if world > 1 else model
+        net = model
+        if world > 1:
+            ids = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else None
+            net = DistributedDataParallel(model, device_ids=ids)
         opt = torch.optim.Adam(model.parameters(), lr=float(self.learning_rate), weight_decay=float(self.weight_decay))
         bq = int(self.batch_queries)
         ks = self._eval_ks()

@@ -78,6 +78,24 @@ def test_sklearn_protocol(data):
         NeuralRanker().predict(X)
 
 
+def test_pickle_round_trip(data):
+    import pickle
+
+    X, y, sizes, *_ = data
+    r = NeuralRanker(**FAST).fit(X, y, group=sizes)
+    again = pickle.loads(pickle.dumps(r))
+    np.testing.assert_array_equal(again.predict(X), r.predict(X))
+
+
+@pytest.mark.gpu
+def test_cuda_training_matches_cpu_roughly(data):
+    X, y, sizes, Xv, yv, sv = data
+    cpu = NeuralRanker(**FAST).fit(X, y, group=sizes)
+    gpu = NeuralRanker(**FAST, device="cuda").fit(X, y, group=sizes)
+    assert next(gpu.model_.parameters()).device.type == "cuda"
+    np.testing.assert_allclose(gpu.predict(Xv), cpu.predict(Xv), rtol=1e-3, atol=1e-3)
+
+
 def test_query_ids_and_per_query_weights_match_sizes_and_per_row_weights(data):
     X, y, sizes, *_ = data
     ids = np.repeat(np.arange(sizes.size), sizes)
