@@ -51,6 +51,7 @@ from .baselines import (
     SoftmaxCrossEntropy,
     SoftmaxTanimoto,
 )
+from .combined import Combined
 from .listwise import Listwise
 from .multiclass import CompositeSoftmax, Decomposed
 from .pairwise import Pairwise
@@ -64,6 +65,7 @@ __all__ = [
     "Listwise",
     "Decomposed",
     "CompositeSoftmax",
+    "Combined",
     "SoftmaxCrossEntropy",
     "MulticlassHinge",
     "MeanSquaredError",
@@ -91,6 +93,7 @@ LOSSES: dict[str, Callable[..., Loss]] = {
     "listwise": Listwise,
     "decomposed": Decomposed,
     "composite_softmax": CompositeSoftmax,
+    "combined": Combined,
     # baselines (MATH.md §6)
     "softmax_cross_entropy": SoftmaxCrossEntropy,
     "multiclass_hinge": MulticlassHinge,

@@ -90,7 +90,7 @@ def test_grad_hess_equals_autograd(name, params, rng):
 def test_numpy_equals_torch(name, params, rng):
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
-    for red in ("mean", "sum", "none"):
+    for red in ("mean", "sum") if getattr(loss, "mixed_units", False) else ("mean", "sum", "none"):
         a = loss.loss(z, y, group=group, sample_weight=w, reduction=red)
         b = loss.loss(torch.tensor(z), torch.tensor(y), group=group, sample_weight=torch.tensor(w), reduction=red)
         np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=1e-12, atol=1e-12)
@@ -104,12 +104,16 @@ def test_numpy_equals_torch(name, params, rng):
 def test_weights_and_reductions(name, params, rng):
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
-    none = loss.loss(z, y, group=group, sample_weight=w, reduction="none")
     total = loss.loss(z, y, group=group, sample_weight=w, reduction="sum")
     mean = loss.loss(z, y, group=group, sample_weight=w, reduction="mean")
-    assert float(total) == pytest.approx(float(np.sum(none)), rel=1e-12)
-    bound = loss.bind(y, group=group, sample_weight=w)
-    assert float(mean) == pytest.approx(float(total) / bound.unit_weight.sum(), rel=1e-12)
+    if getattr(loss, "mixed_units", False):
+        with pytest.raises(ValueError, match="units"):
+            loss.loss(z, y, group=group, sample_weight=w, reduction="none")
+    else:
+        none = loss.loss(z, y, group=group, sample_weight=w, reduction="none")
+        assert float(total) == pytest.approx(float(np.sum(none)), rel=1e-12)
+        bound = loss.bind(y, group=group, sample_weight=w)
+        assert float(mean) == pytest.approx(float(total) / bound.unit_weight.sum(), rel=1e-12)
     # doubling every weight doubles sums and gradients, leaves the mean alone
     g1, h1 = loss.grad_hess(z, y, group=group, sample_weight=w)
     g2, h2 = loss.grad_hess(z, y, group=group, sample_weight=2 * w)
@@ -131,9 +135,10 @@ def test_float32_preserved_and_close(name, params, rng):
     assert g32.dtype == np.float32 and h32.dtype == np.float32
     scale = np.max(np.abs(g64)) + 1.0
     np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5 * scale)
-    l32 = loss.loss(z.astype(np.float32), y, group=group, reduction="none")
+    red = "sum" if getattr(loss, "mixed_units", False) else "none"
+    l32 = loss.loss(z.astype(np.float32), y, group=group, reduction=red)
     assert l32.dtype == np.float32
-    np.testing.assert_allclose(l32, loss.loss(z, y, group=group, reduction="none"), rtol=2e-3, atol=1e-4)
+    np.testing.assert_allclose(l32, loss.loss(z, y, group=group, reduction=red), rtol=2e-3, atol=1e-4)
 
 
 @pytest.mark.parametrize(("name", "params"), CASES)
@@ -143,11 +148,11 @@ def test_extreme_scores_finite(name, params, dtype, rng):
     y, z, group, w = make_data(loss, rng)
     extreme = np.sign(rng.normal(size=z.shape)) * 1e4
     g, h = loss.grad_hess(extreme.astype(dtype), y, group=group, sample_weight=w)
-    vals = loss.loss(extreme.astype(dtype), y, group=group, sample_weight=w, reduction="none")
+    vals = loss.loss(extreme.astype(dtype), y, group=group, sample_weight=w, reduction="sum" if getattr(loss, "mixed_units", False) else "none")
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(np.isfinite(vals))
 
 
-@pytest.mark.parametrize(("name", "params"), [c for c in CASES if isinstance(get_loss(c.values[0], **c.values[1]), SELECTIVE)])
+@pytest.mark.parametrize(("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).is_matching])
 def test_matching_losses_vanish_at_the_target(name, params, rng):
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
@@ -160,14 +165,14 @@ def test_matching_losses_vanish_at_the_target(name, params, rng):
         if loss.structure == "multiclass":
             pytest.skip("one-hot targets are on the boundary: the optimum is at infinity")
         at = np.log(y / loss.scaling.alpha) * loss.gamma / loss.scaling.alpha
-    vals = loss.loss(at, y, group=group, sample_weight=w, reduction="none")
+    vals = loss.loss(at, y, group=group, sample_weight=w, reduction="sum" if getattr(loss, "mixed_units", False) else "none")
     g, _ = loss.grad_hess(at, y, group=group, sample_weight=w)
     np.testing.assert_allclose(vals, 0.0, atol=1e-12)
     np.testing.assert_allclose(g, 0.0, atol=1e-10)
-    assert np.all(loss.loss(z, y, group=group, reduction="none") >= 0)
+    assert np.all(loss.loss(z, y, group=group, reduction="sum" if getattr(loss, "mixed_units", False) else "none") >= 0)
 
 
-@pytest.mark.parametrize(("name", "params"), [c for c in CASES if isinstance(get_loss(c.values[0], **c.values[1]), SELECTIVE)])
+@pytest.mark.parametrize(("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).is_matching])
 def test_optimal_constant_minimises(name, params, rng):
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
@@ -410,3 +415,24 @@ def test_every_registered_object_clones_with_sklearn():
                     obj = build(name, **params)
                     copy = clone(obj)
                     assert copy == obj and copy is not obj, (name, params)
+
+
+def test_combined_sums_its_parts(rng):
+    from selrank.losses import Combined
+
+    y = rng.integers(0, 3, size=9).astype(float)
+    z = rng.normal(size=9)
+    parts = [Pointwise("exp"), Pairwise("sinh", cap=2.0), Listwise("exp")]
+    loss = Combined(parts, weights=[1.0, 0.25, 2.0])
+    g, h = loss.grad_hess(z, y, group=[4, 5])
+    ref = [p.grad_hess(z, y, group=[4, 5]) for p in parts]
+    np.testing.assert_allclose(g, ref[0][0] + 0.25 * ref[1][0] + 2.0 * ref[2][0])
+    np.testing.assert_allclose(h, ref[0][1] + 0.25 * ref[1][1] + 2.0 * ref[2][1])
+    total = sum(w * float(p.loss(z, y, group=[4, 5], reduction="sum")) for w, p in zip([1.0, 0.25, 2.0], parts, strict=True))
+    assert float(loss.loss(z, y, group=[4, 5], reduction="sum")) == pytest.approx(total)
+    with pytest.raises(ValueError, match="non-empty"):
+        Combined([])
+    with pytest.raises(ValueError, match="one entry per loss"):
+        Combined(parts, weights=[1.0])
+    with pytest.raises(ValueError, match="mix"):
+        Combined([Pointwise(), CompositeSoftmax()])
