@@ -399,15 +399,17 @@ class GBDTObjective:
         w = self._row_weight_like(b, h)
         wcol = None if w is None else (w if h.ndim == 1 else w[:, None])
         b.calls += 1
-        if self.hessian != "constant" and (A.is_numpy(h) or b.calls == 1):
+        # the check costs a few passes: first call, then every 10th (host) / only the first (device)
+        if self.hessian != "constant" and (b.calls == 1 or (A.is_numpy(h) and b.calls % 10 == 0)):
             self._check_vanishing(b, g, h, wcol, xp)
         if self.hessian == "exact":
             return g, h
         if self.hessian == "constant":
             return g, (xp.full_like(h, b.ref) if wcol is None else wcol * b.ref + xp.zeros_like(h))
         if self.hessian == "floor":
-            floor = b.floor if wcol is None else wcol * b.floor
-            return g, xp.maximum(h, floor if wcol is not None else xp.full_like(h, floor))
+            if wcol is None:
+                return g, (np.maximum(h, b.floor) if A.is_numpy(h) else xp.maximum(h, xp.full_like(h, b.floor)))
+            return g, xp.maximum(h, wcol * b.floor)
         # "upper": largest Hessian per unit weight of the query / all rows / the class column
         per = h if wcol is None else h / xp.where(wcol > 0, wcol, xp.ones_like(wcol))
         if b.groups is not None and h.ndim == 1:
