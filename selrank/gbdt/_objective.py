@@ -320,8 +320,10 @@ class GBDTObjective:
         if w.size == 0:
             return None, None
         if groups is not None:
+            # the core loss takes the weights as given (per row, or per query as XGBoost stores
+            # ranking weights); the policy uses each row's query weight (the mean of its rows)
             wg = group_weights(groups, w)
-            return wg, groups.broadcast(wg)
+            return w, groups.broadcast(wg)
         w = as_weight(w, n)
         return w, w
 
@@ -345,7 +347,10 @@ class GBDTObjective:
             else:
                 g0, g1 = np.searchsorted(groups.offsets, [s, e])
                 sizes = groups.sizes[g0:g1]
-                w = None if w_unit is None else w_unit[g0:g1]
+                if w_unit is None:
+                    w = None
+                else:  # per-row weights follow the rows, per-query weights the queries
+                    w = w_unit[s:e] if w_unit.size == n else w_unit[g0:g1]
                 out.append((s, e, self.loss.bind(y[s:e], group=Groups(sizes), sample_weight=w)))
         return out
 

@@ -55,7 +55,7 @@ def _summary(part) -> tuple[Any, Any, bool, int]:
     q = np.asarray(part.to_numpy() if hasattr(part, "to_numpy") else part).reshape(-1)
     if q.size == 0:
         return None, None, True, 0
-    return q[0], q[-1], bool(np.all(q[1:] >= q[:-1])), int(q.size)
+    return q[0].item(), q[-1].item(), bool(np.all(q[1:] >= q[:-1])), int(q.size)
 
 
 def check_query_partitions(qid) -> None:
