@@ -140,7 +140,8 @@ def test_sklearn_regressor_and_classifier(rng):
     w = rng.uniform(0.5, 2.0, size=400)
     obj = xgboost_objective("pointwise", link="identity")
     reg = xgb.XGBRegressor(objective=obj, n_estimators=10, max_depth=3, n_jobs=1, base_score=0.0)
-    reg.fit(X, y, sample_weight=w)
+    with pytest.warns(UserWarning, match="optimal constant"):  # XGBRegressor starts from base_score
+        reg.fit(X, y, sample_weight=w)
     ref = xgb.XGBRegressor(objective="reg:squarederror", n_estimators=10, max_depth=3, n_jobs=1, base_score=0.0)
     ref.fit(X, y, sample_weight=w)
     np.testing.assert_allclose(reg.predict(X), ref.predict(X), rtol=1e-5, atol=1e-5)
