@@ -8,6 +8,7 @@ label, ``reduction="mean" | "sum" | "none"`` and per-item or per-list weights:
   :class:`PointwiseLoss`, :class:`PairwiseLoss`, :class:`ListwiseLoss`,
   :class:`MulticlassLoss` — with the closed-form gradient ``h(ŝ) − h(s)`` as backward;
 * :class:`CoreLoss`: any loss of :data:`selrank.losses.LOSSES` (the core's baselines too);
+  :class:`CombinedLoss`: weighted sums of heads (the core's ``Combined``);
 * torch-only baselines (:mod:`selrank.torch.baselines`): softmax cross entropy, ListNet,
   ListMLE, RankNet, LambdaLoss, ApproxNDCG;
 * :class:`NeuralRanker`: a scikit-learn style MLP ranker trained with any head.
@@ -43,6 +44,7 @@ from .baselines import (
 )
 from .heads import (
     HEADS,
+    CombinedLoss,
     CoreLoss,
     ListwiseLoss,
     MulticlassLoss,
@@ -63,6 +65,7 @@ __all__ = [
     "ListwiseLoss",
     "MulticlassLoss",
     "CoreLoss",
+    "CombinedLoss",
     "SoftmaxCrossEntropyLoss",
     "ListNetLoss",
     "ListMLELoss",

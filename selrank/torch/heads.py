@@ -33,6 +33,7 @@ from .._groups import Groups
 from ..links import Link
 from ..losses import (
     LOSSES,
+    Combined,
     CompositeSoftmax,
     Decomposed,
     Listwise,
@@ -46,7 +47,14 @@ from ..losses.listwise import link_target_lists
 from ..scalings import composite_softmax, composite_softmax_bregman
 from . import baselines as B
 from ._base import AnalyticHead, RankingHead
-from ._masking import MaskedLists, as_target_tensor, compute_dtype, neutralize, padding_mask
+from ._masking import (
+    MaskedLists,
+    as_target_tensor,
+    check_reduction,
+    compute_dtype,
+    neutralize,
+    padding_mask,
+)
 
 __all__ = [
     "PointwiseLoss",
@@ -54,6 +62,7 @@ __all__ = [
     "ListwiseLoss",
     "MulticlassLoss",
     "CoreLoss",
+    "CombinedLoss",
     "HEADS",
     "get_head",
     "head_for",
@@ -140,29 +149,31 @@ def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLis
         return torch.zeros(n, dtype=z.dtype, device=z.device), (torch.zeros_like(z) if with_grad else None)
     I, J = _upper_pairs(L, z.device)
     P = I.numel()
-    zero = torch.zeros((), dtype=z.dtype, device=z.device)
-    full, valid = lists.full, lists.valid
+    # 0/1 float pair weights and +-1 orientation signs: inputs are finite everywhere
+    # (neutralized), so products replace the slower boolean selections
+    w = None if lists.full else lists.weight(z.dtype)
     step = max(1, chunk // max(P, 1))
     vals, grads = [], []
     for s in range(0, n, step):
-        zc, yc, vc = z[s : s + step], y[s : s + step], valid[s : s + step]
+        zc, yc = z[s : s + step], y[s : s + step]
         dz = zc.index_select(-1, I) - zc.index_select(-1, J)
         dy = yc.index_select(-1, I) - yc.index_select(-1, J)
-        sel = None if full else vc.index_select(-1, I) & vc.index_select(-1, J)
+        sel = None if w is None else w[s : s + step].index_select(-1, I) * w[s : s + step].index_select(-1, J)
         if distinct:
-            sel = dy != 0 if sel is None else sel & (dy != 0)
-        flip = None
-        if not odd:
-            flip = dy < 0
-            dz, dy = torch.where(flip, -dz, dz), dy.abs()
+            differ = torch.sign(dy).abs()
+            sel = differ if sel is None else sel * differ
+        sign = None
+        if not odd:  # orient each pair so that dy >= 0; ties (dy = +0) keep i before j
+            sign = torch.copysign(torch.ones_like(dy), dy)
+            dz, dy = dz * sign, dy * sign
         pair = link.bregman(dz, dy)
-        vals.append((pair if sel is None else torch.where(sel, pair, zero)).sum(dim=-1))
+        vals.append((pair if sel is None else pair * sel).sum(dim=-1))
         if with_grad:
             G = link.h(dz) - link.h(dy)
             if sel is not None:
-                G = torch.where(sel, G, zero)
-            if flip is not None:
-                G = torch.where(flip, -G, G)
+                G = G * sel
+            if sign is not None:
+                G = G * sign
             g = torch.zeros(zc.shape, dtype=z.dtype, device=z.device)
             grads.append(g.index_add_(-1, I, G).index_add_(-1, J, G, alpha=-1))
     values = torch.cat(vals)
@@ -333,6 +344,7 @@ class PairwiseLoss(AnalyticHead):
         if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
             raise ValueError(f"`chunk_pairs` of PairwiseLoss must be a positive integer; got {chunk_pairs!r}")
         self.chunk_pairs = int(chunk_pairs)
+        self.chunk_items = None  # chunked by pairs instead
         self.odd = is_odd(self.core.link)
 
     def terms(self, z, y, lists, with_grad):
@@ -517,6 +529,95 @@ class CoreLoss(RankingHead):
 
 
 # ======================================================================================
+# Weighted sums of heads
+# ======================================================================================
+
+
+class CombinedLoss(RankingHead):
+    """A weighted sum of heads evaluated on the same scores and targets.
+
+    The torch counterpart of :class:`selrank.losses.Combined` (e.g. a pointwise loss that
+    fixes the level of each score plus a listwise loss that fixes the order within each
+    list); any heads may be combined, baselines included. ``"mean"`` and ``"sum"`` add the
+    components' own reductions with the weights (as the core's ``Combined``); ``"none"``
+    needs components with the same unit.
+
+    Parameters
+    ----------
+    losses : Combined or sequence of (head, name or Loss)
+        A core :class:`~selrank.losses.Combined`, or the components (built by
+        :func:`get_head` with this head's ``padding_value``).
+    weights : sequence of float, optional
+        Non-negative component weights (default: all 1, or the ``Combined``'s).
+
+    Examples
+    --------
+    >>> import torch
+    >>> head = CombinedLoss(["pointwise", "listwise"], weights=[1.0, 0.5])
+    >>> z, y = torch.zeros(2, 3), torch.tensor([[2.0, 0.0, 1.0], [1.0, 0.0, -1.0]])
+    >>> parts = PointwiseLoss()(z, y) + 0.5 * ListwiseLoss()(z, y)
+    >>> bool(torch.isclose(head(z, y), parts))
+    True
+    """
+
+    def __init__(self, losses: Any, *, weights=None, reduction: str = "mean", padding_value: float | None = -1.0):
+        super().__init__(reduction=reduction, padding_value=padding_value)
+        if isinstance(losses, Combined):
+            if weights is None:
+                weights = losses.weights
+            losses = losses.losses
+        if isinstance(losses, str | Loss | RankingHead) or not isinstance(losses, list | tuple) or not losses:
+            raise ValueError(f"`losses` of CombinedLoss must be a non-empty sequence or a Combined; got {losses!r}")
+        heads = [get_head(h) if isinstance(h, RankingHead) else get_head(h, padding_value=padding_value)
+                 for h in losses]
+        w = [1.0] * len(heads) if weights is None else [A.positive_float(v, "weights", "CombinedLoss", allow_zero=True)
+                                                         for v in weights]
+        if len(w) != len(heads):
+            raise ValueError(f"`weights` of CombinedLoss must have one entry per loss ({len(heads)}); got {len(w)}")
+        if not sum(w) > 0:
+            raise ValueError("`weights` of CombinedLoss must not all be 0")
+        self.heads = torch.nn.ModuleList(heads)
+        self.weights = w
+        units = {h.unit for h in heads}
+        self.unit = units.pop() if len(units) == 1 else "mixed"
+
+    def forward(self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None, reduction=None):
+        reduction = self.reduction if reduction is None else check_reduction(reduction, "CombinedLoss")
+        if reduction == "none" and self.unit == "mixed":
+            raise ValueError(
+                "reduction='none' is undefined for a CombinedLoss whose heads have different units "
+                f"({sorted({h.unit for h in self.heads})}); use 'sum' or 'mean'"
+            )
+        total = None
+        for w, head in zip(self.weights, self.heads):
+            if w == 0:
+                continue
+            part = w * head(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight,
+                            reduction=reduction)
+            total = part if total is None else total + part
+        return total
+
+    def total_weight(self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None):
+        """The denominators of ``"mean"``, one per component (a tensor)."""
+        return torch.stack([h.total_weight(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight)
+                            for h in self.heads])
+
+    def partial_mean(self, y_pred, y_true, *, total_weight, mask=None, lengths=None, sample_weight=None):
+        """Σ_k w_k (sum of component k over this part of a batch) / (its total over the batch)."""
+        total = None
+        for k, (w, head) in enumerate(zip(self.weights, self.heads)):
+            if w == 0 or not bool(total_weight[k] > 0):
+                continue
+            part = w * head.partial_mean(y_pred, y_true, total_weight=total_weight[k], mask=mask, lengths=lengths,
+                                         sample_weight=sample_weight)
+            total = part if total is None else total + part
+        return total if total is not None else (y_pred * 0.0).sum()
+
+    def extra_repr(self) -> str:
+        return f"weights={self.weights!r}, {super().extra_repr()}"
+
+
+# ======================================================================================
 # Registry
 # ======================================================================================
 
@@ -527,6 +628,7 @@ HEADS: dict[str, Callable[..., RankingHead]] = {
     "pairwise": PairwiseLoss,
     "listwise": ListwiseLoss,
     "multiclass": MulticlassLoss,
+    "combined": CombinedLoss,
     "softmax_ce": B.SoftmaxCrossEntropyLoss,
     "listnet": B.ListNetLoss,
     "listmle": B.ListMLELoss,
@@ -542,6 +644,7 @@ _HEAD_OF_CORE: dict[type, Callable[..., RankingHead]] = {
     Listwise: ListwiseLoss,
     CompositeSoftmax: MulticlassLoss,
     Decomposed: MulticlassLoss,
+    Combined: CombinedLoss,
 }
 
 
@@ -554,6 +657,7 @@ def head_for(loss: Loss, **head_params) -> RankingHead:
 
 
 _HEAD_OPTIONS = ("reduction", "padding_value", "grad", "chunk_pairs")
+# (CombinedLoss takes reduction and padding_value only)
 
 
 def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:

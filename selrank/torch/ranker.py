@@ -471,12 +471,12 @@ class NeuralRanker:
                 global_q = order[start : start + bq * world]
                 _, y_all, m_all, w_all = train.batch(global_q)
                 denom = head.total_weight(y_all, y_all, mask=m_all, sample_weight=w_all)
-                if not bool(denom > 0):
+                if not bool((denom > 0).any()):
                     continue  # nothing to learn from (e.g. only lists without relevant items)
                 local = global_q[rank * bq : (rank + 1) * bq]
                 rows, yb, mb, wb = train.batch(local)
                 scores = _scores(net, train.X, rows, mb)
-                loss = head(scores, yb, mask=mb, sample_weight=wb, reduction="sum") * (world / denom)
+                loss = head.partial_mean(scores, yb, total_weight=denom, mask=mb, sample_weight=wb) * world
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()

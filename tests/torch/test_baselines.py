@@ -14,6 +14,7 @@ from selrank.losses import LOSSES, get_loss
 from selrank.torch import (
     HEADS,
     ApproxNDCGLoss,
+    CombinedLoss,
     CoreLoss,
     LambdaLoss,
     ListMLELoss,
@@ -215,7 +216,7 @@ def test_baseline_parameters_are_validated():
 # every head of the registry: padding, extreme scores, precision
 # ---------------------------------------------------------------------------------------
 
-LIST_HEADS = sorted(n for n in HEADS if n != "multiclass")
+LIST_HEADS = sorted(n for n in HEADS if n not in ("multiclass", "combined"))
 
 
 @pytest.mark.parametrize("name", LIST_HEADS)
@@ -284,18 +285,61 @@ def test_registry_head_float32_matches_float64(name, rng):
 
 
 def core_cases():
+    """Every example of every registered loss except ``combined`` (tested as CombinedLoss)."""
     out = []
     for name, factory in sorted(LOSSES.items()):
+        if name == "combined":
+            continue
         for k, params in enumerate(getattr(factory, "examples", [{}])):
             out.append(pytest.param(name, params, id=f"{name}-{k}"))
     return out
 
 
 def test_core_cases_cover_the_registry():
-    covered = {c.values[0] for c in core_cases()}
+    covered = {c.values[0] for c in core_cases()} | {"combined"}
     assert covered == set(LOSSES)
-    structures = {get_loss(n).structure for n in LOSSES}
+    structures = {get_loss(c.values[0], **c.values[1]).structure for c in core_cases()}
     assert {"pointwise", "group", "multiclass"} <= structures
+
+
+@pytest.mark.parametrize("params", LOSSES["combined"].examples, ids=lambda p: "+".join(p["losses"]))
+def test_combined_core_loss_becomes_combined_head(params, rng):
+    from ._data import list_batch
+
+    loss = get_loss("combined", **params)
+    head = get_head(loss)
+    assert isinstance(head, CombinedLoss)
+    z, y, mask, z_flat, y_flat = list_batch(loss.losses[0], rng)
+    y = np.where(mask, np.round(np.abs(y)) % 4, PAD)  # graded labels every component accepts
+    y_flat = y[mask]
+    zt = t(z, grad=True)
+    for reduction in ("mean", "sum"):
+        out = head(zt, t(y), reduction=reduction)
+        want = loss.loss(z_flat, y_flat, group=[m for m in SIZES if m], reduction=reduction)
+        assert out.item() == pytest.approx(float(want), rel=1e-9)
+    head(zt, t(y), reduction="sum").backward()
+    real = torch.as_tensor(mask)
+    grad = loss.grad_hess(z_flat, y_flat, group=[m for m in SIZES if m])[0]
+    np.testing.assert_allclose(zt.grad[real].numpy(), grad, rtol=1e-8, atol=1e-10)
+    assert torch.all(zt.grad[~real] == 0)
+    with pytest.raises(ValueError, match="different units"):
+        head(zt, t(y), reduction="none")
+
+
+def test_combined_head_of_any_heads_and_partial_means(rng):
+    from ._data import list_batch
+
+    head = CombinedLoss([ListwiseLoss("exp"), "ranknet"], weights=[1.0, 0.25])
+    z, y, mask, *_ = list_batch(get_loss("listwise"), rng)
+    zt = t(z)
+    want = ListwiseLoss("exp")(zt, t(y)) + 0.25 * RankNetLoss()(zt, t(y))
+    torch.testing.assert_close(head(zt, t(y)), want)
+    # two halves of a batch, each divided by the batch totals, add up to the batch mean
+    total = head.total_weight(zt, t(y))
+    halves = sum(head.partial_mean(zt[s], t(y[s]), total_weight=total) for s in (slice(0, 3), slice(3, None)))
+    torch.testing.assert_close(halves, want)
+    with pytest.raises(ValueError, match="weights"):
+        CombinedLoss(["pointwise"], weights=[1.0, 2.0])
 
 
 @pytest.mark.parametrize(("name", "params"), core_cases())

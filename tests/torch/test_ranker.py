@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from selrank.losses import Listwise
+from selrank.losses import Listwise, get_loss
 from selrank.metrics import ndcg
 from selrank.torch import HEADS, ListwiseLoss, NeuralRanker
 from selrank.torch.ranker import NotFittedError
@@ -112,11 +112,14 @@ def test_query_ids_and_per_query_weights_match_sizes_and_per_row_weights(data):
     assert not np.allclose(a, base)
 
 
-@pytest.mark.parametrize("loss", sorted(set(HEADS) - {"multiclass"}) + ["reweighted_square", "core-listwise"])
+@pytest.mark.parametrize("loss", sorted(set(HEADS) - {"multiclass", "combined"})
+                         + ["reweighted_square", "core-listwise", "combined"])
 def test_every_head_trains(loss, data):
     X, y, sizes, Xv, yv, sv = data
     if loss == "core-listwise":
         loss = Listwise("sigmoid")
+    elif loss == "combined":
+        loss = get_loss("combined", losses=["pointwise", "listwise"], weights=[1.0, 0.5])
     r = NeuralRanker(loss, hidden_layers=(4,), epochs=2, batch_queries=8, random_state=0)
     r.fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
     assert np.all(np.isfinite(r.predict(Xv)))
