@@ -184,7 +184,7 @@ def tune(datasets, folds, out_path) -> dict:
         table[name] = {"per_dataset": per_ds, "mean": float(np.mean(list(per_ds.values()))),
                        "ndcg_at": {ds: np.mean(scores[name][ds], axis=0).tolist() for ds in datasets}}
     ranked = sorted(table, key=lambda n: -table[n]["mean"])
-    print(f"\nValidation (cross-fitted halves), mean NDCG@1/3/5/10, empty queries = 0")
+    print("\nValidation (cross-fitted halves), mean NDCG@1/3/5/10, empty queries = 0")
     print(f"{'candidate':60s}" + "".join(f"{d:>10s}" for d in datasets) + f"{'mean':>10s}")
     for name in ranked:
         row = table[name]

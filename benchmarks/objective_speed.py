@@ -133,24 +133,25 @@ def throughput(data, repeats: int) -> list[dict]:
         group = sizes if loss.structure == "group" else None
         if family == "pointwise":
             hs = np.exp(s)
-            t = median_time(lambda: numpy_pointwise(pred, hs), repeats)
+            t = median_time(lambda hs=hs: numpy_pointwise(pred, hs), repeats)
             rows.append({"family": family, "method": "plain NumPy", "seconds": t, "rows_per_s": n / t})
         elif family == "listwise":
             hy = loss.bind(s, group=sizes).hy
-            t = median_time(lambda: numpy_listwise(pred, offsets, hy, 4.0), repeats)
+            t = median_time(lambda hy=hy: numpy_listwise(pred, offsets, hy, 4.0), repeats)
             rows.append({"family": family, "method": "plain NumPy", "seconds": t, "rows_per_s": n / t})
         else:
             cut = int(np.searchsorted(offsets, 100_000))
             sub = slice(0, int(offsets[cut]))
-            t = median_time(lambda: numpy_pairwise(pred[sub], s[sub], offsets[: cut + 1]), max(1, repeats // 2))
+            t = median_time(lambda sub=sub, cut=cut: numpy_pairwise(pred[sub], s[sub], offsets[: cut + 1]),
+                            max(1, repeats // 2))
             m = offsets[cut]
             rows.append({"family": family, "method": f"plain NumPy ({m} rows)", "seconds": t * n / m,
                          "rows_per_s": m / t})
         bound = loss.bind(s, group=group)
-        t = median_time(lambda: bound.grad_hess(pred), repeats)
+        t = median_time(lambda bound=bound: bound.grad_hess(pred), repeats)
         rows.append({"family": family, "method": "selrank core", "seconds": t, "rows_per_s": n / t})
         obj = lightgbm_objective(loss, label_scale=LABEL_SCALE)
-        t = median_time(lambda: obj(y, pred, None, group), repeats)
+        t = median_time(lambda obj=obj, group=group: obj(y, pred, None, group), repeats)
         rows.append({"family": family, "method": "selrank objective", "seconds": t, "rows_per_s": n / t})
         print(f"  {family}: done", file=sys.stderr, flush=True)
     return rows

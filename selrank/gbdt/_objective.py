@@ -30,7 +30,6 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -549,7 +548,3 @@ class GBDTObjective:
             f"constant {np.round(c, 6).tolist()}; set it with {self._start_hint}"))
 
     _start_hint = "the library's init_score / base_margin"
-
-
-def as_sequence(x) -> Sequence:
-    return x if isinstance(x, list | tuple) else [x]
