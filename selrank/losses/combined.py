@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _array as A
+from .._groups import as_groups
 from ._base import BoundLoss, Loss, as_target_array, check_reduction
 
 __all__ = ["Combined"]
@@ -83,7 +84,20 @@ class Combined(Loss):
         self._params = {"losses": losses, "weights": weights}
 
     def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundCombined:
-        bound = [loss.bind(y_true, group=group, sample_weight=sample_weight) for loss in self.losses]
+        row_weight = sample_weight
+        if sample_weight is not None and group is not None and self.mixed_units:
+            # per-query weights (as group losses take them) become per-row weights for the
+            # pointwise parts: each row carries its query's weight
+            y = as_target_array(y_true)
+            groups = as_groups(group, int(y.shape[0]))
+            w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64).reshape(-1)
+            if w.size == groups.n_groups and w.size != groups.n_rows:
+                row_weight = groups.from_grouped(groups.broadcast(w))
+                group = groups
+        bound = [
+            loss.bind(y_true, group=group, sample_weight=row_weight if loss.structure == "pointwise" else sample_weight)
+            for loss in self.losses
+        ]
         return _BoundCombined(self, bound)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None):

@@ -430,6 +430,10 @@ def test_combined_sums_its_parts(rng):
     np.testing.assert_allclose(h, ref[0][1] + 0.25 * ref[1][1] + 2.0 * ref[2][1])
     total = sum(w * float(p.loss(z, y, group=[4, 5], reduction="sum")) for w, p in zip([1.0, 0.25, 2.0], parts, strict=True))
     assert float(loss.loss(z, y, group=[4, 5], reduction="sum")) == pytest.approx(total)
+    # per-query weights reach the pointwise part as per-row weights
+    gq, _ = loss.grad_hess(z, y, group=[4, 5], sample_weight=[1.0, 3.0])
+    gr, _ = loss.grad_hess(z, y, group=[4, 5], sample_weight=np.repeat([1.0, 3.0], [4, 5]))
+    np.testing.assert_allclose(gq, gr)
     with pytest.raises(ValueError, match="non-empty"):
         Combined([])
     with pytest.raises(ValueError, match="one entry per loss"):
