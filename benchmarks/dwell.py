@@ -1,4 +1,4 @@
-"""Dwell time on the YOOCHOOSE sample: capped SmeLU against the usual regression objectives.
+"""Dwell time on the YOOCHOOSE sample: capped SmeLU (pointwise and within-session) against the usual objectives.
 
 Run from the repository root::
 
@@ -17,14 +17,29 @@ so that period is not untouched; within the protocol every choice is made on val
   rounds without improvement of each method's own loss on the validation part:
   squared error on seconds and on log1p seconds, Huber on log1p seconds, LightGBM's
   Poisson, Gamma and Tweedie objectives on seconds (Gamma needs labels > 0: the few 0 s
-  dwells, two clicks in the same millisecond, become 0.001 s, the log's resolution), and
-  :class:`selrank.SelectiveRegressor` with the capped SmeLU link on log1p seconds.
+  dwells, two clicks in the same millisecond, become 0.001 s, the log's resolution),
+  :class:`selrank.SelectiveRegressor` with the pointwise capped SmeLU link on log1p seconds
+  (``smelu_pointwise``), and the capped SmeLU plus a within-session part
+  (:func:`selrank.dwell.fit_dwell_model` with ``session=`` and ``within_session_weight=λ``:
+  a :class:`selrank.losses.Combined` loss fitted with ``group=session``; ``smelu_session``,
+  ``smelu_session_rank``).
 * Knobs, chosen on the validation part only: Huber's delta and Tweedie's variance power by
   validation in-band MAE (the headline metric, so the baselines get their best shot at it);
   the SmeLU's training band (the evaluation band widened or narrowed about its centre) by
   validation in-band MAE among the bands whose validation overall MAE is no worse than
   squared error on log1p seconds (the goal's side condition); if no band meets it, the
   evaluation band itself.
+* Within-session candidates (added after the pointwise runs; families, grids and the two
+  rules below were fixed from validation numbers alone, before any of these models was
+  scored on the test period, and not changed afterwards): pointwise band width x1 or x1.5 of the evaluation band, times a within-session
+  family (``WITHIN_SESSION``: ListNet softmax over the session with gamma 1 or 2, a
+  selective listwise softmax with the SmeLU scaling on the band, a pairwise capped SmeLU on
+  log-dwell differences), times four weights λ per family. Two rules pick two rows:
+  ``smelu_session`` (the goal): among the candidates whose validation NDCG *and* Kendall tau
+  beat every baseline's, the lowest validation overall MAE (if none, the highest tau);
+  ``smelu_session_rank`` (ranking first): the highest validation tau among the candidates
+  whose validation overall MAE is within ``RANK_BUDGET`` (1 %) of squared error on log1p
+  seconds. The sensitivity run searches only the families of the two headline choices.
 * Metrics (:func:`selrank.metrics.dwell.dwell_report`), on log1p seconds unless marked
   ``_s`` (seconds): predictions of models trained on seconds enter as
   ``log1p(max(prediction, 0))``. Within-session ranking: NDCG (linear gain on log1p seconds)
@@ -50,7 +65,8 @@ import numpy as np
 from selrank import SelectiveRegressor
 from selrank._groups import as_groups
 from selrank.datasets import load_dwell
-from selrank.dwell import DwellBand, dwell_link, suggest_band, time_holdout
+from selrank.dwell import DwellBand, dwell_link, fit_dwell_model, suggest_band, time_holdout
+from selrank.losses import Listwise, Pairwise
 from selrank.metrics.dwell import band_error, dwell_report, overall_error, session_ranking
 from selrank.metrics.ranking import paired_permutation_test
 
@@ -73,6 +89,18 @@ HOLDOUT = 0.15
 HUBER_DELTAS = (0.5, 1.0, 2.0)
 TWEEDIE_POWERS = (1.2, 1.5, 1.8)
 SMELU_WIDTHS = (0.75, 1.0, 1.25, 1.5)  # training band half width / evaluation band half width
+SESSION_WIDTHS = (1.0, 1.5)  # pointwise band of the within-session candidates / evaluation band
+#: Within-session families: name -> (loss for a training band, weights λ). The λ grids differ
+#: because the families' gradients have different scales (a pairwise part sums over pairs).
+WITHIN_SESSION = {
+    "listnet_g1": (lambda b: Listwise("constant", gamma=1.0), (0.05, 0.1, 0.2, 0.4)),
+    "listnet_g2": (lambda b: Listwise("constant", gamma=2.0), (0.1, 0.2, 0.4, 0.8)),
+    # scalings use x = alpha (z + beta): beta = -centre puts the SmeLU on the band
+    "listwise_smelu_g0.3": (lambda b: Listwise("smelu", c=b.c, beta=-b.beta, gamma=0.3), (0.1, 0.2, 0.4, 0.8)),
+    "pairwise_smelu_c1": (lambda b: Pairwise("smelu", c=1.0, pairs="distinct"), (0.01, 0.02, 0.04, 0.08)),
+}
+RANK_BUDGET = 0.01  # smelu_session_rank: validation overall MAE at most 1 % above se_log's
+SMELU_ROWS = ("smelu_pointwise", "smelu_session", "smelu_session_rank")
 BOOTSTRAP = 2000
 GAMMA_MIN_SECONDS = 1e-3
 
@@ -97,6 +125,16 @@ def fit_smelu(band: DwellBand, X, y, Xv, yv, **extra):
     model = SelectiveRegressor(link=dwell_link(band), learning_rate=LEARNING_RATE, n_estimators=MAX_ROUNDS,
                                early_stopping_rounds=EARLY_STOPPING, random_state=SEED, **TREE, **extra)
     model.fit(X, y, eval_set=[(Xv, yv)])
+    return model.predict, model.best_iteration_ or model.n_estimators_
+
+
+def fit_session(band: DwellBand, family: str, lam: float, d):
+    """Capped SmeLU on ``band`` plus ``lam`` times a within-session part, through the documented helper."""
+    within = WITHIN_SESSION[family][0](band)
+    model = fit_dwell_model(d.X, d.y, band=band, session=d.session_fit, within_session_weight=lam,
+                            within_session_loss=within, eval_set=[(d.Xv, d.yv)], eval_session=[d.session_val],
+                            learning_rate=LEARNING_RATE, n_estimators=MAX_ROUNDS, early_stopping_rounds=EARLY_STOPPING,
+                            random_state=SEED, **TREE)
     return model.predict, model.best_iteration_ or model.n_estimators_
 
 
@@ -156,7 +194,8 @@ class Data:
 LOG_OF = {"log": lambda p: p, "seconds": lambda p: np.log1p(np.maximum(p, 0.0))}
 
 
-def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate: bool) -> dict:
+def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate: bool,
+             families: tuple[str, ...] | None = None) -> dict:
     """Fit every method, choose knobs on validation, evaluate on test; ``cache`` reuses band-free fits."""
     te = d.te
     print(f"\n=== evaluation band ({band.method}): log1p s [{band.lo:.3f}, {band.hi:.3f}] = "
@@ -180,18 +219,21 @@ def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate:
                 cache[key] = (pv, pt, it, secs)
         row = {"method": name, "knob": knob, "best_iteration": int(it), "fit_s": round(secs, 2),
                "band_mae": band_error(d.yv, pv, band), "mae": overall_error(d.yv, pv),
-               "rmse": overall_error(d.yv, pv, metric="rmse")}
+               "rmse": overall_error(d.yv, pv, metric="rmse"),
+               "ndcg": session_ranking(d.yv, pv, d.session_val),
+               "kendall_tau": session_ranking(d.yv, pv, d.session_val, metric="kendall")}
         validation.append(row)
-        print(f"  [validation] {name:10s} {str(knob):>12s}  it={it:5d}  band_mae={row['band_mae']:.4f}  "
-              f"mae={row['mae']:.4f}  rmse={row['rmse']:.4f}  ({secs:.1f} s)", flush=True)
+        print(f"  [validation] {name:10s} {str(knob):>34s}  it={it:5d}  band_mae={row['band_mae']:.4f}  "
+              f"mae={row['mae']:.4f}  rmse={row['rmse']:.4f}  ndcg={row['ndcg']:.4f}  tau={row['kendall_tau']:+.4f}  "
+              f"({secs:.1f} s)", flush=True)
         candidates_test.setdefault(name, {})[str(knob)] = pt
         return row
 
-    def pick(name, candidates, space, rule, band_free=True):
-        rows = [run(name, knob, f, space, band_free) for knob, f in candidates]
+    def pick(name, candidates, space, rule, band_free=True, rows=None):
+        rows = rows if rows is not None else [run(name, knob, f, space, band_free) for knob, f in candidates]
         row = rule(rows)
         chosen[name] = {"knob": row["knob"], "validation": row}
-        test_preds[name] = candidates_test[name][str(row["knob"])]
+        test_preds[name] = candidates_test[row["method"]][str(row["knob"])]
 
     def by_band_mae(rows):
         return min(rows, key=lambda r: r["band_mae"])
@@ -206,9 +248,10 @@ def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate:
     pick("gamma", [(None, lambda: fit_native("gamma", X, gamma_y, Xv, gamma_v))], "seconds", by_band_mae)
     pick("tweedie", [(f"power={v}", lambda v=v: fit_native("tweedie", X, sec, Xv, secv, tweedie_variance_power=v))
                      for v in (TWEEDIE_POWERS[1:2] if quick else TWEEDIE_POWERS)], "seconds", by_band_mae)
-
+    baselines = list(chosen)
     se_log_val_mae = chosen["se_log"]["validation"]["mae"]
 
+    # ---- pointwise capped SmeLU ----------------------------------------------------------------
     def smelu_rule(rows):
         ok = [r for r in rows if r["mae"] <= se_log_val_mae]
         if ok:
@@ -217,11 +260,43 @@ def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate:
 
     widths = (1.0,) if quick else SMELU_WIDTHS
     smelu_bands = {f"width x{f:g}": scaled(band, f) for f in widths}
-    pick("smelu_log", [(k, lambda b=b: fit_smelu(b, X, y, Xv, yv)) for k, b in smelu_bands.items()], "log",
+    pick("smelu_pointwise", [(k, lambda b=b: fit_smelu(b, X, y, Xv, yv)) for k, b in smelu_bands.items()], "log",
          smelu_rule, band_free=False)
-    smelu_band = smelu_bands[chosen["smelu_log"]["knob"]]
-    chosen["smelu_log"]["train_band"] = [smelu_band.lo, smelu_band.hi]
-    chosen["smelu_log"]["constraint_met_on_validation"] = chosen["smelu_log"]["validation"]["mae"] <= se_log_val_mae
+    smelu_band = smelu_bands[chosen["smelu_pointwise"]["knob"]]
+    chosen["smelu_pointwise"]["train_band"] = [smelu_band.lo, smelu_band.hi]
+    chosen["smelu_pointwise"]["constraint_met_on_validation"] = chosen["smelu_pointwise"]["validation"]["mae"] <= se_log_val_mae
+
+    # ---- capped SmeLU + within-session part ------------------------------------------------------
+    best_ndcg = max(chosen[m]["validation"]["ndcg"] for m in baselines)
+    best_tau = max(chosen[m]["validation"]["kendall_tau"] for m in baselines)
+    families = families or tuple(WITHIN_SESSION)
+    session_knobs = {}
+    for f in ((1.0,) if quick else SESSION_WIDTHS):
+        for fam in families:
+            for lam in (WITHIN_SESSION[fam][1][1:2] if quick else WITHIN_SESSION[fam][1]):
+                session_knobs[f"width x{f:g} {fam} lambda={lam:g}"] = (scaled(band, f), fam, lam)
+    session_rows = [run("smelu_session", k, lambda b=b, fam=fam, lam=lam: fit_session(b, fam, lam, d), "log", False)
+                    for k, (b, fam, lam) in session_knobs.items()]
+
+    def goal_rule(rows):
+        ok = [r for r in rows if r["ndcg"] > best_ndcg and r["kendall_tau"] > best_tau]
+        return min(ok, key=lambda r: r["mae"]) if ok else max(rows, key=lambda r: r["kendall_tau"])
+
+    def rank_rule(rows):
+        ok = [r for r in rows if r["mae"] <= (1.0 + RANK_BUDGET) * se_log_val_mae]
+        if not ok:  # nothing within the budget: the cheapest candidate
+            return min(rows, key=lambda r: r["mae"])
+        return max(ok, key=lambda r: r["kendall_tau"])
+
+    pick("smelu_session", None, "log", goal_rule, rows=session_rows)
+    pick("smelu_session_rank", None, "log", rank_rule, rows=session_rows)
+    for name in ("smelu_session", "smelu_session_rank"):
+        b, fam, lam = session_knobs[chosen[name]["knob"]]
+        r = chosen[name]["validation"]
+        chosen[name].update(train_band=[b.lo, b.hi], family=fam, within_session_weight=lam,
+                            ranking_beats_every_baseline_on_validation=bool(r["ndcg"] > best_ndcg
+                                                                            and r["kendall_tau"] > best_tau),
+                            mae_no_worse_than_se_log_on_validation=bool(r["mae"] <= se_log_val_mae))
 
     # ---- test ---------------------------------------------------------------------------
     report = dwell_report(te.y, test_preds, band=band, session=te.session)
@@ -229,63 +304,76 @@ def protocol(d: Data, band: DwellBand, *, quick: bool, cache: dict, investigate:
     per_session = {m: {k: session_ranking(te.y, p, te.session, metric=k, reduction="none") for k in ("ndcg", "kendall")}
                    for m, p in test_preds.items()}
     keep = ~np.isnan(per_session["se_log"]["ndcg"])
-    sm_ps = per_session["smelu_log"]
-    rank_tests = {m: {k: {"diff_smelu_minus": float(np.mean(sm_ps[k][keep] - per_session[m][k][keep])),
-                          "p_value": paired_permutation_test(sm_ps[k][keep], per_session[m][k][keep], seed=0)}
-                      for k in ("ndcg", "kendall")}
-                  for m in test_preds if m != "smelu_log"}
+    rank_tests = {}
+    for s_name in SMELU_ROWS:
+        ps = per_session[s_name]
+        rank_tests[s_name] = {m: {k: {"diff": float(np.mean(ps[k][keep] - per_session[m][k][keep])),
+                                      "p_value": paired_permutation_test(ps[k][keep], per_session[m][k][keep], seed=0)}
+                                  for k in ("ndcg", "kendall")}
+                              for m in test_preds if m != s_name}
     rows = report.to_dicts()
     by = {r["model"]: r for r in rows}
-    sm = by["smelu_log"]
-    others = [r for r in rows if r["model"] != "smelu_log"]
-    goals = {
-        "lowest_band_mae": all(sm["band_mae"] < r["band_mae"] for r in others),
-        "lowest_band_rmse": all(sm["band_rmse"] < r["band_rmse"] for r in others),
-        "best_session_ndcg": all(sm["ndcg"] > r["ndcg"] for r in others),
-        "best_session_kendall_tau": all(sm["kendall_tau"] > r["kendall_tau"] for r in others),
-        "overall_mae_no_worse_than_se_log": sm["mae"] <= by["se_log"]["mae"],
-        "overall_rmse_no_worse_than_se_log": sm["rmse"] <= by["se_log"]["rmse"],
-    }
-    # every SmeLU band tried, on test: for the record only (the choice above used validation)
-    sweep = {}
-    for k, p in candidates_test["smelu_log"].items():
-        b = smelu_bands[k]
-        sweep[k] = {"train_band": [b.lo, b.hi], "band_mae": band_error(te.y, p, band),
-                    "band_rmse": band_error(te.y, p, band, metric="rmse"), "mae": overall_error(te.y, p),
-                    "rmse": overall_error(te.y, p, metric="rmse"), "ndcg": session_ranking(te.y, p, te.session),
-                    "kendall_tau": session_ranking(te.y, p, te.session, metric="kendall")}
+    others = [by[m] for m in baselines]
+    goals = {}
+    for s_name in SMELU_ROWS:
+        sm = by[s_name]
+        goals[s_name] = {
+            "lowest_band_mae": all(sm["band_mae"] < r["band_mae"] for r in others),
+            "lowest_band_rmse": all(sm["band_rmse"] < r["band_rmse"] for r in others),
+            "best_session_ndcg": all(sm["ndcg"] > r["ndcg"] for r in others),
+            "best_session_kendall_tau": all(sm["kendall_tau"] > r["kendall_tau"] for r in others),
+            "overall_mae_no_worse_than_se_log": sm["mae"] <= by["se_log"]["mae"],
+            "overall_rmse_no_worse_than_se_log": sm["rmse"] <= by["se_log"]["rmse"],
+        }
+    # every SmeLU candidate, on test: for the record only (the choices above used validation)
+    def sweep(name, bands_of):
+        out = {}
+        for k, p in candidates_test[name].items():
+            out[k] = {"train_band": list(bands_of(k)), "band_mae": band_error(te.y, p, band),
+                      "band_rmse": band_error(te.y, p, band, metric="rmse"), "mae": overall_error(te.y, p),
+                      "rmse": overall_error(te.y, p, metric="rmse"), "ndcg": session_ranking(te.y, p, te.session),
+                      "kendall_tau": session_ranking(te.y, p, te.session, metric="kendall")}
+        return out
+
+    sweep_pointwise = sweep("smelu_pointwise", lambda k: smelu_bands[k])
+    sweep_session = sweep("smelu_session", lambda k: session_knobs[k][0])
 
     cols = ["band_mae", "band_rmse", "band_mae_s", "mae", "rmse", "mae_s", "ndcg", "kendall_tau", "ece", "ece_s"]
-    print(f"\ntest: {te.n_rows} rows, {rows[0]['band_n']} in band, {rows[0]['n_sessions']} informative sessions; "
-          f"SmeLU training band {chosen['smelu_log']['knob']}")
-    print(f"{'method':12s} " + " ".join(f"{c:>11s}" for c in cols))
+    print(f"\ntest: {te.n_rows} rows, {rows[0]['band_n']} in band, {rows[0]['n_sessions']} informative sessions")
+    for name in SMELU_ROWS:
+        print(f"  {name}: {chosen[name]['knob']}")
+    print(f"{'method':19s} " + " ".join(f"{c:>11s}" for c in cols))
     for r in rows:
-        print(f"{r['model']:12s} " + " ".join(f"{r[c]:11.4f}" for c in cols))
-    print("smelu_log - se_log, 95% session-bootstrap intervals:",
-          {k: [round(v, 4) for v in iv] for k, iv in boot["smelu_log"].items()})
-    for m, t in rank_tests.items():
-        print(f"  smelu vs {m:11s} ndcg {t['ndcg']['diff_smelu_minus']:+.4f} (p={t['ndcg']['p_value']:.3f})  "
-              f"tau {t['kendall']['diff_smelu_minus']:+.4f} (p={t['kendall']['p_value']:.3f})")
-    print("SmeLU bands on test (not used for the choice):")
-    for k, v in sweep.items():
-        print(f"  {k:12s} band_mae={v['band_mae']:.4f} band_rmse={v['band_rmse']:.4f} mae={v['mae']:.4f} "
-              f"rmse={v['rmse']:.4f} ndcg={v['ndcg']:.4f} tau={v['kendall_tau']:.4f}")
-    print("goals:", goals)
+        print(f"{r['model']:19s} " + " ".join(f"{r[c]:11.4f}" for c in cols))
+    for name in SMELU_ROWS:
+        print(f"{name} - se_log, 95% session-bootstrap intervals:",
+              {k: [round(v, 4) for v in iv] for k, iv in boot[name].items()})
+    for s_name in SMELU_ROWS:
+        for m, t in rank_tests[s_name].items():
+            print(f"  {s_name} vs {m:19s} ndcg {t['ndcg']['diff']:+.4f} (p={t['ndcg']['p_value']:.3f})  "
+                  f"tau {t['kendall']['diff']:+.4f} (p={t['kendall']['p_value']:.3f})")
+    print("SmeLU candidates on test (not used for the choice):")
+    for k, v in {**sweep_pointwise, **sweep_session}.items():
+        print(f"  {k:40s} band_mae={v['band_mae']:.4f} band_rmse={v['band_rmse']:.4f} mae={v['mae']:.4f} "
+              f"rmse={v['rmse']:.4f} ndcg={v['ndcg']:.4f} tau={v['kendall_tau']:+.4f}")
+    print("goals:", json.dumps(goals, indent=1))
 
     out = {
         "band": {"method": band.method, "log1p_seconds": [band.lo, band.hi], "seconds": list(band.seconds),
                  "beta": band.beta, "c": band.c, "shares_fit": band.shares(d.y), "shares_test": band.shares(te.y)},
         "test_rows_in_band": int(rows[0]["band_n"]),
         "validation": validation,
+        "validation_best_baseline_ranking": {"ndcg": best_ndcg, "kendall_tau": best_tau},
         "chosen": chosen,
         "test": rows,
         "bootstrap_vs_se_log_95ci": boot,
-        "ranking_tests_smelu_vs": rank_tests,
-        "smelu_band_sweep_on_test_not_used_for_choice": sweep,
+        "ranking_tests": rank_tests,
+        "smelu_band_sweep_on_test_not_used_for_choice": sweep_pointwise,
+        "smelu_session_sweep_on_test_not_used_for_choice": sweep_session,
         "goals": goals,
     }
     if investigate:
-        out["investigation"] = investigation(d, smelu_band, chosen, test_preds["smelu_log"], band,
+        out["investigation"] = investigation(d, smelu_band, chosen, test_preds["smelu_pointwise"], band,
                                              band_free_diagnostics=band.method == "mixture")
     return out
 
@@ -297,7 +385,7 @@ def investigation(d: Data, smelu_band: DwellBand, chosen: dict, p_sm: np.ndarray
 
     te = d.te
     out = {}
-    it = chosen["smelu_log"]["validation"]["best_iteration"]
+    it = chosen["smelu_pointwise"]["validation"]["best_iteration"]
     native = lgb.train({"objective": "regression", "learning_rate": LEARNING_RATE, "seed": SEED, "verbosity": -1,
                         **TREE}, lgb.Dataset(d.X, np.clip(d.y, smelu_band.lo, smelu_band.hi)), it)
     p_clip = native.predict(te.X)
@@ -368,8 +456,10 @@ def main() -> None:
     sensitivity = None
     if not args.quick:
         # added after the headline results: the same protocol with the 10-90 % quantile band
+        # (the within-session search is narrowed to the families chosen in the headline run)
+        families = tuple(dict.fromkeys(headline["chosen"][m]["family"] for m in ("smelu_session", "smelu_session_rank")))
         sensitivity = protocol(d, suggest_band(d.y, method="quantile", lower=0.1, upper=0.9), quick=False,
-                               cache=cache, investigate=True)
+                               cache=cache, investigate=True, families=families)
     out = {
         "protocol": __doc__,
         "quick": args.quick,
@@ -377,7 +467,10 @@ def main() -> None:
         "params": {"tree": TREE, "learning_rate": LEARNING_RATE, "max_rounds": MAX_ROUNDS,
                    "early_stopping_rounds": EARLY_STOPPING, "seed": SEED, "holdout_fraction": HOLDOUT,
                    "huber_deltas": HUBER_DELTAS, "tweedie_powers": TWEEDIE_POWERS, "smelu_widths": SMELU_WIDTHS,
-                   "bootstrap_resamples": BOOTSTRAP},
+                   "session_widths": SESSION_WIDTHS,
+                   "within_session": {k: {"loss": repr(f(DwellBand(0.0, 1.0))), "weights": lams}
+                                      for k, (f, lams) in WITHIN_SESSION.items()},
+                   "rank_budget": RANK_BUDGET, "bootstrap_resamples": BOOTSTRAP},
         "headline_mixture_band": headline,
         "sensitivity_quantile_band_0.1_0.9": sensitivity,
         "total_seconds": round(time.perf_counter() - t_start, 1),

@@ -17,7 +17,8 @@ with band :math:`[\beta - c, \beta + c] = [\text{lo}, \text{hi}]` in log1p secon
 * :func:`suggest_band` picks the band from the observed dwell: quantiles, or the region where
   a three-component mixture (bounce, engaged, idle) says "engaged" (:func:`dwell_mixture`).
 * :func:`dwell_link` turns a band into the SmeLU link; :func:`fit_dwell_model` fits a
-  :class:`~selrank.estimators.SelectiveRegressor` with it.
+  :class:`~selrank.estimators.SelectiveRegressor` with it, optionally with a within-session
+  part (``session=..., within_session_weight=...``) that orders each session's clicks.
 * :func:`time_holdout` holds out the last sessions of a period for early stopping and band
   choice (never the test period).
 
@@ -59,6 +60,7 @@ __all__ = [
     "dwell_link",
     "time_holdout",
     "fit_dwell_model",
+    "WITHIN_SESSION_GAMMA",
 ]
 
 #: Methods of :func:`suggest_band`.
@@ -187,9 +189,8 @@ class DwellBand(Sequence):
     def smelu_params(self) -> dict[str, float]:
         """``{"alpha": 1.0, "beta": ..., "c": ...}``: the link as plain parameters.
 
-        For ``SelectiveRegressor(link="smelu", loss_params=band.smelu_params())``, which
-        scikit-learn can clone (a :class:`~selrank.links.Link` object as ``link`` cannot be
-        cloned while ``Link.get_params`` takes no ``deep`` argument).
+        ``SelectiveRegressor(link="smelu", loss_params=band.smelu_params())`` is the same
+        model as ``SelectiveRegressor(link=band.link())``; both clone with scikit-learn.
         """
         return {"alpha": 1.0, "beta": self.beta, "c": self.c}
 
@@ -516,15 +517,94 @@ def time_holdout(session, time, *, fraction: float = 0.15) -> np.ndarray:
     return groups.from_grouped(held[groups.row_group])
 
 
-def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float | None = None, **params):
+#: ``gamma`` of the default within-session part of :func:`fit_dwell_model`, the softmax
+#: (ListNet) over each session, ``Listwise("constant", gamma=WITHIN_SESSION_GAMMA)``; chosen
+#: on the YOOCHOOSE validation sessions (``benchmarks/dwell.py``, docs/dwell.md §7).
+WITHIN_SESSION_GAMMA = 1.0
+
+
+def _within_session_loss(loss):
+    """The within-session group loss: the default ListNet, or a group loss given by object or name."""
+    from .losses import Listwise, Loss, get_loss
+
+    if loss is None:
+        return Listwise("constant", gamma=WITHIN_SESSION_GAMMA)
+    if not isinstance(loss, Loss | str):
+        raise TypeError(f"`within_session_loss` must be a Loss or a loss name; got {type(loss).__name__}")
+    built = get_loss(loss)
+    if built.structure != "group":
+        raise ValueError("`within_session_loss` must be a group loss (pairwise or listwise, over each session); "
+                         f"got {built!r}")
+    return built
+
+
+def _session_ids(session, n_rows: int, name: str) -> np.ndarray:
+    """Per-row session ids, each session's rows adjacent (what the group losses need)."""
+    if session is None:
+        raise ValueError(f"`{name}` is required when within_session_weight > 0: one session id per row")
+    s = to_numpy(session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session)
+    if s.ndim != 1 or s.shape[0] != n_rows:
+        raise ValueError(f"`{name}` must hold one session id per row, shape ({n_rows},); got shape {s.shape}")
+    try:
+        as_groups(s, n_rows, require_contiguous=True)
+    except ValueError as exc:
+        raise ValueError(f"`{name}`: {exc}; sort the rows by session (load_dwell's rows already are)") from None
+    return s
+
+
+def _eval_sessions(eval_set, eval_session) -> tuple[list, list]:
+    """``eval_set`` as a list of pairs and the validated session ids of each."""
+    one_set = isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple)
+    items = [eval_set] if one_set else list(eval_set)
+    for k, item in enumerate(items):
+        if not isinstance(item, list | tuple) or len(item) != 2:
+            raise TypeError(f"`eval_set[{k}]` must be an (X, y) pair")
+    if eval_session is None:
+        raise ValueError("`eval_session` (session ids of each eval_set item) is required with `eval_set` when "
+                         "within_session_weight > 0: early stopping evaluates the within-session part too")
+    one = not isinstance(eval_session, list | tuple) or (len(eval_session) > 0 and np.ndim(eval_session[0]) == 0)
+    sessions = [eval_session] if one else list(eval_session)
+    if len(sessions) != len(items):
+        raise ValueError(f"`eval_session` has {len(sessions)} entries for {len(items)} eval_set items")
+    groups = [_session_ids(s, _n_rows(Xe), f"eval_session[{k}]") for k, (s, (Xe, _)) in enumerate(zip(sessions, items))]
+    return items, groups
+
+
+def _n_rows(X) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        shape = np.shape(X)
+    if len(shape) != 2:
+        raise ValueError(f"`X` must be 2-D (rows, features); got shape {tuple(shape)}")
+    return int(shape[0])
+
+
+def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight: float = 0.0,
+                    within_session_loss=None, eval_set=None, eval_session=None, hessian_floor: float | None = None,
+                    **params):
     r"""Fit a :class:`~selrank.estimators.SelectiveRegressor` with the capped SmeLU link of ``band``.
 
-    A convenience for the recipe in ``docs/dwell.md``::
+    With ``within_session_weight = 0`` (the default) the loss is the pointwise capped SmeLU,
+    the recipe in ``docs/dwell.md``::
 
-        SelectiveRegressor(link="smelu", loss_params=band.smelu_params(), **params).fit(
-            X, y_log, eval_set=eval_set)
+        SelectiveRegressor(link=dwell_link(band), **params).fit(X, y_log, eval_set=eval_set)
 
-    (the link as plain parameters, so that scikit-learn can clone the estimator).
+    With ``within_session_weight = λ > 0`` a within-session part is added (a
+    :class:`~selrank.losses.Combined` loss, fitted with ``group=session``):
+
+    .. math::
+        L = \sum_{\text{rows } i} D_{\text{SmeLU}}(\hat s_i, y_i)
+            \;+\; \lambda \sum_{\text{sessions } S} L_{\text{session}}(\hat s_S, y_S)
+
+    (the boosting gradients are those of these sums; early stopping monitors the estimator's
+    mean loss, the SmeLU part per row plus λ times the session part per session).
+
+    The pointwise part sets each prediction's level; the within-session part only sees
+    differences of predictions inside a session and orders a session's clicks. On the
+    YOOCHOOSE sample pointwise models rank a session's clicks worse than chance (the
+    features' effects across and within sessions have opposite signs); the within-session
+    part fixes that, **at a cost in overall error that grows with λ** (docs/dwell.md §7:
+    the weight trades within-session ranking against error, it does not buy both).
 
     Parameters
     ----------
@@ -533,21 +613,45 @@ def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float 
         Observed dwell, log1p seconds.
     band : DwellBand or (lo, hi), optional
         Default: :func:`suggest_band` of ``y_log``.
+    session : array-like, shape (n,), optional
+        One session id per row, each session's rows adjacent (as :func:`~selrank.datasets.load_dwell`
+        returns them). Required when ``within_session_weight > 0``; otherwise validated and
+        not used (likewise ``eval_session`` and ``within_session_loss``).
+    within_session_weight : float
+        λ >= 0, the weight of the within-session part relative to the pointwise SmeLU.
+    within_session_loss : Loss or str, optional
+        The within-session group loss. Default: the softmax over each session's clicks
+        (ListNet), ``Listwise("constant", gamma=WITHIN_SESSION_GAMMA)``; ``Pairwise(...)``
+        (e.g. a capped SmeLU or Huber link on log-dwell differences,
+        ``Pairwise("smelu", c=1.0, pairs="distinct")``) or a selective ``Listwise`` work too.
     eval_set : (X_val, y_val) or list of them, optional
-        Validation data for early stopping (on the SmeLU loss); e.g. from
+        Validation data for early stopping (on the training loss); e.g. from
         :func:`time_holdout`.
+    eval_session : array-like or list of them, optional
+        Session ids of each ``eval_set`` item; required with ``eval_set`` when
+        ``within_session_weight > 0``.
     hessian_floor : float, optional
-        Floor of the GBDT Hessian as a fraction of the in-band Hessian :math:`1/(2c)`
-        (default: the estimator's). ``h' = 0`` outside the band, so rows predicted outside
-        it would otherwise take unbounded Newton steps.
+        Floor of the GBDT Hessian as a fraction of the reference Hessian (default: the
+        estimator's). ``h' = 0`` outside the band, so rows predicted outside it would
+        otherwise take unbounded Newton steps.
     **params
         Further :class:`~selrank.estimators.SelectiveRegressor` / LightGBM parameters
-        (``n_estimators``, ``learning_rate``, ``num_leaves``, ``random_state``, ...).
+        (``n_estimators``, ``learning_rate``, ``num_leaves``, ``random_state``,
+        ``num_threads``, ...).
 
     Returns
     -------
     SelectiveRegressor
-        Fitted; ``predict`` gives log1p seconds.
+        Fitted; ``predict`` gives log1p seconds. It clones (:func:`sklearn.base.clone`),
+        saves and loads like any other.
+
+    Raises
+    ------
+    ValueError
+        A negative or non-finite ``within_session_weight``; ``session`` missing, of the wrong
+        length or with a session's rows apart when it is needed; ``eval_set`` without
+        ``eval_session``; a non-group ``within_session_loss``; ``link`` / ``loss`` /
+        ``loss_params`` in ``params``; bad labels or bands.
 
     Examples
     --------
@@ -556,16 +660,45 @@ def fit_dwell_model(X, y_log, *, band=None, eval_set=None, hessian_floor: float 
     >>> model = fit_dwell_model(data.X, data.y, band=(2.0, 6.0), n_estimators=20, num_threads=1)
     >>> model.loss_.link
     SmeLU(alpha=1.0, beta=4.0, c=2.0)
+    >>> session = np.repeat(np.arange(400), 5)          # five clicks per session
+    >>> model = fit_dwell_model(data.X, data.y, band=(2.0, 6.0), session=session,
+    ...                         within_session_weight=0.1, n_estimators=20, num_threads=1)
+    >>> model.loss_
+    Combined([Pointwise(link=SmeLU(alpha=1.0, beta=4.0, c=2.0), target='score'), Listwise(scaling=Constant(alpha=1.0, beta=0.0), gamma=1.0, target='score')], weights=[1.0, 0.1])
     >>> model.predict(data.X[:3]).shape
     (3,)
     """
     from .estimators import SelectiveRegressor
+    from .losses import Combined, Pointwise
 
-    b = suggest_band(y_log) if band is None else _as_band(band)
     if {"link", "loss", "loss_params"} & set(params):
-        raise ValueError("fit_dwell_model sets `link` (the capped SmeLU of `band`), `loss_params` and the pointwise "
-                         "loss itself; use SelectiveRegressor directly for another loss")
+        raise ValueError("fit_dwell_model sets `link` (the capped SmeLU of `band`), `loss` and `loss_params` itself; "
+                         "use SelectiveRegressor directly for another loss")
+    if "group" in params or "eval_group" in params:
+        raise ValueError("fit_dwell_model takes `session` and `eval_session`, not `group` / `eval_group`")
+    if eval_session is not None and eval_set is None:
+        raise ValueError("`eval_session` was given without `eval_set`")
+    if isinstance(within_session_weight, bool) or not isinstance(within_session_weight, int | float | np.number):
+        raise TypeError(f"`within_session_weight` must be a number >= 0; got {within_session_weight!r}")
+    lam = float(within_session_weight)
+    if not (math.isfinite(lam) and lam >= 0.0):
+        raise ValueError(f"`within_session_weight` must be finite and >= 0; got {within_session_weight!r}")
+    b = suggest_band(y_log) if band is None else _as_band(band)
     if hessian_floor is not None:
         params["hessian_floor"] = hessian_floor
-    model = SelectiveRegressor(link="smelu", loss_params=b.smelu_params(), **params)
-    return model.fit(X, y_log, eval_set=eval_set)
+    n = _n_rows(X)
+    if session is not None or lam > 0:
+        session = _session_ids(session, n, "session")
+    if within_session_loss is not None or lam > 0:
+        within = _within_session_loss(within_session_loss)  # a bad loss is an error even when unused
+    eval_groups = None
+    if eval_set is not None and (eval_session is not None or lam > 0):
+        eval_set, eval_groups = _eval_sessions(eval_set, eval_session)
+    if lam == 0.0:
+        model = SelectiveRegressor(link=dwell_link(b), **params)
+        return model.fit(X, y_log, eval_set=eval_set)
+
+    loss = Combined([Pointwise(dwell_link(b)), within], weights=[1.0, lam])
+    # link=None: the loss object carries the link (the estimator's default link would clash)
+    model = SelectiveRegressor(loss=loss, link=None, **params)
+    return model.fit(X, y_log, group=session, eval_set=eval_set, eval_group=eval_groups)
