@@ -817,8 +817,10 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
     def _loss_arguments(self) -> dict[str, Any]:
         params = super()._loss_arguments()
         loss = self.loss if self.loss is not None else self._default_loss
-        if isinstance(loss, str) and loss.lower() == "listwise" and self.link == "identity":
-            params.pop("link", None)  # the default link does not apply to a scaling-based loss
+        # the default link belongs to the default loss: it does not apply to a scaling-based
+        # loss (listwise) nor to a Loss object, which carries its own link
+        if self.link == "identity" and (isinstance(loss, Loss) or (isinstance(loss, str) and loss.lower() == "listwise")):
+            params.pop("link", None)
         return params
 
     def fit(self, X, y, *, group=None, sample_weight=None, eval_set=None, eval_group=None, eval_sample_weight=None):

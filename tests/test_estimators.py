@@ -330,3 +330,18 @@ def test_letor_fold_end_to_end(backend):
     chance = ndcg(te.y, np.random.default_rng(0).normal(size=te.y.size), te.group, k=10, no_relevant="zero")
     assert ours > chance + 0.1
     assert ours > theirs - 0.05
+
+
+def test_regressor_accepts_a_loss_object_with_its_own_link():
+    """The default link belongs to the default loss; a Loss object carries its own."""
+    from selrank.losses import Combined, Listwise, Pointwise
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + 0.3 * rng.normal(size=120) + 4.0
+    session = np.repeat(np.arange(40), 3)
+    loss = Combined([Pointwise("smelu", beta=4.0, c=2.0), Listwise("constant")], weights=[1.0, 0.2])
+    model = SelectiveRegressor(loss=loss, n_estimators=15, num_threads=1).fit(X, y, group=session)
+    assert np.corrcoef(model.predict(X), y)[0, 1] > 0.5
+    with pytest.raises(ValueError, match="must be set on it"):
+        SelectiveRegressor(loss=loss, link="exp", n_estimators=5).fit(X, y, group=session)

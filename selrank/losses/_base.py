@@ -244,8 +244,17 @@ class BoundLoss:
         total = xp.sum(values)
         if reduction == "sum":
             return total
-        denom = float(self.unit_weight.sum()) if self.unit_weight is not None else float(values.shape[0])
-        return total / max(denom, math.ulp(0.0))
+        return total / max(self.unit_total(values), math.ulp(0.0))
+
+    def unit_total(self, values=None) -> float:
+        """Denominator of ``reduction="mean"``: the sum of unit weights, or the number of units."""
+        if self.unit_weight is not None:
+            return float(self.unit_weight.sum())
+        if values is not None:
+            return float(math.prod(values.shape))
+        if self.loss_fn.structure == "group" and self.groups is not None:
+            return float(self.groups.n_groups)
+        return float(self.n_rows)
 
     def grad_hess(self, y_pred):
         """Gradient and Hessian diagonal of ``Σ w·L`` w.r.t. ``y_pred``."""

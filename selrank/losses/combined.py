@@ -2,6 +2,7 @@ r"""Weighted sums of losses over the same rows (e.g. a pointwise level plus a wi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,8 +36,10 @@ class Combined(Loss):
     The structure is ``"group"`` if any component is a group loss (then ``group`` is
     required), ``"multiclass"`` if all are multi-class; pointwise and multi-class components
     cannot be mixed. Units differ between structures, so ``reduction="none"`` is only
-    available when every component has the same structure; ``"sum"`` and ``"mean"`` add the
-    components' own reductions with the weights. :meth:`optimal_constant` minimises the
+    available when every component has the same structure; ``"sum"`` adds the components'
+    sums with the weights and ``"mean"`` divides that by the first component's units (sum of
+    its unit weights) — proportional to the objective whose gradient :meth:`grad_hess`
+    returns, whatever the mix of units. :meth:`optimal_constant` minimises the
     weighted total over one common score by bisection on its derivative (the components are
     convex, so the derivative is monotone).
 
@@ -152,9 +155,16 @@ class _BoundCombined(BoundLoss):
         for w, b in zip(self.weights, self.parts, strict=True):
             if w == 0:
                 continue
-            part = w * b.loss(y_pred, reduction=reduction)
+            part = w * b.loss(y_pred, reduction="sum" if reduction == "mean" else reduction)
             total = part if total is None else total + part
+        if reduction == "mean":
+            # the weighted sum over the first part's units: proportional to the summed loss
+            # whose gradient grad_hess returns, so early stopping watches what is optimised
+            total = total / max(self.parts[0].unit_total(), math.ulp(0.0))
         return total
+
+    def unit_total(self, values=None) -> float:
+        return self.parts[0].unit_total()
 
     def _grad_hess(self, y_pred):
         g_sum = h_sum = None

@@ -109,6 +109,8 @@ def test_weights_and_reductions(name, params, rng):
     if getattr(loss, "mixed_units", False):
         with pytest.raises(ValueError, match="units"):
             loss.loss(z, y, group=group, sample_weight=w, reduction="none")
+        bound = loss.bind(y, group=group, sample_weight=w)
+        assert float(mean) == pytest.approx(float(total) / bound.unit_total(), rel=1e-12)
     else:
         none = loss.loss(z, y, group=group, sample_weight=w, reduction="none")
         assert float(total) == pytest.approx(float(np.sum(none)), rel=1e-12)
