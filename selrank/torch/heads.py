@@ -538,9 +538,11 @@ class CombinedLoss(RankingHead):
 
     The torch counterpart of :class:`selrank.losses.Combined` (e.g. a pointwise loss that
     fixes the level of each score plus a listwise loss that fixes the order within each
-    list); any heads may be combined, baselines included. ``"mean"`` and ``"sum"`` add the
-    components' own reductions with the weights (as the core's ``Combined``); ``"none"``
-    needs components with the same unit.
+    list); any heads may be combined, baselines included. As for the core's ``Combined``,
+    ``"sum"`` adds the components' sums with the weights and ``"mean"`` divides that by the
+    first component's units (the sum of its unit weights), so the mean is proportional to
+    the optimised sum whatever the mix of units; ``"none"`` needs components with the same
+    unit.
 
     Parameters
     ----------
@@ -555,9 +557,9 @@ class CombinedLoss(RankingHead):
     >>> import torch
     >>> head = CombinedLoss(["pointwise", "listwise"], weights=[1.0, 0.5])
     >>> z, y = torch.zeros(2, 3), torch.tensor([[2.0, 0.0, 1.0], [1.0, 0.0, -1.0]])
-    >>> parts = PointwiseLoss()(z, y) + 0.5 * ListwiseLoss()(z, y)
-    >>> bool(torch.isclose(head(z, y), parts))
-    True
+    >>> parts = PointwiseLoss()(z, y, reduction="sum") + 0.5 * ListwiseLoss()(z, y, reduction="sum")
+    >>> bool(torch.isclose(head(z, y, reduction="sum"), parts)), bool(torch.isclose(head(z, y), parts / 5))
+    (True, True)
     """
 
     def __init__(self, losses: Any, *, weights=None, reduction: str = "mean", padding_value: float | None = -1.0):
@@ -588,30 +590,21 @@ class CombinedLoss(RankingHead):
                 "reduction='none' is undefined for a CombinedLoss whose heads have different units "
                 f"({sorted({h.unit for h in self.heads})}); use 'sum' or 'mean'"
             )
+        kw = {"mask": mask, "lengths": lengths, "sample_weight": sample_weight}
         total = None
         for w, head in zip(self.weights, self.heads):
             if w == 0:
                 continue
-            part = w * head(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight,
-                            reduction=reduction)
+            part = w * head(y_pred, y_true, reduction="sum" if reduction == "mean" else reduction, **kw)
             total = part if total is None else total + part
+        if reduction == "mean":
+            denom = self.total_weight(y_pred, y_true, **kw)
+            total = total / torch.where(denom > 0, denom, torch.ones_like(denom))
         return total
 
     def total_weight(self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None):
-        """The denominators of ``"mean"``, one per component (a tensor)."""
-        return torch.stack([h.total_weight(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight)
-                            for h in self.heads])
-
-    def partial_mean(self, y_pred, y_true, *, total_weight, mask=None, lengths=None, sample_weight=None):
-        """Σ_k w_k (sum of component k over this part of a batch) / (its total over the batch)."""
-        total = None
-        for k, (w, head) in enumerate(zip(self.weights, self.heads)):
-            if w == 0 or not bool(total_weight[k] > 0):
-                continue
-            part = w * head.partial_mean(y_pred, y_true, total_weight=total_weight[k], mask=mask, lengths=lengths,
-                                         sample_weight=sample_weight)
-            total = part if total is None else total + part
-        return total if total is not None else (y_pred * 0.0).sum()
+        """The denominator of ``"mean"``: the first component's summed unit weights."""
+        return self.heads[0].total_weight(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight)
 
     def extra_repr(self) -> str:
         return f"weights={self.weights!r}, {super().extra_repr()}"

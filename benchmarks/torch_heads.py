@@ -1,0 +1,348 @@
+"""PyTorch heads: forward+backward cost per head, and MQ2008 5-fold NDCG@10 of NeuralRanker.
+
+Run from the repository root::
+
+    python benchmarks/torch_heads.py [--part timing|mq2008|all] [--out benchmarks/results/torch_heads.json]
+                                     [--quick] [--threads 1]
+
+Timing protocol (``--part timing``)
+-----------------------------------
+* Shapes ``[1024 × 128]`` and ``[256 × 1000]`` (``[batch × list]``), float32, on the CPU (or
+  ``--device cuda``). Scores ``N(0, 1)``, graded labels ``0..4``, list lengths uniform in
+  ``[L/2, L]`` (the rest is padding, marked by a boolean mask), one seed for every head.
+* Every head is timed on the same tensors for one forward *and* backward pass
+  (``loss.backward()``), its graph rebuilt each time, in interleaved rounds (so machine
+  load hits all heads alike; each target head runs right after its reference) after one
+  warm-up round: each head runs about 1.5 s worth of rounds (at least 5, at most 40). The
+  median is reported; the minimum (the least disturbed run on a shared machine) is in the
+  JSON too, and a target counts as met only if both the median and the minimum ratio meet it.
+* References, written plainly in torch in this file and timed in the same run:
+  a ``log_softmax`` ListNet and a broadcast RankNet (both with the mask).
+* Peak memory: each (head, shape) runs once in a fresh subprocess; the peak resident set
+  (``VmHWM``, reset just before the pass) minus the resident set before it, with glibc's
+  mmap threshold fixed so freed tensors return their pages. On CUDA,
+  ``torch.cuda.max_memory_allocated`` minus the allocation before the pass.
+* Targets (from the issue): listwise selective head ≤ 2× the ListNet reference, pairwise
+  selective head ≤ 1× the RankNet reference, at both shapes. ``listwise[exp, cap=None]`` and
+  ``pairwise[sinh, cap=None]`` (the same heads with uncapped scaling / link) show how much
+  of the cost is the core's capped-function evaluation; ``listwise[autograd]`` the gain of
+  the closed-form backward.
+
+MQ2008 protocol (``--part mq2008``)
+-----------------------------------
+* ``selrank.datasets.load_letor("mq2008", fold=k)``, k = 1..5: train on the training split,
+  early-stop on NDCG@10 of the validation split (10 epochs without improvement, at most
+  100, best weights restored), report the test split once.
+* ``NeuralRanker`` with every parameter at its default (MLP 64-32, ReLU, Adam 1e-3, 32
+  queries per step, standardised features), ``random_state=k``, one thread; only the head
+  changes. Heads: the selective ``listwise`` (exp composite softmax), ``pairwise`` (capped
+  sinh) and ``pointwise`` (exp link), the torch baselines (softmax CE, ListNet, ListMLE,
+  RankNet, LambdaLoss with NDCG-Loss2 weights, ApproxNDCG) and the core's pointwise baseline
+  ``reweighted_square`` (the core's other baselines are multi-class label losses with no
+  ranking reading).
+* NDCG@10 with exponential gain, tied scores averaged, queries without a relevant document
+  counted as 0 (trec_eval / LETOR script; as ``benchmarks/letor.py``); the JSON also holds
+  the "count as 1" (LightGBM) and "leave out" conventions. Mean ± std over the 5 folds.
+
+Writes ``benchmarks/results/torch_heads.json`` and prints the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parent.parent
+SHAPES = ((1024, 128), (256, 1000))
+
+
+# ---------------------------------------------------------------------------------------
+# plain torch references
+# ---------------------------------------------------------------------------------------
+
+
+def listnet_reference(s, y, mask):
+    """ListNet with ``log_softmax``: -Σ softmax(y) · log_softmax(s) per list, mean over lists."""
+    low = torch.tensor(float("-inf"), dtype=s.dtype)
+    target = torch.softmax(torch.where(mask, y, low), dim=-1)
+    logp = torch.log_softmax(torch.where(mask, s, low), dim=-1)
+    return -torch.where(mask, target * logp, torch.zeros((), dtype=s.dtype)).sum(-1).mean()
+
+
+def ranknet_reference(s, y, mask):
+    """RankNet: log(1 + e^-(s_a - s_b)) over the pairs with y_a > y_b, mean over pairs."""
+    pairs = (y[:, :, None] > y[:, None, :]) & mask[:, :, None] & mask[:, None, :]
+    pair_loss = F.softplus(-(s[:, :, None] - s[:, None, :]))
+    return torch.where(pairs, pair_loss, torch.zeros((), dtype=s.dtype)).sum() / pairs.sum().clamp_min(1)
+
+
+def entries():
+    """``name -> (kind, factory)``; a factory returns ``fn(scores, labels, mask) -> loss``."""
+    from selrank.torch import ListwiseLoss, PairwiseLoss, get_head
+
+    def head(name, **params):
+        def make():
+            h = get_head(name, **params)
+            return lambda s, y, m: h(s, y, mask=m)
+
+        return make
+
+    def nocap():
+        h = ListwiseLoss("exp", cap=None)
+        return lambda s, y, m: h(s, y, mask=m)
+
+    def nocap_pairwise():
+        h = PairwiseLoss("sinh", cap=None)
+        return lambda s, y, m: h(s, y, mask=m)
+
+    def autograd_listwise():
+        h = ListwiseLoss("exp", grad="autograd")
+        return lambda s, y, m: h(s, y, mask=m)
+
+    # each target pair is timed back to back (reference, then head) to share machine load
+    return {
+        "listnet_reference": ("reference", lambda: listnet_reference),
+        "listwise": ("selective", head("listwise")),
+        "ranknet_reference": ("reference", lambda: ranknet_reference),
+        "pairwise": ("selective", head("pairwise")),
+        "listwise[autograd]": ("selective", autograd_listwise),
+        "listwise[exp, cap=None]": ("selective", nocap),
+        "pairwise[sinh, cap=None]": ("selective", nocap_pairwise),
+        "pointwise": ("selective", head("pointwise")),
+        "softmax_ce": ("baseline", head("softmax_ce")),
+        "listnet": ("baseline", head("listnet")),
+        "listmle": ("baseline", head("listmle")),
+        "ranknet": ("baseline", head("ranknet")),
+        "lambdaloss": ("baseline", head("lambdaloss")),
+        "approxndcg": ("baseline", head("approxndcg")),
+    }
+
+
+def make_batch(B: int, L: int, device: str, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    s = torch.randn(B, L, generator=g)
+    y = torch.randint(0, 5, (B, L), generator=g).float()
+    lengths = torch.randint(L // 2, L + 1, (B,), generator=g)
+    mask = torch.arange(L)[None, :] < lengths[:, None]
+    y = torch.where(mask, y, torch.tensor(-1.0))
+    return s.to(device), y.to(device), mask.to(device)
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def time_shape(B: int, L: int, device: str, budget_s: float, min_rounds: int, max_rounds: int) -> dict[str, list[float]]:
+    """Interleaved rounds; each entry runs ``clip(budget_s / its time, min_rounds, max_rounds)`` rounds."""
+    s, y, mask = make_batch(B, L, device)
+    fns = {name: factory() for name, (_, factory) in entries().items()}
+
+    def once(fn):
+        x = s.clone().requires_grad_(True)
+        _sync(device)
+        t0 = time.perf_counter()
+        fn(x, y, mask).backward()
+        _sync(device)
+        return time.perf_counter() - t0
+
+    warm = {name: once(fn) for name, fn in fns.items()}  # warm-up round, not reported
+    rounds = {name: int(min(max(min_rounds, budget_s // max(t, 1e-9)), max_rounds)) for name, t in warm.items()}
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for r in range(max(rounds.values())):
+        for name, fn in fns.items():
+            if r < rounds[name]:
+                times[name].append(once(fn))
+    return times
+
+
+def _status(key: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def memory_probe(name: str, B: int, L: int, device: str) -> int:
+    """Peak extra memory (bytes) of one forward+backward of ``name`` (run in a fresh process)."""
+    s, y, mask = make_batch(B, L, device)
+    fn = entries()[name][1]()
+    x = s.clone().requires_grad_(True)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        fn(x, y, mask).backward()
+        torch.cuda.synchronize()
+        return int(torch.cuda.max_memory_allocated() - base)
+    base = _status("VmRSS")
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # reset the peak resident set
+    fn(x, y, mask).backward()
+    return int(_status("VmHWM") - base)
+
+
+def peak_memory(name: str, B: int, L: int, device: str, threads: int) -> int | None:
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", OMP_NUM_THREADS=str(threads))
+    cmd = [sys.executable, __file__, "--memory-probe", name, str(B), str(L), "--device", device,
+           "--threads", str(threads)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    if out.returncode != 0:
+        print(f"  memory probe of {name} at {B}x{L} failed: {out.stderr.strip()[-300:]}", flush=True)
+        return None
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def run_timing(device: str, threads: int, quick: bool) -> dict:
+    kinds = {name: kind for name, (kind, _) in entries().items()}
+    results = []
+    for B, L in SHAPES:
+        t0 = time.time()
+        times = time_shape(B, L, device, budget_s=0.2 if quick else 1.5, min_rounds=3 if quick else 5,
+                           max_rounds=5 if quick else 40)
+        print(f"[{B} x {L}] timed {len(times)} entries in {time.time() - t0:.0f} s", flush=True)
+        for name, ts in times.items():
+            peak = None if quick else peak_memory(name, B, L, device, threads)
+            results.append({
+                "shape": [B, L], "entry": name, "kind": kinds[name], "rounds": len(ts),
+                "median_ms": 1e3 * statistics.median(ts), "min_ms": 1e3 * min(ts), "max_ms": 1e3 * max(ts),
+                "peak_mib": None if peak is None else peak / 2**20,
+            })
+    by = {(tuple(r["shape"]), r["entry"]): r for r in results}
+    for r in results:
+        shape = tuple(r["shape"])
+        for ref in ("listnet_reference", "ranknet_reference"):
+            r[f"time_vs_{ref}"] = r["median_ms"] / by[shape, ref]["median_ms"]
+            r[f"min_time_vs_{ref}"] = r["min_ms"] / by[shape, ref]["min_ms"]
+            if r["peak_mib"] is not None and by[shape, ref]["peak_mib"]:
+                r[f"memory_vs_{ref}"] = r["peak_mib"] / by[shape, ref]["peak_mib"]
+    targets = []
+    for B, L in SHAPES:
+        for head, ref, bound in (("listwise", "listnet_reference", 2.0), ("pairwise", "ranknet_reference", 1.0)):
+            h = by[(B, L), head]
+            med, low = h[f"time_vs_{ref}"], h[f"min_time_vs_{ref}"]
+            targets.append({"shape": [B, L], "target": f"{head} <= {bound:g}x {ref} (time)", "ratio_median": med,
+                            "ratio_min": low, "met": med <= bound and low <= bound,
+                            "met_by_one_statistic_only": (med <= bound) != (low <= bound)})
+    return {"results": results, "targets": targets}
+
+
+# ---------------------------------------------------------------------------------------
+# MQ2008
+# ---------------------------------------------------------------------------------------
+
+MQ_HEADS = ("listwise", "pairwise", "pointwise", "softmax_ce", "listnet", "listmle", "ranknet", "lambdaloss",
+            "approxndcg", "reweighted_square")
+CONVENTIONS = ("zero", "one", "exclude")
+
+
+def run_mq2008(device: str, quick: bool) -> dict:
+    from selrank.datasets import load_letor
+    from selrank.metrics import ndcg
+    from selrank.torch import NeuralRanker
+
+    folds = (1,) if quick else (1, 2, 3, 4, 5)
+    per_head: dict[str, dict] = {h: {c: [] for c in CONVENTIONS} | {"epochs": [], "seconds": []} for h in MQ_HEADS}
+    for k in folds:
+        d = load_letor("mq2008", fold=k)
+        for name in MQ_HEADS:
+            t0 = time.time()
+            r = NeuralRanker(name, device=device, random_state=k)
+            r.fit(d.train.X, d.train.y, group=d.train.group, eval_set=[(d.validation.X, d.validation.y)],
+                  eval_group=[d.validation.group])
+            pred = r.predict(d.test.X)
+            for c in CONVENTIONS:
+                per_head[name][c].append(float(ndcg(d.test.y, pred, d.test.group, k=10, no_relevant=c)))
+            per_head[name]["epochs"].append(int(r.n_epochs_))
+            per_head[name]["seconds"].append(time.time() - t0)
+            print(f"fold {k} {name:18s} NDCG@10 {per_head[name]['zero'][-1]:.4f} "
+                  f"({r.n_epochs_} epochs, {time.time() - t0:.1f} s)", flush=True)
+    summary = {}
+    for name, res in per_head.items():
+        summary[name] = {
+            "folds": res,
+            **{f"ndcg@10_{c}_mean": float(np.mean(res[c])) for c in CONVENTIONS},
+            **{f"ndcg@10_{c}_std": float(np.std(res[c], ddof=1)) if len(res[c]) > 1 else 0.0 for c in CONVENTIONS},
+        }
+    return {"folds": list(folds), "heads": summary}
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def environment(device: str, threads: int) -> dict:
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {
+        "torch": torch.__version__, "python": platform.python_version(), "device": device,
+        "cpu": cpu, "cpu_count": os.cpu_count(), "torch_threads": threads,
+        "load_average_start": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def print_timing(timing: dict) -> None:
+    print("\nforward+backward, median ms (peak MiB) — ratio to ListNet / RankNet reference")
+    for r in timing["results"]:
+        peak = "   n/a" if r["peak_mib"] is None else f"{r['peak_mib']:7.1f}"
+        print(f"{r['shape'][0]:5d}x{r['shape'][1]:<5d} {r['entry']:24s} {r['median_ms']:10.2f} ms {peak} MiB"
+              f"  {r['time_vs_listnet_reference']:7.2f}x  {r['time_vs_ranknet_reference']:7.3f}x")
+    for t in timing["targets"]:
+        verdict = "met" if t["met"] else ("inconclusive" if t["met_by_one_statistic_only"] else "NOT met")
+        print(f"target {t['target']} at {t['shape']}: {t['ratio_median']:.2f}x (median), "
+              f"{t['ratio_min']:.2f}x (min) -> {verdict}")
+
+
+def print_mq(mq: dict) -> None:
+    print(f"\nMQ2008 NDCG@10 (no-relevant queries = 0), mean ± std over folds {mq['folds']}")
+    for name, s in mq["heads"].items():
+        print(f"{name:18s} {s['ndcg@10_zero_mean']:.4f} ± {s['ndcg@10_zero_std']:.4f}   "
+              f"(as LightGBM: {s['ndcg@10_one_mean']:.4f})")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--part", choices=("timing", "mq2008", "all"), default="all")
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "torch_heads.json"))
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--quick", action="store_true", help="fewer rounds, no memory probes, MQ2008 fold 1 only")
+    p.add_argument("--memory-probe", nargs=3, metavar=("ENTRY", "B", "L"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.memory_probe:
+        name, B, L = args.memory_probe
+        print(memory_probe(name, int(B), int(L), args.device))
+        return
+    out_path = Path(args.out)
+    result = json.loads(out_path.read_text()) if out_path.exists() else {}
+    result["environment"] = environment(args.device, args.threads)
+    if args.part in ("timing", "all"):
+        result["timing"] = run_timing(args.device, args.threads, args.quick)
+        print_timing(result["timing"])
+    if args.part in ("mq2008", "all"):
+        result["mq2008"] = run_mq2008(args.device, args.quick)
+        print_mq(result["mq2008"])
+    result["environment"]["load_average_end"] = os.getloadavg()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"\nwrote {out_path}")
+
+
+if __name__ == "__main__":
+    main()
