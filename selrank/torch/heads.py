@@ -84,8 +84,8 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
         link.check_range(y, "y_true")
         values = link.bregman_link_target(z, y)
         grad = link.h(z) - y if with_grad else None
-    if grad is not None and not lists.full:
-        grad = grad * lists.valid.to(grad.dtype)
+    # padded slots hold copies of real items; the backward of neutralize() discards their
+    # gradient, so it needs no mask here (list sums do: see softmax_terms, pairwise_terms)
     return values, grad
 
 
@@ -103,12 +103,9 @@ def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, 
         pi = y / scaling.alpha
         values = gamma * lists.sum(A.xlogx(pi) - pi * parts["logp"])
         hy = y
-    grad = None
-    if with_grad:
-        grad = parts["h"] - hy
-        if not lists.full:
-            grad = grad * lists.valid.to(grad.dtype)
-    return values, grad
+    # padded items are left out of every list sum (p = 0 for them); their own gradient
+    # entries are discarded by the backward of neutralize()
+    return values, (parts["h"] - hy if with_grad else None)
 
 
 def is_odd(link: Link) -> bool:
