@@ -116,6 +116,38 @@ class Capped:
             out = out + 0.5 * self._df(xc, xp) * t * t
         return out
 
+    def _f_df_F(self, x, xp):
+        """``(f, f', F)`` on the exact region; subclasses override it to share work."""
+        return self._f(x, xp), self._df(x, xp), self._F(x, xp)
+
+    def _f_df(self, x, xp):
+        """``(f, f')`` on the exact region; subclasses override it to share work."""
+        return self._f(x, xp), self._df(x, xp)
+
+    def _c_triple(self, x, xp=None):
+        """Capped ``(f, f', F)`` from one evaluation of the exact triple at the clipped argument."""
+        xp = xp or get_namespace(x)
+        if self._inside_caps(x):
+            return self._f_df_F(x, xp)
+        xc = self._clip(x, xp)
+        f, df, F = self._f_df_F(xc, xp)
+        t = x - xc
+        if self._cap_mode == "flat":
+            return f, xp.where(t == 0, df, xp.zeros_like(df)), F + f * t
+        return f + df * t, df, F + (f + 0.5 * df * t) * t
+
+    def _c_pair(self, x, xp=None):
+        """Capped ``(f, f')`` from one evaluation of the exact pair at the clipped argument."""
+        xp = xp or get_namespace(x)
+        if self._inside_caps(x):
+            return self._f_df(x, xp)
+        xc = self._clip(x, xp)
+        f, df = self._f_df(xc, xp)
+        t = x - xc
+        if self._cap_mode == "flat":
+            return f, xp.where(t == 0, df, xp.zeros_like(df))
+        return f + df * t, df
+
     def _same_piece(self, x_a, x_b, xp):
         """True where ``x_a`` and ``x_b`` lie in the same piece (inside, above or below the caps).
 

@@ -42,8 +42,9 @@ def test_q_is_derivative_of_Q_and_dq_of_q(s, rng):
     m = smooth_points(s.q, z)
     np.testing.assert_allclose(((s.q(z + eps) - s.q(z - eps)) / (2 * eps))[m], s.dq(z)[m], rtol=1e-4, atol=1e-6)
     q, dq, Q = s.q_dq_Q(z)
-    np.testing.assert_array_equal(q, s.q(z))
-    np.testing.assert_array_equal(Q, s.Q(z))
+    np.testing.assert_allclose(q, s.q(z), rtol=1e-13)
+    np.testing.assert_allclose(dq, s.dq(z), rtol=1e-13)
+    np.testing.assert_allclose(Q, s.Q(z), rtol=1e-13)
 
 
 @pytest.mark.parametrize("s", OBJS, ids=IDS)
