@@ -17,7 +17,16 @@ import math
 
 import numpy as np
 
-from ._array import get_namespace
+from ._array import get_namespace, is_torch
+
+
+def torch_aminmax(x):
+    """(min, max) of a tensor as Python floats, without recording autograd."""
+    import torch
+
+    with torch.no_grad():
+        mn, mx = torch.aminmax(x.detach())
+    return float(mn), float(mx)
 
 __all__ = ["Capped", "parse_cap"]
 
@@ -72,14 +81,20 @@ class Capped:
         return math.isfinite(self._lo) or math.isfinite(self._hi)
 
     def _inside_caps(self, x) -> bool:
-        """Cheap host-side check that every ``x`` is inside the caps (NumPy only).
+        """Cheap host-side check that every ``x`` is inside the caps.
 
-        Lets the common case skip the continuation arithmetic; other namespaces always take
-        the branch-free path (no device synchronisation).
+        Lets the common case skip the continuation arithmetic. Done for NumPy arrays and CPU
+        tensors (no autograd graph is affected: the exact branch is the same function there);
+        device arrays always take the branch-free path (no device synchronisation).
         """
-        if not self.capped or not isinstance(x, np.ndarray) or x.size == 0:
-            return not self.capped
-        return bool(x.min() >= self._lo and x.max() <= self._hi)
+        if not self.capped:
+            return True
+        if isinstance(x, np.ndarray):
+            return x.size > 0 and bool(x.min() >= self._lo and x.max() <= self._hi)
+        if is_torch(x) and x.device.type == "cpu" and x.numel() > 0:
+            lo, hi = torch_aminmax(x)
+            return bool(lo >= self._lo and hi <= self._hi)
+        return False
 
     def _clip(self, x, xp):
         lo = None if math.isinf(self._lo) else self._lo

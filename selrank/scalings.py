@@ -621,11 +621,14 @@ def composite_softmax(scaling: Scaling, gamma: float, z, lists):
         m = m.detach()
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     shifted = a - lists.broadcast(m)
-    log_s = xp.log(lists.sum(xp.exp(shifted)))
+    e = xp.exp(shifted)
+    s = lists.sum(e)
+    log_s = xp.log(s)
     lse = log_s + m
-    # log p from the shifted values: exact for near-equal large scores (no `a - lse`)
+    # p and log p from the shifted values: exact for near-equal large scores (no `a - lse`),
+    # and one exponential per element
+    p = e / lists.broadcast(s)
     logp = shifted - lists.broadcast(log_s)
-    p = xp.exp(logp)
     return {"q": q, "dq": dq, "p": p, "logp": logp, "H": gamma * lse, "h": q * p}
 
 
@@ -664,7 +667,7 @@ def composite_softmax_bregman(scaling: Scaling, gamma: float, z_hat, z, lists, p
     if scaling.smooth:
         dmax = lists.max(xp.abs(d))
         small = dmax * scaling.alpha < _eps_threshold(d, xp)
-        if scaling.capped:  # the Taylor form needs every element on one smooth piece
+        if scaling.capped and bool(xp.any(small)):  # the Taylor form needs one smooth piece
             same = Capped._same_piece(scaling, scaling.alpha * (z_hat + scaling.beta), scaling.alpha * (z + scaling.beta), xp)
             small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
         if bool(xp.any(small)):
