@@ -92,11 +92,14 @@ def _train(args) -> int:
         model.save(args.save)
     if not args.no_baseline:
         t0 = time.perf_counter()
-        base = lgb.LGBMRanker(objective="lambdarank", n_estimators=1000, learning_rate=0.05, verbose=-1,
-                              random_state=args.seed if args.seed is not None else 0)
-        base.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group], eval_at=[10],
-                 callbacks=[lgb.early_stopping(50, verbose=False)])
-        rows.append({"method": "LightGBM lambdarank", **_ndcg_row(te.y, base.predict(te.X), te.group),
+        params = {"objective": "lambdarank", "learning_rate": 0.05, "metric": "ndcg", "eval_at": [10],
+                  "verbosity": -1, "seed": args.seed if args.seed is not None else 0}
+        dtrain = lgb.Dataset(tr.X, tr.y, group=tr.group)
+        dvalid = lgb.Dataset(va.X, va.y, group=va.group, reference=dtrain)
+        base = lgb.train(params, dtrain, num_boost_round=1000, valid_sets=[dvalid],
+                         callbacks=[lgb.early_stopping(50, verbose=False)])
+        scores = base.predict(te.X, num_iteration=base.best_iteration)
+        rows.append({"method": "LightGBM lambdarank", **_ndcg_row(te.y, scores, te.group),
                      "seconds": time.perf_counter() - t0})
     header = f"{'method':32s}" + "".join(f"{'NDCG@' + str(k):>9s}" for k in NDCG_AT) + f"{'seconds':>9s}"
     print(header)
