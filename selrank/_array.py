@@ -53,6 +53,13 @@ def get_namespace(*arrays: Any):
     are converted by :func:`as_float_array`; that is what a training loop that keeps its
     labels in NumPy expects.
     """
+    first = arrays[0] if arrays else None
+    if len(arrays) <= 2 and (len(arrays) < 2 or arrays[1] is None or type(arrays[1]) is type(first)):
+        # fast paths for the common cases (one namespace); array_namespace() costs microseconds
+        if isinstance(first, np.ndarray):
+            return _NUMPY_NS
+        if is_torch(first):
+            return _torch_ns()
     found = None
     for a in arrays:
         if a is None or isinstance(a, int | float | bool | list | tuple):
@@ -64,6 +71,19 @@ def get_namespace(*arrays: Any):
         if array_api_compat.is_array_api_obj(a):
             return array_api_compat.array_namespace(a)
     return array_api_compat.array_namespace(np.asarray(0.0) if found is None else found)
+
+
+_NUMPY_NS = array_api_compat.array_namespace(np.asarray(0.0))
+_TORCH_NS = None
+
+
+def _torch_ns():
+    global _TORCH_NS
+    if _TORCH_NS is None:
+        import torch
+
+        _TORCH_NS = array_api_compat.array_namespace(torch.zeros(()))
+    return _TORCH_NS
 
 
 def _device_of(x: Any):
