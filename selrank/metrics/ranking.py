@@ -104,8 +104,11 @@ def _column(x: Any, data: Any, name: str) -> Any:
     return x
 
 
-def _as_vector(x: Any, name: str) -> np.ndarray:
-    """A 1-D NumPy array from an array, tensor, Series or sequence."""
+def _as_vector(x: Any, name: str, *, column_ok: bool = False) -> np.ndarray:
+    """A 1-D NumPy array from an array, tensor, Series or sequence.
+
+    ``column_ok`` also accepts a single row or column (``(n, 1)`` / ``(1, n)``) and flattens it.
+    """
     if x is None:
         raise TypeError(f"`{name}` is required; got None")
     if not is_numpy(x) and not is_torch(x) and hasattr(x, "to_numpy"):
@@ -118,6 +121,8 @@ def _as_vector(x: Any, name: str) -> np.ndarray:
             raise TypeError(f"`{name}` must be numeric; got values of type object") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
+    if column_ok and arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D (one value per row); got shape {arr.shape}")
     return arr

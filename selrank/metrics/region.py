@@ -41,9 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from .._array import is_numpy, is_torch, to_numpy
+from .._array import is_numpy, to_numpy
 from .._groups import as_groups
 from ..links import Link, get_link
+from .ranking import _as_vector
 
 __all__ = [
     "in_region",
@@ -66,20 +67,8 @@ _ON = ("label", "score")
 
 
 def _vector(x: Any, name: str) -> np.ndarray:
-    """A 1-D float64 NumPy array from an array, tensor, Series or sequence."""
-    if x is None:
-        raise TypeError(f"`{name}` is required; got None")
-    if not is_numpy(x) and not is_torch(x) and hasattr(x, "to_numpy"):
-        x = x.to_numpy()  # polars / pandas Series
-    arr = to_numpy(x)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False)
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
-    if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D; got shape {arr.shape}")
-    return arr
+    """A 1-D float64 NumPy array (a single row or column is flattened)."""
+    return _as_vector(x, name, column_ok=True).astype(np.float64, copy=False)
 
 
 def _pair(y_true, y_pred, names=("y_true", "y_pred")) -> tuple[np.ndarray, np.ndarray]:
