@@ -33,6 +33,20 @@ def check_softmax_convexity(scaling: Scaling, gamma: float, owner: str) -> None:
     )
 
 
+def configure_softmax(loss, owner: str, scaling, gamma: float, target: str, scaling_params: dict) -> None:
+    """Validate and store the parameters of a composite-softmax loss (listwise or multi-class)."""
+    loss.scaling = get_scaling(scaling, **scaling_params)
+    loss.gamma = A.positive_float(gamma, "gamma", owner)
+    loss.target = check_target(target, owner)
+    if target == "link" and not loss.scaling.constant:
+        raise ValueError(
+            f"target='link' for {owner} needs scaling='constant' (other composite softmaxes have no "
+            f"closed-form conjugate); got {loss.scaling!r}. Give observed scores with target='score'"
+        )
+    check_softmax_convexity(loss.scaling, loss.gamma, owner)
+    loss._params = {"scaling": loss.scaling, "gamma": gamma, "target": target}
+
+
 def link_target_lists(y, lists_sum, alpha: float, what: str):
     """Validate link-space targets of a constant-scaling softmax: ``y >= 0``, lists sum to ``alpha``."""
     arr = np.asarray(A.to_numpy(y), dtype=np.float64)
@@ -149,16 +163,7 @@ class Listwise(Loss):
     ]
 
     def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, target: str = "score", **scaling_params):
-        self.scaling = get_scaling(scaling, **scaling_params)
-        self.gamma = A.positive_float(gamma, "gamma", "Listwise")
-        self.target = check_target(target, "Listwise")
-        if target == "link" and not self.scaling.constant:
-            raise ValueError(
-                "target='link' for Listwise needs scaling='constant' (other composite softmaxes have no "
-                f"closed-form conjugate); got {self.scaling!r}. Give observed scores with target='score'"
-            )
-        check_softmax_convexity(self.scaling, self.gamma, "Listwise")
-        self._params = {"scaling": self.scaling, "gamma": gamma, "target": target}
+        configure_softmax(self, "Listwise", scaling, gamma, target, scaling_params)
 
     def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundListwise:
         y = as_target_array(y_true)

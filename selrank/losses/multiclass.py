@@ -12,10 +12,17 @@ from ..scalings import (
     composite_softmax,
     composite_softmax_bregman,
     composite_softmax_hess_diag,
-    get_scaling,
 )
-from ._base import BoundLoss, Loss, as_target_array, as_weight, check_class_indices, check_target, one_hot
-from .listwise import check_softmax_convexity, link_target_lists
+from ._base import (
+    BoundLoss,
+    Loss,
+    as_target_array,
+    as_weight,
+    check_class_indices,
+    check_target,
+    one_hot,
+)
+from .listwise import configure_softmax, link_target_lists
 
 __all__ = ["Decomposed", "CompositeSoftmax", "class_targets"]
 
@@ -224,16 +231,7 @@ class CompositeSoftmax(_MultiClassLoss):
     ]
 
     def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, target: str = "score", **scaling_params):
-        self.scaling = get_scaling(scaling, **scaling_params)
-        self.gamma = A.positive_float(gamma, "gamma", "CompositeSoftmax")
-        self.target = check_target(target, "CompositeSoftmax")
-        if target == "link" and not self.scaling.constant:
-            raise ValueError(
-                "target='link' for CompositeSoftmax needs scaling='constant' (other composite softmaxes have "
-                f"no closed-form conjugate); got {self.scaling!r}. Give observed scores with target='score'"
-            )
-        check_softmax_convexity(self.scaling, self.gamma, "CompositeSoftmax")
-        self._params = {"scaling": self.scaling, "gamma": gamma, "target": target}
+        configure_softmax(self, "CompositeSoftmax", scaling, gamma, target, scaling_params)
 
     def _link_value_of_one_hot(self) -> float:
         return self.scaling.alpha
