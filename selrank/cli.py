@@ -115,7 +115,7 @@ def _train(args) -> int:
 
 def _sensitivity(args) -> int:
     from .links import LINKS, get_link
-    from .metrics.underspecification import sensitivity_report
+    from .paper.underspecification import sensitivity_report
     from .scalings import SCALINGS, get_scaling
 
     params = _parse_params(args.param, "--param")

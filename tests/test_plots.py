@@ -14,7 +14,7 @@ from matplotlib.colors import to_rgb  # noqa: E402
 from selrank import plots  # noqa: E402
 from selrank._groups import DenseLists  # noqa: E402
 from selrank.links import get_link  # noqa: E402
-from selrank.metrics.underspecification import (  # noqa: E402
+from selrank.paper.underspecification import (  # noqa: E402
     appendix_f,
     appendix_i,
     check_theorem1,

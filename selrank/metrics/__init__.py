@@ -7,8 +7,6 @@
   AUPRC, precision at a fixed recall, Principle-of-Logit-Separation violations).
 * :mod:`selrank.metrics.region`: errors, pairwise accuracy and ranking metrics inside label or
   score regions; properness per feature cell.
-* :mod:`selrank.metrics.underspecification`: BUST/BLUST (Theorem 1), Appendix F and I
-  reproductions, sensitivity reports.
 * :mod:`selrank.metrics.dwell`: dwell-time metrics (error inside the engaged band and
   overall, within-session NDCG / Kendall tau, calibration, :func:`dwell_report`).
 
@@ -58,19 +56,6 @@ from .ranking import (
     recall_at_k,
     reciprocal_rank,
 )
-from .underspecification import (
-    SensitivityReport,
-    Theorem1Result,
-    appendix_f,
-    appendix_i,
-    blust,
-    bust,
-    check_theorem1,
-    fit_linear,
-    sensitivity_report,
-    solve_bust_offset,
-    theorem1_table,
-)
 
 __all__ = [
     # ranking
@@ -102,18 +87,6 @@ __all__ = [
     "region_ranking",
     "properness_check",
     "PropernessReport",
-    # underspecification suite
-    "bust",
-    "blust",
-    "solve_bust_offset",
-    "fit_linear",
-    "check_theorem1",
-    "theorem1_table",
-    "Theorem1Result",
-    "appendix_f",
-    "appendix_i",
-    "sensitivity_report",
-    "SensitivityReport",
     # dwell time
     "band_error",
     "overall_error",
@@ -122,3 +95,22 @@ __all__ = [
     "expected_calibration_error",
     "dwell_report",
 ]
+
+# The underspecification suite moved to :mod:`selrank.paper` (it sits above the losses); its
+# names stay reachable here for one release, with a DeprecationWarning.
+_MOVED_TO_PAPER = frozenset(['SensitivityReport', 'Theorem1Result', 'appendix_f', 'appendix_i', 'blust', 'bust', 'check_theorem1', 'fit_linear', 'sensitivity_report', 'solve_bust_offset', 'theorem1_table'])
+
+
+def __getattr__(name: str):
+    if name in _MOVED_TO_PAPER:
+        import importlib
+        import warnings
+
+        warnings.warn(
+            f"selrank.metrics.{name} moved to selrank.paper.{name}; "
+            "this alias will be removed in 0.3",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module("selrank.paper"), name)
+    raise AttributeError(f"module 'selrank.metrics' has no attribute {name!r}")

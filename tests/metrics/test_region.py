@@ -17,7 +17,7 @@ from selrank.metrics.region import (
     region_ranking,
     region_report,
 )
-from selrank.metrics.underspecification import fit_linear
+from selrank.paper.underspecification import fit_linear
 
 # ---------------------------------------------------------------------------------------
 # plain-Python references

@@ -1,7 +1,7 @@
 r"""Figures of the selective-matching-loss paper, drawn from the library's own definitions.
 
 Every curve is computed by the core (:mod:`selrank.links`, :mod:`selrank.scalings`) and the
-underspecification suite (:mod:`selrank.metrics.underspecification`); nothing is re-derived
+underspecification suite (:mod:`selrank.paper.underspecification`); nothing is re-derived
 here. Functions return a :class:`matplotlib.figure.Figure` built without ``pyplot`` (no GUI
 backend is touched; ``fig.savefig(...)`` works headless, and Jupyter displays it).
 
@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _array as A
-from ._groups import DenseLists
-from .links import Link, get_link
-from .metrics.underspecification import (
+from .. import _array as A
+from .._groups import DenseLists
+from ..links import Link, get_link
+from .underspecification import (
     AppendixIResult,
     SensitivityReport,
     Theorem1Result,
@@ -47,7 +47,7 @@ from .metrics.underspecification import (
     appendix_i,
     sensitivity_report,
 )
-from .scalings import (
+from ..scalings import (
     CompositeSigmoid,
     Scaling,
     composite_softmax,
@@ -160,12 +160,12 @@ def _loss_panel(ax, z, observed, rows, *, linestyle="-", label_prefix="s=", lege
 
 
 def plot_sensitivity(obj, *, title: str | None = None, **report_kwargs):
-    r"""Figure of a :class:`~selrank.metrics.underspecification.SensitivityReport`.
+    r"""Figure of a :class:`~selrank.paper.underspecification.SensitivityReport`.
 
     Parameters
     ----------
     obj : SensitivityReport, Link, Scaling or str
-        A report, or anything :func:`~selrank.metrics.underspecification.sensitivity_report`
+        A report, or anything :func:`~selrank.paper.underspecification.sensitivity_report`
         accepts (``report_kwargs`` are passed to it).
     title : str, optional
 
@@ -432,7 +432,7 @@ def plot_two_feature(results: Mapping[str, TwoFeatureResult] | None = None, *, z
     Parameters
     ----------
     results : mapping, optional
-        ``name -> TwoFeatureResult``; default :func:`~selrank.metrics.underspecification.appendix_f`.
+        ``name -> TwoFeatureResult``; default :func:`~selrank.paper.underspecification.appendix_f`.
     z : array-like, optional
         Grid for the link panels (default the label range, padded by 1).
 
@@ -472,7 +472,7 @@ def plot_stochastic(result: AppendixIResult | None = None):
     Parameters
     ----------
     result : AppendixIResult, optional
-        Default :func:`~selrank.metrics.underspecification.appendix_i`.
+        Default :func:`~selrank.paper.underspecification.appendix_i`.
 
     Returns
     -------

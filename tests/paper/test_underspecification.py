@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from selrank.links import LINKS, get_link
-from selrank.metrics.underspecification import (
+from selrank.paper.underspecification import (
     APPENDIX_F_LINKS,
     THEOREM1_CASES,
     THEOREM1_EXCLUDED,
