@@ -68,7 +68,7 @@ from selrank.datasets import load_dwell
 from selrank.dwell import DwellBand, dwell_link, fit_dwell_model, suggest_band, time_holdout
 from selrank.losses import Listwise, Pairwise
 from selrank.metrics.dwell import band_error, dwell_report, overall_error, session_ranking
-from selrank.metrics.ranking import paired_permutation_test
+from selrank.metrics import paired_permutation_test
 
 #: Tree parameters shared by every method (LightGBM names).
 TREE = {

@@ -40,22 +40,20 @@ from .region import (
     region_ranking,
     region_report,
 )
+from .evaluation import compare, evaluate
 from .ranking import (
     CONVENTIONS,
     METRICS,
     average_precision,
-    compare,
     dcg,
     err,
-    evaluate,
     ndcg,
-    paired_permutation_test,
-    paired_t_test,
     parse_metric,
     precision_at_k,
     recall_at_k,
     reciprocal_rank,
 )
+from .significance import paired_permutation_test, paired_t_test
 
 __all__ = [
     # ranking

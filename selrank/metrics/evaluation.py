@@ -1,0 +1,336 @@
+"""Evaluate and compare rankings: tidy polars tables over the ranking metrics.
+
+:func:`evaluate` computes several metrics from one ranking of the rows; :func:`compare`
+pairs several systems' per-query values with a baseline's and tests the differences
+(:mod:`selrank.metrics.significance`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._kernels import TIES, rank_groups, segment_sum
+from .ranking import (
+    _DEFAULTS,
+    CONVENTIONS,
+    GAINS,
+    METRICS,
+    NO_RELEVANT,
+    _apply_policy,
+    _check_choice,
+    _prepare,
+    _validate_labels,
+    parse_metric,
+)
+from .significance import _CORRECTIONS, _adjust, paired_permutation_test, paired_t_test
+
+__all__ = ["evaluate", "compare"]
+
+
+def _require_polars():
+    try:
+        import polars as pl
+    except ImportError:  # pragma: no cover - polars is in the `data` extra
+        raise ImportError(
+            "selrank.metrics.evaluate requires polars: pip install 'selrank[data]'"
+        ) from None
+    return pl
+
+
+def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:
+    if conventions is None:
+        base = dict(_DEFAULTS)
+    else:
+        if not isinstance(conventions, str) or conventions not in CONVENTIONS:
+            raise ValueError(
+                f"unknown conventions {conventions!r}; choose one of {sorted(CONVENTIONS)}"
+            )
+        base = dict(CONVENTIONS[conventions])
+    given = {"gain": gain, "ties": ties, "no_relevant": no_relevant, "capped": capped}
+    base.update({key: v for key, v in given.items() if v is not None})
+    _check_choice(base["gain"], "gain", GAINS)
+    _check_choice(base["ties"], "ties", TIES)
+    _check_choice(base["no_relevant"], "no_relevant", NO_RELEVANT)
+    return base
+
+
+def _parse_metrics(metrics) -> list[tuple[str, str, int | None]]:
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    parsed = []
+    for name in metrics:
+        base, k = parse_metric(name)
+        parsed.append((name.strip().lower(), base, k))
+    if not parsed:
+        raise ValueError("`metrics` is empty: give at least one name such as 'ndcg@10'")
+    names = [p[0] for p in parsed]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`metrics` has duplicate names: {names}")
+    return parsed
+
+
+def _per_query_tables(label, score, groups, parsed, settings, relevance_threshold, max_grade):
+    """Per-query values (policy applied) and no-relevant masks for each metric."""
+    rk = rank_groups(label, score, groups, settings["ties"])
+    opts = {
+        "gain": settings["gain"],
+        "capped": bool(settings["capped"]),
+        "relevance_threshold": relevance_threshold,
+        "max_grade": max_grade,
+    }
+    values, masks = {}, {}
+    for name, base, k in parsed:
+        metric = METRICS[base]
+        policy = settings["no_relevant"]
+        if policy == "one" and not metric.normalised:
+            policy = "zero"  # defined metrics are 0 there; "one" only fills 0/0
+        v, no_rel = metric.kernel(rk, k, **opts)
+        values[name] = _apply_policy(v, no_rel, policy)
+        masks[name] = no_rel
+    return values, masks
+
+
+def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
+    opts = {"gain": settings["gain"], "relevance_threshold": relevance_threshold}
+    if max_grade is not None:
+        opts["max_grade"] = max_grade
+    for _, base, _ in parsed:
+        _validate_labels(label, base, opts)
+
+
+def evaluate(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    capped: bool | None = None,
+    relevance_threshold: float = 0.0,
+    max_grade: float | None = None,
+    conventions: str | None = None,
+    per_query: bool = False,
+    data=None,
+):
+    """Evaluate several ranking metrics at once and return a tidy polars DataFrame.
+
+    The rows are ranked once and every metric is computed from that ranking.
+
+    Parameters
+    ----------
+    y_true, y_score, group
+        As in :func:`ndcg`; column names when ``data`` is given.
+    metrics : str or sequence of str
+        Names ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``,
+        ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``).
+    gain, ties, no_relevant, capped : optional
+        As in the metric functions; ``None`` takes the value from ``conventions`` or the
+        library default (``"exponential"``, ``"average"``, ``"one"``, ``False``).
+        ``no_relevant="one"`` applies to the normalised metrics (NDCG, MAP, MRR, recall);
+        DCG, ERR and precision keep their value 0 on those queries. ``"exclude"`` drops the
+        queries without relevant rows from every metric.
+    relevance_threshold : float
+        Label above which a row is relevant (MAP, MRR, precision, recall).
+    max_grade : float or None
+        ERR's highest grade (default: the largest label).
+    conventions : {"lightgbm", "xgboost", "trec_eval", "ranx", "sklearn"} or None
+        Take ``gain``, ``ties``, ``no_relevant`` and ``capped`` from another library's
+        defaults (see :data:`CONVENTIONS` and ``docs/metrics.md``).
+    per_query : bool
+        Return one row per query instead of the summary.
+    data : DataFrame, optional
+        Frame to look up column names in.
+
+    Returns
+    -------
+    polars.DataFrame
+        Summary (default): one row per metric with ``metric``, ``mean`` (over the queries
+        kept), ``std`` (sample standard deviation across those queries), ``n_queries``
+        (kept), ``n_no_relevant`` (queries without a relevant row, whatever the policy)
+        and ``n_excluded``. With ``per_query=True``: ``query`` (the query id, or the
+        query's index when ``group`` gave sizes), ``n_docs``, ``n_relevant`` and one column
+        per metric, null where a query was excluded.
+
+    Examples
+    --------
+    >>> df = evaluate([2, 1, 0, 0, 0], [0.3, 0.2, 0.1, 0.5, 0.4], [3, 2],
+    ...               metrics=["ndcg@2", "mrr"], no_relevant="exclude")
+    >>> df.select("metric", "mean", "n_queries", "n_no_relevant").rows()
+    [('ndcg@2', 1.0, 1, 1), ('mrr', 1.0, 1, 1)]
+    >>> evaluate([2, 1, 0, 0, 0], [0.3, 0.2, 0.1, 0.5, 0.4], [3, 2], metrics="ndcg",
+    ...          per_query=True).rows()
+    [(0, 3, 2, 1.0), (1, 2, 0, 1.0)]
+    """
+    pl = _require_polars()
+    parsed = _parse_metrics(metrics)
+    settings = _settings(conventions, gain, ties, no_relevant, capped)
+    label, score, groups = _prepare(y_true, y_score, group, data)
+    _validate_all(label, parsed, settings, relevance_threshold, max_grade)
+    values, masks = _per_query_tables(
+        label, score, groups, parsed, settings, relevance_threshold, max_grade
+    )
+    if per_query:
+        grouped = groups.to_grouped(label)
+        cols = {
+            "query": groups.ids if groups.ids is not None else np.arange(groups.n_groups),
+            "n_docs": groups.sizes,
+            "n_relevant": segment_sum(
+                (grouped > relevance_threshold).astype(np.int64), groups.offsets[:-1]
+            ),
+        }
+        frame = pl.DataFrame(cols)
+        return frame.with_columns(
+            [pl.Series(name, values[name], nan_to_null=True) for name, _, _ in parsed]
+        )
+    rows = []
+    for name, _, _ in parsed:
+        v = values[name]
+        kept = v[~np.isnan(v)]
+        rows.append(
+            {
+                "metric": name,
+                "mean": float(kept.mean()) if kept.size else None,
+                "std": float(kept.std(ddof=1)) if kept.size > 1 else None,
+                "n_queries": int(kept.size),
+                "n_no_relevant": int(masks[name].sum()),
+                "n_excluded": int(v.size - kept.size),
+            }
+        )
+    schema = {
+        "metric": pl.String, "mean": pl.Float64, "std": pl.Float64, "n_queries": pl.Int64,
+        "n_no_relevant": pl.Int64, "n_excluded": pl.Int64,
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
+
+
+def compare(
+    systems: Mapping[str, Any],
+    y_true,
+    group=None,
+    *,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    baseline: str | None = None,
+    test: str = "permutation",
+    n_resamples: int = 10_000,
+    seed=0,
+    correction: str | None = None,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    capped: bool | None = None,
+    relevance_threshold: float = 0.0,
+    max_grade: float | None = None,
+    conventions: str | None = None,
+    data=None,
+):
+    """Compare the rankings of several systems on the same queries with a paired test.
+
+    Each system's per-query metric values are paired with the baseline's on the queries
+    every system keeps (the exclusion policy depends only on labels, so the set is the
+    same for all systems).
+
+    Parameters
+    ----------
+    systems : mapping of name -> scores
+        Scores per system (arrays, tensors, Series or column names of ``data``).
+    y_true, group
+        As in :func:`evaluate`.
+    metrics : str or sequence of str
+    baseline : str or None
+        System the others are tested against; the first one by default.
+    test : {"permutation", "t"}
+        Paired sign-flip randomisation test (:func:`paired_permutation_test`) or paired
+        t-test (:func:`paired_t_test`). Both are two-sided and need only NumPy.
+    n_resamples : int
+        Random sign flips for the permutation test.
+    seed : int or numpy.random.Generator
+        Seed of the permutation test.
+    correction : {None, "holm", "bonferroni"}
+        Adjust the p-values over all (metric, system) tests of the call.
+    gain, ties, no_relevant, capped, relevance_threshold, max_grade, conventions, data
+        As in :func:`evaluate`.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (metric, system): ``metric``, ``system``, ``mean``, ``diff`` (system
+        minus baseline), ``p_value`` (null for the baseline), ``n_queries``,
+        ``n_better`` and ``n_worse`` (queries where the system beats or trails the
+        baseline), ``test``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, 200)
+    >>> good = y + rng.normal(0, 0.5, 200)
+    >>> bad = rng.normal(0, 1.0, 200)
+    >>> df = compare({"random": bad, "model": good}, y, [10] * 20, metrics="ndcg@5")
+    >>> df.select("system", "p_value").row(1)[1] < 0.01
+    True
+    """
+    pl = _require_polars()
+    if not isinstance(systems, Mapping) or len(systems) < 2:
+        raise ValueError("`systems` must map at least two names to their scores")
+    names = [str(s) for s in systems]
+    if baseline is None:
+        baseline = names[0]
+    if baseline not in names:
+        raise ValueError(f"`baseline` {baseline!r} is not one of the systems {names}")
+    _check_choice(test, "test", ("permutation", "t"))
+    if correction not in _CORRECTIONS:
+        raise ValueError(f"`correction` must be one of {list(_CORRECTIONS)}; got {correction!r}")
+    parsed = _parse_metrics(metrics)
+    settings = _settings(conventions, gain, ties, no_relevant, capped)
+    label = None
+    groups = group
+    per_system = {}
+    for name, scores in zip(names, systems.values()):
+        lab, score, groups = _prepare(y_true, scores, groups, data)
+        if label is None:
+            label = lab
+            _validate_all(label, parsed, settings, relevance_threshold, max_grade)
+        per_system[name], _ = _per_query_tables(
+            lab, score, groups, parsed, settings, relevance_threshold, max_grade
+        )
+    rows, p_index = [], []
+    for metric, _, _ in parsed:
+        base_v = per_system[baseline][metric]
+        kept = ~np.isnan(base_v)
+        for name in names:
+            v = per_system[name][metric][kept]
+            b = base_v[kept]
+            row = {
+                "metric": metric,
+                "system": name,
+                "mean": float(v.mean()) if v.size else None,
+                "diff": float((v - b).mean()) if v.size else None,
+                "p_value": None,
+                "n_queries": int(v.size),
+                "n_better": int(np.count_nonzero(v > b)),
+                "n_worse": int(np.count_nonzero(v < b)),
+                "test": test,
+            }
+            if name != baseline and v.size >= 2:
+                if test == "t":
+                    row["p_value"] = paired_t_test(v, b)[1]
+                else:
+                    row["p_value"] = paired_permutation_test(
+                        v, b, n_resamples=n_resamples, seed=seed
+                    )
+                p_index.append(len(rows))
+            rows.append(row)
+    if p_index:
+        adjusted = _adjust(np.array([rows[i]["p_value"] for i in p_index]), correction)
+        for i, p in zip(p_index, adjusted):
+            rows[i]["p_value"] = float(p)
+    schema = {
+        "metric": pl.String, "system": pl.String, "mean": pl.Float64, "diff": pl.Float64,
+        "p_value": pl.Float64, "n_queries": pl.Int64, "n_better": pl.Int64,
+        "n_worse": pl.Int64, "test": pl.String,
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
