@@ -40,7 +40,7 @@ from .region import (
     region_ranking,
     region_report,
 )
-from .evaluation import compare, evaluate
+from .evaluation import compare, evaluate, format_comparison, paired_comparison
 from .ranking import (
     CONVENTIONS,
     METRICS,
@@ -53,7 +53,13 @@ from .ranking import (
     recall_at_k,
     reciprocal_rank,
 )
-from .significance import paired_permutation_test, paired_t_test
+from .significance import (
+    holm,
+    paired_bootstrap_ci,
+    paired_permutation_test,
+    paired_t_test,
+    wilcoxon_signed_rank_test,
+)
 
 __all__ = [
     # ranking
@@ -69,6 +75,11 @@ __all__ = [
     "parse_metric",
     "paired_t_test",
     "paired_permutation_test",
+    "paired_comparison",
+    "format_comparison",
+    "paired_bootstrap_ci",
+    "wilcoxon_signed_rank_test",
+    "holm",
     "METRICS",
     "CONVENTIONS",
     # single-logit classification

@@ -1,7 +1,9 @@
 """Evaluate and compare rankings: tidy polars tables over the ranking metrics.
 
 :func:`evaluate` computes several metrics from one ranking of the rows; :func:`compare`
-pairs several systems' per-query values with a baseline's and tests the differences
+pairs several systems' per-query values with a baseline's and tests the differences;
+:func:`paired_comparison` adds bootstrap confidence intervals, Holm's correction and a
+verdict (better / parity / worse) for each system against a reference
 (:mod:`selrank.metrics.significance`).
 """
 
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._groups import Groups, as_groups
 from ._kernels import TIES, rank_groups, segment_sum
 from .ranking import (
     _DEFAULTS,
@@ -20,14 +23,24 @@ from .ranking import (
     METRICS,
     NO_RELEVANT,
     _apply_policy,
+    _as_vector,
     _check_choice,
+    _column,
     _prepare,
     _validate_labels,
     parse_metric,
 )
-from .significance import _CORRECTIONS, _adjust, paired_permutation_test, paired_t_test
+from .significance import (
+    _CORRECTIONS,
+    _adjust,
+    holm,
+    paired_bootstrap_ci,
+    paired_permutation_test,
+    paired_t_test,
+    wilcoxon_signed_rank_test,
+)
 
-__all__ = ["evaluate", "compare"]
+__all__ = ["evaluate", "compare", "paired_comparison", "format_comparison", "VERDICTS"]
 
 
 def _require_polars():
@@ -334,3 +347,244 @@ def compare(
         "n_worse": pl.Int64, "test": pl.String,
     }  # fmt: skip
     return pl.DataFrame(rows, schema=schema)
+
+
+# --------------------------------------------------------------------------------------
+# paired_comparison: differences with confidence intervals, Holm and a verdict
+# --------------------------------------------------------------------------------------
+
+_TESTS = ("t", "wilcoxon", "permutation")
+VERDICTS = ("better", "parity", "worse")
+
+
+def _explicit_groups(group, qid, n_rows: int, data) -> Groups:
+    """Query partition from ``group`` (sizes) or ``qid`` (per-row ids); never guessed."""
+    if group is not None and qid is not None:
+        raise ValueError("give `group` (query sizes) or `qid` (one query id per row), not both")
+    if qid is not None:
+        q = _as_vector(_column(qid, data, "qid"), "qid")
+        if q.size != n_rows:
+            raise ValueError(
+                f"`qid` must give one query id per row: {n_rows} rows but {q.size} ids "
+                "(for query sizes use `group=`)"
+            )
+        return Groups.from_ids(q)
+    if group is None:
+        raise TypeError("give `group` (query sizes, as LightGBM) or `qid` (per-row query ids)")
+    if isinstance(group, Groups):
+        return as_groups(group, n_rows)
+    return Groups.from_sizes(_as_vector(_column(group, data, "group"), "group"), n_rows)
+
+
+def paired_comparison(
+    systems: Mapping[str, Any],
+    y_true,
+    group=None,
+    *,
+    qid=None,
+    reference: str | None = None,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    ci: str = "percentile",
+    test: str = "t",
+    seed=0,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    capped: bool | None = None,
+    relevance_threshold: float = 0.0,
+    max_grade: float | None = None,
+    conventions: str | None = None,
+    data=None,
+):
+    """Each system against a reference: mean per-query difference, bootstrap CI, test, verdict.
+
+    For every metric and every system other than ``reference``, the per-query metric values
+    are paired with the reference's on the same queries and summarised by
+
+    * ``diff``: the mean per-query difference (system minus reference);
+    * ``ci_low``, ``ci_high``: a bootstrap confidence interval of that mean, resampling
+      queries (:func:`~selrank.metrics.significance.paired_bootstrap_ci`);
+    * ``p_value``: a two-sided paired test (``test``) and ``p_holm``, that p-value adjusted
+      by Holm's method over the systems compared on the same metric (the family is "every
+      system against the reference on this metric");
+    * ``verdict``: ``"better"`` when the CI lies above 0 and ``p_holm < 1 - confidence``,
+      ``"worse"`` when it lies below 0 and ``p_holm < 1 - confidence``, otherwise
+      ``"parity"`` (no significant difference at that level; the CI bounds how large a
+      difference the data still allow).
+
+    Several folds or test sets pool by concatenation: give the rows of all of them with
+    ``group`` sizes concatenated (each size is its own query), or with ``qid`` ids made
+    unique per fold (e.g. ``fold * 10**6 + qid``). Each query then counts once.
+
+    Parameters
+    ----------
+    systems : mapping of name -> scores
+        One score per row for each system (arrays, tensors, Series or column names).
+    y_true
+        Labels.
+    group : array-like of int, optional
+        Query sizes (LightGBM's ``group``), in row order.
+    qid : array-like, optional
+        One query id per row (XGBoost's ``qid``). Give exactly one of ``group`` and ``qid``.
+    reference : str, optional
+        The system the others are compared with; the first one by default.
+    metrics : str or sequence of str
+        As in :func:`evaluate`.
+    confidence : float
+        Level of the intervals and of the verdict (0.95: 95% CI, Holm-adjusted p < 0.05).
+    n_resamples : int
+        Bootstrap resamples (the same resampled queries serve every comparison).
+    ci : {"percentile", "bca"}
+        Bootstrap interval.
+    test : {"t", "wilcoxon", "permutation"}
+        Paired t-test (:func:`~selrank.metrics.significance.paired_t_test`, the default:
+        it tests the mean, the quantity the CI is about), Wilcoxon signed-rank
+        (:func:`~selrank.metrics.significance.wilcoxon_signed_rank_test`) or a sign-flip
+        randomisation test (:func:`~selrank.metrics.significance.paired_permutation_test`
+        with ``n_resamples`` flips).
+    seed : int
+        Seed of the bootstrap (and of the permutation test).
+    gain, ties, no_relevant, capped, relevance_threshold, max_grade, conventions, data
+        As in :func:`evaluate`. Queries excluded by ``no_relevant="exclude"`` are left out
+        of every comparison.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (metric, system other than the reference): ``metric``, ``system``,
+        ``reference``, ``mean``, ``reference_mean``, ``diff``, ``ci_low``, ``ci_high``,
+        ``p_value``, ``p_holm``, ``verdict``, ``n_queries``, ``n_better``, ``n_worse``,
+        ``test``. :func:`format_comparison` turns it into one readable line per row.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, 2000).astype(float)
+    >>> good = y + rng.normal(0, 1.0, 2000)
+    >>> df = paired_comparison({"noise": rng.normal(size=2000), "model": good,
+    ...                         "model, reordered ties": good + 0.0},
+    ...                        y, [20] * 100, metrics="ndcg@5", n_resamples=2000)
+    >>> df.select("system", "verdict").rows()
+    [('model', 'better'), ('model, reordered ties', 'better')]
+    """
+    pl = _require_polars()
+    if not isinstance(systems, Mapping) or len(systems) < 2:
+        raise ValueError("`systems` must map at least two names to their scores")
+    names = [str(s) for s in systems]
+    if len(set(names)) != len(names):
+        raise ValueError(f"`systems` has duplicate names: {names}")
+    reference = names[0] if reference is None else reference
+    if reference not in names:
+        raise ValueError(f"`reference` {reference!r} is not one of the systems {names}")
+    _check_choice(test, "test", _TESTS)
+    _check_choice(ci, "ci", ("percentile", "bca"))
+    if not (isinstance(confidence, float) and 0.5 <= confidence < 1.0):
+        raise ValueError(f"`confidence` must be a float in [0.5, 1); got {confidence!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
+        raise ValueError(f"`n_resamples` must be an int >= 100; got {n_resamples!r}")
+    parsed = _parse_metrics(metrics)
+    settings = _settings(conventions, gain, ties, no_relevant, capped)
+    label = _as_vector(_column(y_true, data, "y_true"), "y_true")
+    groups = _explicit_groups(group, qid, label.size, data)
+    per_system = {}
+    for i, (name, scores) in enumerate(zip(names, systems.values())):
+        lab, score, _ = _prepare(y_true, scores, groups, data)
+        if i == 0:
+            _validate_all(lab, parsed, settings, relevance_threshold, max_grade)
+        per_system[name], _ = _per_query_tables(
+            lab, score, groups, parsed, settings, relevance_threshold, max_grade
+        )
+    alpha = 1.0 - confidence
+    others = [n for n in names if n != reference]
+    rows = []
+    for metric, _, _ in parsed:
+        ref = per_system[reference][metric]
+        kept = ~np.isnan(ref)
+        r = ref[kept]
+        block = []
+        for name in others:
+            v = per_system[name][metric][kept]
+            row = {
+                "metric": metric, "system": name, "reference": reference,
+                "mean": float(v.mean()) if v.size else None,
+                "reference_mean": float(r.mean()) if r.size else None,
+                "diff": float((v - r).mean()) if v.size else None,
+                "ci_low": None, "ci_high": None, "p_value": None, "p_holm": None,
+                "verdict": None, "n_queries": int(v.size),
+                "n_better": int(np.count_nonzero(v > r)), "n_worse": int(np.count_nonzero(v < r)),
+                "test": test,
+            }  # fmt: skip
+            if v.size >= 2:
+                # one seed for every comparison: the same resampled queries throughout
+                row["ci_low"], row["ci_high"] = paired_bootstrap_ci(
+                    v, r, confidence=confidence, n_resamples=n_resamples, method=ci, seed=seed
+                )
+                if test == "t":
+                    row["p_value"] = paired_t_test(v, r)[1]
+                elif test == "wilcoxon":
+                    row["p_value"] = wilcoxon_signed_rank_test(v, r)[1]
+                else:
+                    row["p_value"] = paired_permutation_test(
+                        v, r, n_resamples=n_resamples, seed=seed
+                    )
+            block.append(row)
+        p = np.array([np.nan if b["p_value"] is None else b["p_value"] for b in block])
+        for b, ph in zip(block, holm(p)):
+            if np.isnan(ph):
+                continue
+            b["p_holm"] = float(ph)
+            significant = ph < alpha
+            if significant and b["ci_low"] > 0:
+                b["verdict"] = "better"
+            elif significant and b["ci_high"] < 0:
+                b["verdict"] = "worse"
+            else:
+                b["verdict"] = "parity"
+        rows.extend(block)
+    schema = {
+        "metric": pl.String, "system": pl.String, "reference": pl.String, "mean": pl.Float64,
+        "reference_mean": pl.Float64, "diff": pl.Float64, "ci_low": pl.Float64,
+        "ci_high": pl.Float64, "p_value": pl.Float64, "p_holm": pl.Float64,
+        "verdict": pl.String, "n_queries": pl.Int64, "n_better": pl.Int64,
+        "n_worse": pl.Int64, "test": pl.String,
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _signed(x: float, digits: int) -> str:
+    return f"{x:+.{digits}f}".replace("-", "\u2212")
+
+
+def format_comparison(frame, *, digits: int = 3) -> str:
+    """One line per row of :func:`paired_comparison`, for people.
+
+    ``"model vs noise: ΔNDCG@5 = +0.210 [+0.190, +0.230], p = 1e-40 (t-test, Holm) → better"``.
+    The interval is the bootstrap CI of the mean per-query difference; ``p`` is the
+    Holm-adjusted p-value.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> row = {"metric": "ndcg@10", "system": "a", "reference": "b", "diff": 0.0042,
+    ...        "ci_low": -0.006, "ci_high": 0.0131, "p_holm": 0.42, "verdict": "parity",
+    ...        "n_queries": 784, "test": "t"}
+    >>> print(format_comparison(pl.DataFrame([row])))
+    a vs b: ΔNDCG@10 = +0.004 [−0.006, +0.013], p = 0.42 (t-test, Holm; 784 queries) → parity
+    """
+    tests = {"t": "t-test", "wilcoxon": "Wilcoxon", "permutation": "permutation"}
+    lines = []
+    for r in frame.iter_rows(named=True):
+        metric = r["metric"].upper()
+        if r["diff"] is None or r["ci_low"] is None:
+            lines.append(f"{r['system']} vs {r['reference']}: Δ{metric}: too few queries")
+            continue
+        p = r["p_holm"]
+        p_text = f"{p:.2g}" if p >= 1e-3 else f"{p:.0e}"
+        lines.append(
+            f"{r['system']} vs {r['reference']}: Δ{metric} = {_signed(r['diff'], digits)} "
+            f"[{_signed(r['ci_low'], digits)}, {_signed(r['ci_high'], digits)}], p = {p_text} "
+            f"({tests.get(r['test'], r['test'])}, Holm; {r['n_queries']} queries) → {r['verdict']}"
+        )
+    return "\n".join(lines)
