@@ -383,6 +383,7 @@ def paired_comparison(
     *,
     qid=None,
     reference: str | None = None,
+    candidate: str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     confidence: float = 0.95,
     n_resamples: int = 10_000,
@@ -430,6 +431,10 @@ def paired_comparison(
         One query id per row (XGBoost's ``qid``). Give exactly one of ``group`` and ``qid``.
     reference : str, optional
         The system the others are compared with; the first one by default.
+    candidate : str, optional
+        Instead of ``reference``: compare this one system with each of the others (rows
+        ``candidate vs other``, ``diff`` = candidate minus other; Holm over those
+        comparisons). For "my model against each baseline".
     metrics : str or sequence of str
         As in :func:`evaluate`.
     confidence : float
@@ -475,9 +480,16 @@ def paired_comparison(
     names = [str(s) for s in systems]
     if len(set(names)) != len(names):
         raise ValueError(f"`systems` has duplicate names: {names}")
-    reference = names[0] if reference is None else reference
-    if reference not in names:
-        raise ValueError(f"`reference` {reference!r} is not one of the systems {names}")
+    if reference is not None and candidate is not None:
+        raise ValueError("give `reference` (others vs it) or `candidate` (it vs others), not both")
+    for what, value in (("reference", reference), ("candidate", candidate)):
+        if value is not None and value not in names:
+            raise ValueError(f"`{what}` {value!r} is not one of the systems {names}")
+    if candidate is None:
+        reference = names[0] if reference is None else reference
+        pairs = [(n, reference) for n in names if n != reference]
+    else:
+        pairs = [(candidate, n) for n in names if n != candidate]
     _check_choice(test, "test", _TESTS)
     _check_choice(ci, "ci", ("percentile", "bca"))
     if not (isinstance(confidence, float) and 0.5 <= confidence < 1.0):
@@ -497,17 +509,16 @@ def paired_comparison(
             lab, score, groups, parsed, settings, relevance_threshold, max_grade
         )
     alpha = 1.0 - confidence
-    others = [n for n in names if n != reference]
     rows = []
     for metric, _, _ in parsed:
-        ref = per_system[reference][metric]
-        kept = ~np.isnan(ref)
-        r = ref[kept]
+        # the exclusion policy depends on labels only: the same queries for every system
+        kept = ~np.isnan(per_system[pairs[0][1]][metric])
         block = []
-        for name in others:
+        for name, other in pairs:
             v = per_system[name][metric][kept]
+            r = per_system[other][metric][kept]
             row = {
-                "metric": metric, "system": name, "reference": reference,
+                "metric": metric, "system": name, "reference": other,
                 "mean": float(v.mean()) if v.size else None,
                 "reference_mean": float(r.mean()) if r.size else None,
                 "diff": float((v - r).mean()) if v.size else None,

@@ -250,3 +250,17 @@ def test_format_comparison(rng):
     assert len(lines) == 3
     assert lines[1].startswith("noise vs ref: ΔNDCG@10 = −0.") and lines[1].endswith("→ worse")
     assert lines[2].startswith("same vs ref: ΔNDCG@10 = +0.000 [+0.000, +0.000], p = 1 ")
+
+
+def test_paired_comparison_candidate_against_each(rng):
+    y, sizes, systems = _three_systems(rng, n_queries=200)
+    fwd = paired_comparison(systems, y, sizes, candidate="noise", n_resamples=500)
+    back = paired_comparison(systems, y, sizes, reference="noise", n_resamples=500)
+    assert fwd["system"].unique().to_list() == ["noise"]
+    assert fwd["reference"].to_list() == ["ref", "slightly worse", "same"]
+    np.testing.assert_allclose(fwd["diff"].to_numpy(), -back["diff"].to_numpy(), atol=1e-15)
+    np.testing.assert_allclose(fwd["p_holm"].to_numpy(), back["p_holm"].to_numpy())
+    flip = {"better": "worse", "worse": "better", "parity": "parity"}
+    assert fwd["verdict"].to_list() == [flip[v] for v in back["verdict"]]
+    with pytest.raises(ValueError, match="not both"):
+        paired_comparison(systems, y, sizes, candidate="noise", reference="ref")
