@@ -17,8 +17,16 @@ without a relevant document counted as NDCG = 0 (the convention of trec_eval and
 evaluation script; the JSON also holds the "count as 1" and "leave out" conventions, which
 shift every method by the same amount per fold).
 
-Run: ``python benchmarks/letor.py`` (about 3 minutes on one core); ``--quick`` runs fold 1 only.
-Writes ``benchmarks/results/letor.json``.
+The test queries of all folds are also pooled (each query once) and every selrank row is compared
+with ``lambdarank`` and ``rank_xendcg`` query by query (``selrank.metrics.paired_comparison``: mean
+difference, bootstrap 95% CI, paired t-test, Holm, verdict) at NDCG@1, @3 and @10. Two ablations
+isolate selectivity: the listwise loss with the constant scaling instead of exp (ListNet-like) and
+the pointwise loss with the identity link instead of exp (squared error), each compared with the
+selective loss it ablates.
+
+Run: ``python benchmarks/letor.py`` (about 5 minutes on one core); ``--quick`` runs fold 1 only.
+Writes ``benchmarks/results/letor.json``. ``--sweep`` runs the model-size sweep (stumps to
+8-leaf trees, 5 to 50 trees, no early stopping) and writes ``benchmarks/results/letor_sweep.json``.
 
 ``--tune`` instead reproduces how the defaults were chosen, on the validation splits only: each
 fold's validation queries are split in two halves; a model early-stops on one half and is scored
@@ -86,11 +94,11 @@ def run_xgboost(objective, split):
     return booster.predict(xgb.DMatrix(split.test.X), iteration_range=(0, best)), best
 
 
-def run_selrank(loss, split):
+def run_selrank(loss, split, **params):
     from selrank import SelectiveRanker
 
     tr, va = split.train, split.validation
-    ranker = SelectiveRanker(loss=loss, random_state=0, num_threads=1)
+    ranker = SelectiveRanker(loss=loss, random_state=0, num_threads=1, **params)
     ranker.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group])
     return ranker.predict(split.test.X), ranker.best_iteration_
 
@@ -104,7 +112,14 @@ METHODS = {
     "selrank pointwise": lambda s: run_selrank("pointwise", s),
     "selrank pairwise": lambda s: run_selrank("pairwise", s),
     "selrank listwise": lambda s: run_selrank("listwise", s),
+    # ablations: the same loss and label scale without selectivity
+    "ablation listwise constant": lambda s: run_selrank("listwise", s, scaling="constant"),
+    "ablation pointwise identity": lambda s: run_selrank("pointwise", s, link="identity"),
 }
+# each selrank or ablation row is compared query by query with these (Holm over them)
+PAIRED_BASELINES = ("LightGBM lambdarank", "LightGBM rank_xendcg")
+# and each ablation with the selective loss it removes selectivity from
+ABLATIONS = {"ablation listwise constant": "selrank listwise", "ablation pointwise identity": "selrank pointwise"}
 
 
 # candidates compared on the validation splits (--tune); the defaults are the best listwise one
@@ -198,6 +213,68 @@ def tune(datasets, folds, out_path) -> dict:
     return doc
 
 
+# --sweep: small models, fixed size, no early stopping (where the loss shapes the few splits a
+# model can afford)
+SWEEP_SIZES = ((2, 5), (2, 20), (4, 10), (4, 50), (8, 10), (8, 50))
+SWEEP_METHODS = {
+    "LightGBM lambdarank": ("lightgbm", "lambdarank"),
+    "LightGBM rank_xendcg": ("lightgbm", "rank_xendcg"),
+    "selrank listwise": ("selrank", {"loss": "listwise"}),
+    "ablation listwise constant": ("selrank", {"loss": "listwise", "scaling": "constant"}),
+    "selrank pointwise": ("selrank", {"loss": "pointwise"}),
+    "ablation pointwise identity": ("selrank", {"loss": "pointwise", "link": "identity"}),
+}
+
+
+def _fit_fixed(kind, spec, split, leaves, trees):
+    import lightgbm as lgb
+
+    tr = split.train
+    tree = {"num_leaves": leaves, "min_data_in_leaf": 20, "num_threads": 1}
+    if kind == "lightgbm":
+        params = {"objective": spec, "learning_rate": 0.1, "verbosity": -1, "seed": 0, **tree}
+        booster = lgb.train(params, lgb.Dataset(tr.X, tr.y, group=tr.group), trees)
+        return booster.predict(split.test.X)
+    from selrank import SelectiveRanker
+
+    ranker = SelectiveRanker(random_state=0, n_estimators=trees, learning_rate=0.1, **tree, **spec)
+    return ranker.fit(tr.X, tr.y, group=tr.group).predict(split.test.X)
+
+
+def sweep(datasets, folds, out_path) -> dict:
+    """Model-size sweep: pooled test NDCG@1/@10 and paired differences against lambdarank."""
+    from selrank.datasets import load_letor
+    from selrank.metrics import paired_comparison
+
+    warnings.filterwarnings("ignore", category=UserWarning)
+    out: dict = {}
+    for ds in datasets:
+        splits = [load_letor(ds, fold=k) for k in folds]
+        y = np.concatenate([s.test.y for s in splits])
+        group = np.concatenate([np.asarray(s.test.group) for s in splits])
+        out[ds] = {}
+        for leaves, trees in SWEEP_SIZES:
+            scores = {m: np.concatenate([_fit_fixed(kind, spec, s, leaves, trees) for s in splits])
+                      for m, (kind, spec) in SWEEP_METHODS.items()}
+            cmp = paired_comparison(scores, y, group, reference="LightGBM lambdarank",
+                                    metrics=["ndcg@1", "ndcg@3", "ndcg@10"], no_relevant="zero", n_resamples=5000)
+            size = f"{leaves} leaves x {trees} trees"
+            out[ds][size] = cmp.drop("test").to_dicts()
+            for r in cmp.filter(cmp["metric"] == "ndcg@10").iter_rows(named=True):
+                print(f"{ds} {size:20s} {r['system']:28s} NDCG@10 {r['mean']:.4f}  vs lambdarank "
+                      f"{r['diff']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] {r['verdict']}",
+                      file=sys.stderr, flush=True)
+    doc = {"benchmark": "letor_sweep",
+           "protocol": "fixed-size models (no early stopping), learning rate 0.1, 20 rows per leaf, one thread, "
+                       "seed 0; test queries of all folds pooled; paired_comparison against LightGBM lambdarank "
+                       "(5,000 bootstrap resamples, t-test, Holm over the five other methods per metric); "
+                       "empty queries = 0",
+           "sizes": SWEEP_SIZES, "methods": {m: v for m, v in SWEEP_METHODS.items()}, "results": out}
+    Path(out_path).write_text(json.dumps(doc, indent=1, default=str))
+    print(f"wrote {out_path}")
+    return doc
+
+
 def evaluate(y, scores, group) -> dict:
     from selrank.metrics import ndcg
 
@@ -214,12 +291,15 @@ def main(argv=None) -> dict:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), help="subset of the method names")
     parser.add_argument("--quick", action="store_true", help="fold 1 only")
     parser.add_argument("--tune", action="store_true", help="score the default candidates on the validation splits")
+    parser.add_argument("--sweep", action="store_true", help="model-size sweep (fixed small models)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     folds = [1] if args.quick else args.folds
     results_dir = Path(__file__).parent / "results"
     if args.tune:
         return tune(args.datasets, folds, args.out or results_dir / "letor_tuning.json")
+    if args.sweep:
+        return sweep(args.datasets, folds, args.out or results_dir / "letor_sweep.json")
     args.out = args.out or str(results_dir / "letor.json")
     unknown = [m for m in args.methods if m not in METHODS]
     if unknown:
@@ -233,20 +313,28 @@ def main(argv=None) -> dict:
 
     warnings.filterwarnings("ignore", category=UserWarning)
     results: dict = {}
+    paired: dict = {}
     for name in args.datasets:
         results[name] = {m: {"folds": []} for m in args.methods}
+        test_scores: dict = {m: [] for m in args.methods}
+        test_y, test_group = [], []
         for fold in folds:
             split = load_letor(name, fold=fold)
+            test_y.append(split.test.y)
+            test_group.append(np.asarray(split.test.group))
             for method in args.methods:
                 t0 = time.perf_counter()
                 scores, rounds = METHODS[method](split)
                 seconds = time.perf_counter() - t0
                 scores = np.asarray(scores, dtype=np.float64)
+                test_scores[method].append(scores)
                 entry = {"fold": fold, "rounds": int(rounds), "seconds": round(seconds, 3),
                          **evaluate(split.test.y, scores, split.test.group)}
                 results[name][method]["folds"].append(entry)
                 print(f"{name} fold {fold} {method:24s} ndcg@10 {entry['zero']['ndcg@10']:.4f} "
                       f"({rounds} rounds, {seconds:.1f}s)", file=sys.stderr, flush=True)
+        paired[name] = _paired(np.concatenate(test_y), np.concatenate(test_group),
+                               {m: np.concatenate(v) for m, v in test_scores.items()})
         for method in args.methods:
             rec = results[name][method]
             for conv in CONVENTIONS:
@@ -262,6 +350,9 @@ def main(argv=None) -> dict:
             "folds": folds, "early_stopping": f"NDCG@10 on the validation split, patience {PATIENCE}",
             "max_rounds": MAX_ROUNDS, "learning_rate": LEARNING_RATE, "threads": 1,
             "metric": "selrank.metrics.ndcg: gain 2**label - 1, ties averaged; std over folds (population)",
+            "paired": "selrank.metrics.paired_comparison on the test queries of all folds pooled: mean per-query "
+                      "difference, 95% percentile bootstrap CI (10,000 resamples), paired t-test, Holm over the "
+                      "comparisons of one row, verdict; empty queries = 0",
             "empty_queries": {"zero": "NDCG = 0 (trec_eval, LETOR eval script; the table)", "one": "NDCG = 1 (LightGBM, XGBoost)",
                               "exclude": "left out of the mean"},
         },
@@ -270,6 +361,7 @@ def main(argv=None) -> dict:
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
         "results": results,
         "summary": summary,
+        "paired": paired,
     }
     _print_table(results, args.datasets, args.methods, summary)
     out = Path(args.out)
@@ -277,6 +369,28 @@ def main(argv=None) -> dict:
     out.write_text(json.dumps(doc, indent=1))
     print(f"\nwrote {out}")
     return doc
+
+
+def _paired(y, group, scores) -> dict:
+    """Pooled per-query comparisons: every selrank row against the built-in baselines, and
+    every ablation against its selective loss, at NDCG@1, @3 (the top) and @10."""
+    from selrank.metrics import format_comparison, paired_comparison
+
+    out = {}
+    metrics = ["ndcg@1", "ndcg@3", "ndcg@10"]
+    for m in scores:
+        if not (m.startswith("selrank") or m.startswith("ablation")):
+            continue
+        refs = [b for b in PAIRED_BASELINES if b in scores]
+        if m in ABLATIONS and ABLATIONS[m] in scores:
+            refs = [ABLATIONS[m], *refs]
+        if not refs:
+            continue
+        cmp = paired_comparison({m: scores[m], **{r: scores[r] for r in refs}}, y, group, candidate=m,
+                                metrics=metrics, no_relevant="zero")
+        print(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")), file=sys.stderr, flush=True)
+        out[m] = cmp.drop("test").to_dicts()
+    return out
 
 
 def _summary(results, datasets, methods) -> dict:
