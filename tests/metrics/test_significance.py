@@ -114,6 +114,9 @@ def test_holm_by_hand():
     np.testing.assert_allclose(holm(p), [0.03, 0.06, 0.06, 0.02])
     np.testing.assert_allclose(holm([0.5, np.nan, 0.4]), [0.8, np.nan, 0.8])
     assert holm([0.9, 0.8]).tolist() == [1.0, 1.0]
+
+
+def test_holm_matches_statsmodels():
     smm = pytest.importorskip("statsmodels.stats.multitest")
     q = np.random.default_rng(0).uniform(0, 0.1, 12)
     np.testing.assert_allclose(holm(q), smm.multipletests(q, method="holm")[1])
