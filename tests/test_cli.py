@@ -155,3 +155,24 @@ def test_piecewise_link_from_list_parameters(capsys):
 def test_python_dash_m_entry_point():
     out = subprocess.run([sys.executable, "-m", "selrank", "demo"], capture_output=True, text=True, check=True)
     assert "Links" in out.stdout
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    import io
+
+    from selrank import cli
+
+    pytest.importorskip("tqdm")
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    bar = cli._progress(2, "mq2008")
+    bar.update(2)
+    bar.close()
+    assert "mq2008" in term.getvalue() and "2/2" in term.getvalue()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert cli._progress(2, "mq2008") is None
