@@ -27,6 +27,7 @@ from .ranking import (
     _check_choice,
     _column,
     _prepare,
+    _require_polars,
     _validate_labels,
     parse_metric,
 )
@@ -41,16 +42,6 @@ from .significance import (
 )
 
 __all__ = ["evaluate", "compare", "paired_comparison", "format_comparison", "VERDICTS"]
-
-
-def _require_polars():
-    try:
-        import polars as pl
-    except ImportError:  # pragma: no cover - polars is in the `data` extra
-        raise ImportError(
-            "selrank.metrics.evaluate requires polars: pip install 'selrank[data]'"
-        ) from None
-    return pl
 
 
 def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:

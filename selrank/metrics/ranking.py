@@ -909,3 +909,13 @@ for _f in (ndcg, dcg, average_precision, reciprocal_rank, err, precision_at_k, r
     if _f.__doc__:  # None under `python -OO`
         _f.__doc__ = _f.__doc__ % _COMMON_DOC
 del _f
+
+
+def _require_polars():
+    try:
+        import polars as pl
+    except ImportError:  # pragma: no cover - polars is in the `data` extra
+        raise ImportError(
+            "selrank.metrics.evaluate requires polars: pip install 'selrank[data]'"
+        ) from None
+    return pl
