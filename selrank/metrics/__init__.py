@@ -58,6 +58,17 @@ from .ranking import (
     recall_at_k,
     reciprocal_rank,
 )
+from .trec import (
+    Qrels,
+    Run,
+    evaluate_run,
+    labels_to_qrels,
+    read_qrels,
+    read_run,
+    scores_to_run,
+    write_qrels,
+    write_run,
+)
 from .underspecification import (
     SensitivityReport,
     Theorem1Result,
@@ -121,4 +132,14 @@ __all__ = [
     "calibration_table",
     "expected_calibration_error",
     "dwell_report",
+    # TREC runs and qrels
+    "Qrels",
+    "Run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+    "labels_to_qrels",
+    "scores_to_run",
+    "evaluate_run",
 ]
