@@ -94,6 +94,17 @@ def _check_qid(value: Any) -> str:
     return value
 
 
+def _check_docnos(qid: str, docs: Mapping) -> None:
+    """Check all document ids of a query at once; name the first bad one."""
+    try:
+        joined = "".join(docs)  # ids without whitespace join into a string without any
+    except TypeError:
+        joined = None
+    if joined is None or "" in docs or _WHITESPACE.search(joined):
+        for d in docs:
+            _check_id(d, f"a document id of query {qid!r}")
+
+
 def _check_rel(value: Any, qid: str, docno: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer | float | np.floating):
         raise TypeError(
@@ -191,10 +202,11 @@ class Qrels(_TrecMapping):
                 )
             if not docs:
                 raise ValueError(f"query {qid!r} has no judgments; a qrels query needs >= 1")
-            checked[qid] = {
-                _check_id(d, f"a document id of query {qid!r}"): _check_rel(r, qid, d)
-                for d, r in docs.items()
-            }
+            _check_docnos(qid, docs)
+            if set(map(type, docs.values())) <= {int}:  # the common case, checked in bulk
+                checked[qid] = dict(docs)
+            else:
+                checked[qid] = {d: _check_rel(r, qid, d) for d, r in docs.items()}
         self._set(checked)
 
     def _set(self, data: dict[str, dict[str, int]]) -> None:
@@ -267,10 +279,14 @@ class Run(_TrecMapping):
                     f"scores of query {qid!r} must be a mapping docno -> score; "
                     f"got {type(docs).__name__}"
                 )
-            checked[qid] = {
-                _check_id(d, f"a document id of query {qid!r}"): _check_score(s, qid, d)
-                for d, s in docs.items()
-            }
+            _check_docnos(qid, docs)
+            values = list(docs.values())
+            if set(map(type, values)) <= {float, int}:  # the common case, checked in bulk
+                scores = np.array(values, dtype=np.float64)
+                if not np.isnan(scores).any():
+                    checked[qid] = dict(zip(docs, scores.tolist()))
+                    continue
+            checked[qid] = {d: _check_score(s, qid, d) for d, s in docs.items()}
         self._set(checked, self.tag)
 
     def _set(self, data: dict[str, dict[str, float]], tag: str) -> None:
@@ -309,48 +325,62 @@ def _as_run(run: Any) -> Run:
 # --------------------------------------------------------------------------------------
 
 
+_BLOCK = 1 << 22  # bytes read at a time: much faster than line-by-line reads of gzip data
+
+
 def _shown(raw: bytes) -> str:
-    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+    line = raw.decode("utf-8", "replace").rstrip("\r")
     return repr(line if len(line) <= 120 else line[:117] + "...")
 
 
-def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[str]]]:
-    """``(line number, raw line, fields)`` of the data lines of a plain or gzip text file.
+def _fail(path: Path, lineno: int, raw: bytes, why: str) -> ValueError:
+    return ValueError(f"{path}, line {lineno}: {why}; the line reads {_shown(raw)}")
 
-    Fields are split on ASCII whitespace, as trec_eval splits them (``isspace``).
+
+def _raw_lines(fh) -> Iterator[bytes]:
+    """Lines of a binary stream, without their ``\\n``."""
+    tail = b""
+    while block := fh.read(_BLOCK):
+        lines = (tail + block).split(b"\n")
+        tail = lines.pop()
+        yield from lines
+    if tail:
+        yield tail
+
+
+def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
+    """``(line number, line, fields)`` of the data lines of a plain or gzip text file.
+
+    Fields are split on ASCII whitespace, as trec_eval splits them (C's ``isspace``); blank
+    lines and lines whose first field starts with ``#`` are skipped.
     """
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist (expected a file of {layout} lines)")
     with open(path, "rb") as fh:
         compressed = fh.read(2) == _GZIP_MAGIC
-    fh = gzip.open(path, "rb") if compressed else open(path, "rb")
     lineno = 0
     try:
-        with fh:
-            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 - read after the loop
-                parts = raw.split()
-                if not parts or parts[0].startswith(b"#"):
-                    continue
-                try:
-                    fields = [f.decode("utf-8") for f in parts]
-                except UnicodeDecodeError as exc:
-                    raise ValueError(
-                        f"{path}, line {lineno}: not valid UTF-8 text ({exc.reason}); "
-                        f"the line reads {_shown(raw)}"
-                    ) from None
-                yield lineno, raw, fields
+        with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
+            for lineno, raw in enumerate(_raw_lines(fh), start=1):  # noqa: B007
+                fields = raw.split()
+                if fields and not fields[0].startswith(b"#"):
+                    yield lineno, raw, fields
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ValueError(
             f"{path}: the gzip data is truncated or corrupt after line {lineno} ({exc})"
         ) from None
 
 
-def _first_line(path: Path, layout: str, qid: str, docno: str) -> int:
+def _first_line(path: Path, layout: str, qid: bytes, docno: bytes) -> int:
     """Line of the first ``qid ... docno ...`` entry (only used to report a duplicate)."""
     for lineno, _, fields in _lines(path, layout):
         if fields[0] == qid and fields[2] == docno:
             return lineno
     return -1  # pragma: no cover - the duplicate was read from this file
+
+
+def _utf8(field: bytes) -> str:
+    return field.decode("utf-8", "replace")
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
@@ -390,14 +420,19 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     """
     path = Path(path)
     data: dict[str, dict[str, int]] = {}
+    last_qid, docs = None, {}
     for lineno, raw, fields in _lines(path, _QRELS_LAYOUT):
-        where = f"{path}, line {lineno}"
         if len(fields) != 4:
-            raise ValueError(
-                f"{where}: expected 4 fields {_QRELS_LAYOUT}, got {len(fields)}; "
-                f"the line reads {_shown(raw)}"
-            )
+            why = f"expected 4 fields {_QRELS_LAYOUT}, got {len(fields)}"
+            raise _fail(path, lineno, raw, why)
         qid, _, docno, rel_text = fields
+        try:
+            if qid != last_qid:  # lines of a query usually come together: decode once
+                docs = data.setdefault(qid.decode("utf-8"), {})
+                last_qid = qid
+            doc = docno.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
         try:
             rel = int(rel_text)
         except ValueError:
@@ -406,19 +441,16 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             except ValueError:
                 value = math.nan
             if not (math.isfinite(value) and value.is_integer()):
-                raise ValueError(
-                    f"{where}: the relevance (4th field) must be an integer, got {rel_text!r}; "
-                    f"the line reads {_shown(raw)}"
-                ) from None
+                why = f"the relevance (4th field) must be an integer, got {_utf8(rel_text)!r}"
+                raise _fail(path, lineno, raw, why) from None
             rel = int(value)
-        docs = data.setdefault(qid, {})
-        if docno in docs:
+        if doc in docs:
             first = _first_line(path, _QRELS_LAYOUT, qid, docno)
             raise ValueError(
-                f"{where}: document {docno!r} is judged twice for query {qid!r} (first on "
-                f"line {first}); trec_eval refuses duplicate judgments"
+                f"{path}, line {lineno}: document {doc!r} is judged twice for query "
+                f"{_utf8(qid)!r} (first on line {first}); trec_eval refuses duplicate judgments"
             )
-        docs[docno] = rel
+        docs[doc] = rel
     if not data:
         raise ValueError(f"{path} holds no judgments (expected lines {_QRELS_LAYOUT})")
     return Qrels._trusted(data)
@@ -465,40 +497,40 @@ def read_run(path: str | os.PathLike) -> Run:
     path = Path(path)
     data: dict[str, dict[str, float]] = {}
     tag = None
+    last_qid, docs = None, {}
     for lineno, raw, fields in _lines(path, _RUN_LAYOUT):
-        where = f"{path}, line {lineno}"
         if len(fields) != 6:
-            raise ValueError(
-                f"{where}: expected 6 fields {_RUN_LAYOUT}, got {len(fields)}; "
-                f"the line reads {_shown(raw)}"
-            )
-        qid, _, docno, rank_text, score_text, line_tag = fields
+            raise _fail(path, lineno, raw, f"expected 6 fields {_RUN_LAYOUT}, got {len(fields)}")
+        qid, _, docno, rank_text, score_text, tag_text = fields
+        try:
+            if qid != last_qid:  # lines of a query usually come together: decode once
+                docs = data.setdefault(qid.decode("utf-8"), {})
+                last_qid = qid
+            doc = docno.decode("utf-8")
+            if tag is None:
+                tag = tag_text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
         try:
             int(rank_text)
         except ValueError:
-            raise ValueError(
-                f"{where}: the rank (4th field) must be an integer, got {rank_text!r}; "
-                f"the line reads {_shown(raw)}"
-            ) from None
+            why = f"the rank (4th field) must be an integer, got {_utf8(rank_text)!r}"
+            raise _fail(path, lineno, raw, why) from None
         try:
             score = float(score_text)
         except ValueError:
             score = math.nan
         if math.isnan(score):
-            raise ValueError(
-                f"{where}: the score (5th field) must be a number, got {score_text!r}; "
-                f"the line reads {_shown(raw)}"
-            )
-        docs = data.setdefault(qid, {})
-        if docno in docs:
+            why = f"the score (5th field) must be a number, got {_utf8(score_text)!r}"
+            raise _fail(path, lineno, raw, why)
+        if doc in docs:
             first = _first_line(path, _RUN_LAYOUT, qid, docno)
             raise ValueError(
-                f"{where}: document {docno!r} is retrieved twice for query {qid!r} (first on "
-                f"line {first}); trec_eval refuses duplicate documents in a run"
+                f"{path}, line {lineno}: document {doc!r} is retrieved twice for query "
+                f"{_utf8(qid)!r} (first on line {first}); trec_eval refuses duplicate documents "
+                "in a run"
             )
-        docs[docno] = score
-        if tag is None:
-            tag = line_tag
+        docs[doc] = score
     if tag is None:
         raise ValueError(f"{path} holds no results (expected lines {_RUN_LAYOUT})")
     return Run._trusted(data, tag)
@@ -513,7 +545,7 @@ def _write_text(path: Path, chunks: Iterator[str]) -> None:
     """Write text chunks as UTF-8; gzip (reproducible: no timestamp) when ``path`` ends in .gz."""
     with open(path, "wb") as raw:
         if path.suffix == ".gz":
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+            with gzip.GzipFile("", "wb", compresslevel=6, fileobj=raw, mtime=0) as gz:
                 for chunk in chunks:
                     gz.write(chunk.encode("utf-8"))
         else:
@@ -594,7 +626,7 @@ def write_run(run: Run | Mapping, path: str | os.PathLike, *, tag: str | None = 
 # --------------------------------------------------------------------------------------
 
 
-def _id_strings(values: Any, n: int, name: str) -> list[str]:
+def _id_strings(values: Any, n: int, name: str, *, query: bool = False) -> list[str]:
     """One id string per row from strings or integers (``7`` and ``7.0`` both give ``'7'``)."""
     if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
         values = values.to_numpy()
@@ -609,9 +641,10 @@ def _id_strings(values: Any, n: int, name: str) -> list[str]:
         return [str(int(v)) for v in arr.tolist()]
     out = [v if isinstance(v, str) else str(v) for v in arr.tolist()]
     for row, v in enumerate(out):
-        if not v or len(v.split()) != 1 or v.split()[0] != v:
+        if not v or _WHITESPACE.search(v) or (query and v.startswith("#")):
             raise ValueError(
-                f"`{name}` entries must be non-empty and contain no whitespace; row {row} has {v!r}"
+                f"`{name}` entries must be non-empty, contain no whitespace"
+                f"{' and not start with #' if query else ''}; entry {row} is {v!r}"
             )
     return out
 
@@ -625,7 +658,7 @@ def _by_query(n: int, group: Any, qid: Any, docno: Any):
     rows = groups.to_grouped(np.arange(n))
     offsets = groups.offsets
     if qid is not None:
-        per_row = _id_strings(qid, n, "qid")
+        per_row = _id_strings(qid, n, "qid", query=True)
         names = []
         for g in range(groups.n_groups):
             seen = {per_row[i] for i in rows[offsets[g] : offsets[g + 1]].tolist()}
@@ -638,7 +671,7 @@ def _by_query(n: int, group: Any, qid: Any, docno: Any):
         if len(set(names)) != len(names):
             raise ValueError("`qid` gives the same id to two queries of `group`")
     elif groups.ids is not None:
-        names = _id_strings(groups.ids, groups.n_groups, "group")
+        names = _id_strings(groups.ids, groups.n_groups, "group", query=True)
     else:
         names = [str(g) for g in range(groups.n_groups)]
     docs = [str(i) for i in range(n)] if docno is None else _id_strings(docno, n, "docno")

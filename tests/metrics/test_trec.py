@@ -41,7 +41,7 @@ def random_trec(rng, n_queries=3000, n_run_only=200):
     for q in range(n_queries):
         qid = f"q{q}"
         n_judged = int(rng.integers(1, 16))
-        docs = rng.permutation(names)[: n_judged + 20]
+        docs = names[rng.choice(names.size, n_judged + 20, replace=False)]
         judged, unjudged = docs[:n_judged], docs[n_judged:]
         # graded 0-4, mostly non-relevant, and a few negative (judged non-relevant) labels
         labels = rng.choice([0, 0, 0, 1, 1, 2, 3, 4, -1], n_judged)
@@ -97,13 +97,27 @@ PYTREC_MEASURES = {
 
 @pytest.fixture(scope="module")
 def trec_data():
+    """Random qrels and run as nested dicts (what pytrec_eval takes), and the cases covered."""
     return random_trec(np.random.default_rng(20261123))
+
+
+@pytest.fixture(scope="module")
+def trec_objects(trec_data):
+    """The same data as Qrels and Run, validated once for the tests that evaluate it often."""
+    return Qrels(trec_data[0]), Run(trec_data[1])
 
 
 def _pytrec(qrels, run, relevance_level=1):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ev = pytrec_eval.RelevanceEvaluator(qrels, PYTREC_MEASURES, relevance_level=relevance_level)
     return ev.evaluate(run)
+
+
+@pytest.fixture(scope="module")
+def reference(trec_data):
+    """pytrec_eval's per-query values on the random data, by relevance level."""
+    qrels, run, _ = trec_data
+    return {level: _pytrec(qrels, run, level) for level in (1, 2)}
 
 
 def test_random_data_covers_the_cases(trec_data):
@@ -121,9 +135,9 @@ def test_random_data_covers_the_cases(trec_data):
 
 
 @pytest.mark.parametrize("relevance_level", [1, 2])
-def test_matches_pytrec_eval_per_query(trec_data, relevance_level):
-    qrels, run, _ = trec_data
-    ref = _pytrec(qrels, run, relevance_level)
+def test_matches_pytrec_eval_per_query(trec_objects, reference, relevance_level):
+    qrels, run = trec_objects
+    ref = reference[relevance_level]
     names = [a for a, _ in PAIRS] + ["mrr@3"]
     df = evaluate_run(
         qrels, run, metrics=names, relevance_level=relevance_level, queries="both", per_query=True
@@ -140,10 +154,10 @@ def test_matches_pytrec_eval_per_query(trec_data, relevance_level):
     assert 0 < np.count_nonzero(rr3) < np.count_nonzero(rr)  # the cut-off mattered
 
 
-def test_matches_pytrec_eval_means_over_qrels_queries(trec_data):
+def test_matches_pytrec_eval_means_over_qrels_queries(trec_objects, reference):
     """Default: every query of the qrels, 0 for those without retrieved documents (``-c``)."""
-    qrels, run, _ = trec_data
-    ref = _pytrec(qrels, run)
+    qrels, run = trec_objects
+    ref = reference[1]
     names = [a for a, _ in PAIRS]
     df = evaluate_run(qrels, run, metrics=names)
     assert df["metric"].to_list() == names
@@ -159,10 +173,10 @@ def test_matches_pytrec_eval_means_over_qrels_queries(trec_data):
         assert mean == pytest.approx(np.mean([v[theirs] for v in ref.values()]), abs=1e-9)
 
 
-def test_other_tie_rules_disagree_with_trec_eval(trec_data):
+def test_other_tie_rules_disagree_with_trec_eval(trec_objects, reference):
     """The agreement above depends on the tie rule: the test can fail."""
-    qrels, run, _ = trec_data
-    ref = _pytrec(qrels, run)
+    qrels, run = trec_objects
+    ref = reference[1]
     df = evaluate_run(qrels, run, metrics=["recip_rank"], queries="both", per_query=True)
     opt = evaluate_run(
         qrels, run, metrics=["recip_rank"], queries="both", per_query=True, ties="optimistic"
@@ -266,7 +280,7 @@ def test_letor_round_trip_matches_evaluate(rng, tmp_path, opts):
 
 @pytest.mark.parametrize("name", ["run.txt", "run.txt.gz"])
 def test_run_round_trip(tmp_path, trec_data, name):
-    _, run_dict, _ = trec_data
+    run_dict = dict(list(trec_data[1].items())[:500])
     run_dict = dict(run_dict, extreme={"a": np.inf, "b": -np.inf, "c": 5e-324, "d": -1.5e308})
     run = Run(run_dict, tag="sys-1")
     path = tmp_path / name
@@ -289,7 +303,7 @@ def test_write_run_ranks_in_trec_eval_order(tmp_path):
 
 @pytest.mark.parametrize("name", ["qrels.txt", "qrels.gz"])
 def test_qrels_round_trip(tmp_path, trec_data, name):
-    qrels_dict, _, _ = trec_data
+    qrels_dict = dict(list(trec_data[0].items())[:500])
     qrels = Qrels(qrels_dict)
     write_qrels(qrels, tmp_path / name)
     back = read_qrels(tmp_path / name)
@@ -491,7 +505,9 @@ def test_scores_to_run_names_queries_and_documents():
         (lambda: scores_to_run([1.0, 2.0], [2], docno=["a", "a"]), ValueError,
          "`docno` 'a' appears twice in query '0' (rows 0 and 1)"),
         (lambda: scores_to_run([1.0, 2.0], [2], docno=["a b", "c"]), ValueError,
-         "row 0 has 'a b'"),
+         "entry 0 is 'a b'"),
+        (lambda: scores_to_run([1.0, 2.0], qid=["#a", "b"]), ValueError,
+         "not start with #; entry 0 is '#a'"),
         (lambda: scores_to_run([1.0, 2.0], [2], docno=["a"]), ValueError,
          "one entry per row (2)"),
         (lambda: scores_to_run([1.0], tag=""), ValueError, "`tag` must be non-empty"),
@@ -557,9 +573,9 @@ def test_no_overlap_with_queries_both():
     assert df["n_queries"].to_list() == [2, 2]
 
 
-def test_no_relevant_policies(trec_data):
-    qrels, run, _ = trec_data
-    ref = _pytrec(qrels, run)
+def test_no_relevant_policies(trec_objects, reference):
+    qrels, run = trec_objects
+    ref = reference[1]
     names = ["ndcg@10", "map", "P@5"]
     zero = evaluate_run(qrels, run, metrics=names, per_query=True)
     excl = evaluate_run(qrels, run, metrics=names, no_relevant="exclude")
