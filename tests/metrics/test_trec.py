@@ -218,6 +218,32 @@ def test_judged_documents_missing_from_the_run_count():
     assert per.row(0)[3:] == pytest.approx((ref["ndcg"], ref["map"], ref["set_recall"], 0.5))
 
 
+def test_mq2008_through_files_matches_pytrec_eval(tmp_path):
+    """The docs' example: a packaged LETOR split, one (often tied) feature as the score."""
+    from selrank.datasets import load_letor
+
+    try:
+        test = load_letor("mq2008", keep_comments=True).test
+    except FileNotFoundError:  # pragma: no cover - an installation without the data
+        pytest.skip("packaged MQ2008 data not available")
+    score = test.X[:, 24]
+    qrels = labels_to_qrels(test.y, test.group, qid=test.qid, docno=test.docid)
+    run = scores_to_run(score, test.group, qid=test.qid, docno=test.docid, tag="f25")
+    write_qrels(qrels, tmp_path / "mq2008.qrels")
+    write_run(run, tmp_path / "f25.run.gz")
+    qrels, run = read_qrels(tmp_path / "mq2008.qrels"), read_run(tmp_path / "f25.run.gz")
+    assert (qrels.n_queries, qrels.n_judged, run.n_docs) == (156, 2874, 2874)
+    ref = _pytrec(qrels.to_dict(), run.to_dict())
+    df = evaluate_run(qrels, run, metrics=[a for a, _ in PAIRS], per_query=True)
+    assert df["query"].to_list() == sorted(ref)
+    for ours, theirs in PAIRS:
+        expected = [ref[q][theirs] for q in df["query"]]
+        np.testing.assert_allclose(df[ours].to_numpy(), expected, rtol=0, atol=1e-9, err_msg=ours)
+    # row-order tie breaking (evaluate's "stable") differs on this tied feature
+    stable = evaluate(test.y, score, test.group, metrics="map", conventions="trec_eval")
+    assert abs(stable["mean"].item() - df["map"].mean()) > 1e-3
+
+
 # --------------------------------------------------------------------------------------
 # Agreement with evaluate() on LETOR-style data (every row judged and retrieved)
 # --------------------------------------------------------------------------------------
