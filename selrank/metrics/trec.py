@@ -44,12 +44,7 @@ from .ranking import (
     _apply_policy,
     _as_vector,
     _check_choice,
-    _dcg_values,
     _ideal_dcg,
-    _k_average_precision,
-    _k_precision,
-    _k_recall,
-    _k_reciprocal_rank,
     _require_polars,
 )
 
@@ -115,7 +110,8 @@ def _check_rel(value: Any, qid: str, docno: str) -> int:
         math.isfinite(value) and float(value).is_integer()
     ):
         raise ValueError(
-            f"relevance of document {docno!r} for query {qid!r} must be an integer; got {value!r}"
+            f"relevance of document {docno!r} for query {qid!r} must be an integer; "
+            f"got {float(value)!r}"
         )
     return int(value)
 
@@ -227,6 +223,9 @@ class Qrels(_TrecMapping):
             return NotImplemented
         return self.data == other.data
 
+    def __reduce__(self):  # read-only views do not pickle; their contents do
+        return Qrels._trusted, (self.to_dict(),)
+
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -305,6 +304,9 @@ class Run(_TrecMapping):
         if not isinstance(other, Run):
             return NotImplemented
         return self.tag == other.tag and self.data == other.data
+
+    def __reduce__(self):  # read-only views do not pickle; their contents do
+        return Run._trusted, (self.to_dict(), self.tag)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -882,42 +884,30 @@ def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, qu
             "stable" if ties == "trec_eval" else ties,
         )  # fmt: skip
         rel_ret = rk.group_sum((rk.label >= relevance_level).astype(np.int64))
-    # Labels are integers, so `label > level - 1` is trec_eval's `rel >= level`.
-    thr = relevance_level - 1.0
+    # Labels are integers, so the kernels' `label > level - 1` is trec_eval's `rel >= level`.
+    opts = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False}
     rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
     values, no_rel = {}, {}
     for name, base, k in parsed:
+        # NDCG's numerator is the DCG kernel on the retrieved documents; the other kernels
+        # give the metric itself, normalised by the retrieved rows.
         full = np.zeros(n_q)
+        if rk is not None:
+            full[where] = METRICS["dcg" if base == "ndcg" else base].kernel(rk, k, **opts)[0]
         if base == "ndcg":
-            # DCG on the retrieved documents, ideal DCG on all judged ones: judged documents
-            # the run missed lower the score, exactly as in trec_eval.
+            # the ideal DCG of all judged documents, retrieved or not, as trec_eval's
             ideal = _ideal_dcg(rk_judged, k, gain)
-            if rk is not None:
-                full[where] = _dcg_values(rk, k, gain)
-            missing = ideal <= 0
-            np.divide(full, ideal, out=full, where=~missing)
-            full[missing] = 0.0
+            mask = ideal <= 0
+            np.divide(full, ideal, out=full, where=~mask)
             np.minimum(full, 1.0, out=full)  # rounding can push a perfect ranking above 1
-            mask = missing
         else:
             mask = n_relevant == 0
-            if rk is not None:
-                if base == "map":
-                    v, _ = _k_average_precision(rk, k, relevance_threshold=thr, capped=False)
-                elif base == "mrr":
-                    v, _ = _k_reciprocal_rank(rk, k, relevance_threshold=thr)
-                elif base == "precision":
-                    v, _ = _k_precision(rk, k, relevance_threshold=thr, capped=False)
-                else:
-                    v, _ = _k_recall(rk, k, relevance_threshold=thr)
-                if base in ("map", "recall"):
-                    # The kernels divide by the relevant documents among the rows (retrieved
-                    # ones); trec_eval divides by all judged relevant documents.
-                    v = v * rel_ret
-                full[where] = v
-                if base in ("map", "recall"):
-                    np.divide(full, n_relevant, out=full, where=~mask)
-                    full[mask] = 0.0
+            if base in ("map", "recall") and rk is not None:
+                # the kernels divide by the relevant retrieved documents R_ret; trec_eval by
+                # all judged relevant documents R: AP and recall scale by R_ret / R
+                full[where] *= rel_ret
+                np.divide(full, n_relevant, out=full, where=~mask)
+        full[mask] = 0.0
         p = "zero" if (policy == "one" and not METRICS[base].normalised) else policy
         values[name] = _apply_policy(full, mask, p)
         no_rel[name] = mask

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import pickle
 import re
 
 import numpy as np
@@ -472,6 +473,8 @@ def test_containers_are_read_only_mappings():
     assert repr(qrels) == "Qrels(n_queries=1, n_judged=3, n_relevant=2)"
     assert qrels.to_dict() == {"q1": {"d1": 2, "d2": -1, "d3": 1}}
     assert Run({"q": {}}) == Run({"q": {}})  # a query that retrieved nothing is allowed
+    assert pickle.loads(pickle.dumps(run)) == run
+    assert pickle.loads(pickle.dumps(qrels)) == qrels
     assert Run({"q": {"d": 1.0}}, tag="a") != Run({"q": {"d": 1.0}}, tag="b")
 
 
@@ -489,6 +492,7 @@ def test_containers_are_read_only_mappings():
         (lambda: Run([("q", {})]), TypeError, "Run takes a mapping"),
         (lambda: Qrels({"q": {}}), ValueError, "query 'q' has no judgments"),
         (lambda: Qrels({"q": {"d": 1.5}}), ValueError, "must be an integer; got 1.5"),
+        (lambda: Qrels({"q": {"d": np.float64(2.5)}}), ValueError, "must be an integer; got 2.5"),
         (lambda: Qrels({"q": {"d": True}}), TypeError, "must be an int; got bool True"),
         (lambda: Qrels({"q": {"": 1}}), ValueError, "must be non-empty"),
     ],
