@@ -938,13 +938,13 @@ def evaluate_run(
     * A retrieved document missing from the qrels is non-relevant (label 0); negative
       relevance is non-relevant with gain 0.
     * NDCG's ideal DCG is built from *all* judged documents of the query, retrieved or not;
-      MAP and recall divide by *all* judged relevant documents. The kernels of
-      :mod:`selrank.metrics.ranking` see only the retrieved rows, so the DCG part is
-      :func:`~selrank.metrics.ranking.dcg` 's kernel on the run and the ideal DCG its
-      kernel on the qrels, and the kernels' AP and recall, normalised by the relevant
-      retrieved rows ``R_ret``, are rescaled by ``R_ret / R``. (Appending the missed
-      documents as extra rows ranked last would not do: they would count in DCG, AP and
-      recall beyond the end of the run.)
+      MAP and recall divide by *all* judged relevant documents ``R``. The kernels of
+      :mod:`selrank.metrics.ranking` (registry :data:`~selrank.metrics.METRICS`) see only
+      the retrieved documents as rows, so NDCG is the DCG kernel on the run over the
+      ideal-DCG kernel on the qrels, and the AP and recall kernels, which divide by the
+      relevant retrieved rows ``R_ret``, are rescaled by ``R_ret / R``. (Appending the
+      missed documents as extra rows ranked last would not do: they would count in DCG, AP
+      and recall below the end of the run.)
     * Every query of the qrels is evaluated; one without any retrieved document scores 0
       (trec_eval ``-c``). Queries only in the run are ignored. ``queries="both"`` averages
       over the queries present in both, trec_eval's default without ``-c`` (what

@@ -350,6 +350,11 @@ def test_readers_skip_blank_and_comment_lines_and_accept_any_whitespace(tmp_path
     assert read_qrels(tmp_path / "q").to_dict() == {"q1": {"d1": 2, "d2": 1}}
     (tmp_path / "r").write_text("q1 Q0 d1 1 1e3 t\r\n# c\nq1\tQ0 d2 2 -inf t\n")
     assert read_run(tmp_path / "r").to_dict() == {"q1": {"d1": 1000.0, "d2": -np.inf}}
+    # the lines of a query need not be adjacent; the tag is the first line's
+    (tmp_path / "r").write_text("q1 Q0 a 1 3 x\nq2 Q0 a 1 2 y\nq1 Q0 b 2 1 x")  # no final newline
+    back = read_run(tmp_path / "r")
+    assert back.to_dict() == {"q1": {"a": 3.0, "b": 1.0}, "q2": {"a": 2.0}}
+    assert back.tag == "x"
 
 
 def test_non_breaking_space_is_not_a_separator(tmp_path):
