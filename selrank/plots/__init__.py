@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from ..paper import figures as _figures
 from ..paper.figures import *  # noqa: F403
-from . import practitioner as _practitioner
 from ._display import enable_inline
 from .practitioner import (
     plot_calibration,
@@ -26,6 +25,15 @@ from .practitioner import (
     plot_training_curves,
 )
 
-__all__ = list(_figures.__all__) + list(_practitioner.__all__) + ["enable_inline"]
+__all__ = list(_figures.__all__)
+__all__ += [
+    "plot_comparison",
+    "plot_metric_at_k",
+    "plot_training_curves",
+    "plot_calibration",
+    "plot_dwell_band",
+    "plot_link_sensitivity",
+    "enable_inline",
+]
 
 enable_inline()

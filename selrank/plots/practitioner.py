@@ -294,6 +294,9 @@ def plot_metric_at_k(y_true, systems: Mapping[str, Any], group=None, *, metric: 
         frame = evaluate(y_true, score, group, metrics=names, **evaluate_kwargs)
         means = dict(zip(frame["metric"].to_list(), frame["mean"].to_list()))
         target.plot(kk, [means[n] for n in names], marker=".", label=str(system))
+    from matplotlib.ticker import MaxNLocator
+
+    target.xaxis.set_major_locator(MaxNLocator(integer=True))
     target.set_xlabel("cut-off k")
     target.set_ylabel(f"mean {metric}@k")
     conv = evaluate_kwargs.get("conventions")
@@ -342,7 +345,8 @@ def plot_training_curves(history, *, metrics: str | Sequence[str] | None = None,
     metrics : str or sequence of str, optional
         Metrics to draw, one panel each (default: every metric found).
     names : mapping, optional
-        Display names of the eval sets, e.g. ``{"valid_0": "validation", "valid_1": "train"}``.
+        Display names of the eval sets, e.g. ``{"valid_0": "validation", "valid_1": "train"}``;
+        the sets it names are drawn first, in its order (so colours match across models).
     best_iteration : int, optional
         Round (1-based) to mark; default the estimator's ``best_iteration_``.
     ax : Axes or sequence of Axes, optional
@@ -377,8 +381,10 @@ def plot_training_curves(history, *, metrics: str | Sequence[str] | None = None,
     else:
         panels = out = _axes_list(ax, len(wanted), "plot_training_curves")
         out = ax
+    order = [k for k in names if k in sets] + [k for k in sets if k not in names]
     for panel, m in zip(panels, wanted):
-        for key, per in sets.items():
+        for key in order:
+            per = sets[key]
             if m in per and per[m]:
                 vals = per[m]
                 panel.plot(np.arange(1, len(vals) + 1), vals, label=names.get(key, key) or m)
@@ -410,7 +416,8 @@ def plot_calibration(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quant
         As in :func:`selrank.metrics.calibration_table` (the numbers drawn are its
         ``mean_pred`` and ``mean_true``).
     band : (lo, hi), optional
-        The engaged band (log1p seconds), shaded and labelled ``"band"`` (in ``space``).
+        The engaged band (log1p seconds), shaded and labelled ``"band"`` (in ``space``) over
+        the range of the drawn bins.
     ax : Axes, optional
 
     Returns
@@ -451,7 +458,9 @@ def plot_calibration(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quant
         b0, b1 = float(band[0]), float(band[1])
         if space == "seconds":
             b0, b1 = math.expm1(b0), math.expm1(b1)
-        target.axvspan(b0, b1, color="tab:green", alpha=0.08, label="band")
+        xlim = target.get_xlim()  # shade the band where the predictions are; do not zoom out to it
+        target.axvspan(max(b0, xlim[0]), min(b1, xlim[1]), color="tab:green", alpha=0.08, label="band")
+        target.set_xlim(xlim)
     unit = "log1p s" if space == "log" else "s"
     target.set_xlabel(f"mean prediction ({unit})")
     target.set_ylabel(f"mean observed ({unit})")
@@ -556,7 +565,8 @@ def plot_link_sensitivity(links, *, z=None, region: tuple[float, float] | None =
     observed : float, optional
         Observed score of the loss curves (default the middle of ``region``, else 0).
     normalize : bool
-        Scale each slope to a maximum of 1 on the grid (compares shapes, not magnitudes).
+        Scale each slope and each loss curve to a maximum of 1 on the grid: a link times a
+        constant is the same loss up to that constant, so only shapes are comparable.
     ax : two Axes, optional
 
     Returns
@@ -594,7 +604,9 @@ def plot_link_sensitivity(links, *, z=None, region: tuple[float, float] | None =
         dh = np.asarray(rep.dh, dtype=np.float64)
         peak = float(np.max(np.abs(dh)))
         left.plot(rep.z, dh / peak if normalize and peak > 0 else dh, label=str(name))
-        right.plot(rep.z, rep.loss[0], label=str(name))
+        loss = np.asarray(rep.loss[0], dtype=np.float64)
+        top = float(np.max(loss))
+        right.plot(rep.z, loss / top if normalize and top > 0 else loss, label=str(name))
     for panel in (left, right):
         if region is not None:
             panel.axvspan(r0, r1, color="tab:green", alpha=0.1, label="region")
@@ -603,6 +615,6 @@ def plot_link_sensitivity(links, *, z=None, region: tuple[float, float] | None =
     left.set_ylabel("h'(z) / max h'" if normalize else "h'(z)")
     left.set_title("sensitivity (slope of the link)", fontsize="medium")
     right.set_xlabel(r"prediction $\hat s$")
-    right.set_ylabel("loss")
+    right.set_ylabel("loss / max loss" if normalize else "loss")
     right.set_title(f"matching loss for observed s = {s:g}", fontsize="medium")
     return out

@@ -263,7 +263,11 @@ def test_link_sensitivity_plots_normalised_slopes_and_losses(dwell):
         dh = np.asarray(lk.dh(z))
         np.testing.assert_allclose(x, z)
         np.testing.assert_allclose(y, dh / dh.max(), rtol=1e-12)
-        np.testing.assert_allclose(_xy(right, name)[1], lk.bregman(z, np.full_like(z, s)), rtol=1e-10, atol=1e-12)
+        loss = np.asarray(lk.bregman(z, np.full_like(z, s)))
+        np.testing.assert_allclose(_xy(right, name)[1], loss / loss.max(), rtol=1e-10, atol=1e-12)
+        raw = plots.plot_link_sensitivity({name: link}, z=z, observed=s, normalize=False)
+        np.testing.assert_allclose(_xy(raw.axes[1], name)[1], loss, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_xy(raw.axes[0], name)[1], dh, rtol=1e-12)
     # the band link is flat outside the band: the loss ignores errors there
     x, y = _xy(left, "smelu band")
     assert np.all(y[(x < band.lo - 0.05) | (x > band.hi + 0.05)] == 0.0)
@@ -287,3 +291,10 @@ def test_figures_display_as_png_in_an_ipython_shell_without_pyplot():
         assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_plots_package_exports_every_practitioner_plot():
+    from selrank.plots import practitioner
+
+    assert set(practitioner.__all__) <= set(plots.__all__)
+    assert set(plots.__all__) >= {"plot_sensitivity", "enable_inline"}
