@@ -289,6 +289,9 @@ def test_figures_display_as_png_in_an_ipython_shell_without_pyplot():
         assert plots.enable_inline() is True
         data, _ = shell.display_formatter.format(fig)
         assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
+        before = data["image/png"]
+        assert plots.enable_inline() is True  # idempotent: the registered printer is kept
+        assert shell.display_formatter.format(fig)[0]["image/png"] == before
     finally:
         InteractiveShell.clear_instance()
 
@@ -298,3 +301,13 @@ def test_plots_package_exports_every_practitioner_plot():
 
     assert set(practitioner.__all__) <= set(plots.__all__)
     assert set(plots.__all__) >= {"plot_sensitivity", "enable_inline"}
+
+
+def test_figures_render_headless(mq2008, systems):
+    import io
+
+    t = mq2008.test
+    fig = plots.plot_metric_at_k(t.y, systems, t.group, ks=[1, 5, 10])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")  # no pyplot, no display: the Agg canvas renders it
+    assert buf.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
