@@ -1015,9 +1015,46 @@ class SensitivityReport:
 
     def figure(self, **kwargs):
         """A matplotlib Figure of the report (:func:`selrank.paper.figures.plot_sensitivity`)."""
+        from ..plots import enable_inline
         from .figures import plot_sensitivity
 
+        enable_inline()
         return plot_sensitivity(self, **kwargs)
+
+    def summary(self) -> list[tuple[str, object]]:
+        """``(field, value)`` pairs of the report: the link, grid, where it is sensitive, BUST.
+
+        Examples
+        --------
+        >>> dict(sensitivity_report("exp").summary())["h' max at z"]
+        5.0
+        """
+        z = self.z
+        dh = np.asarray(self.dh, dtype=np.float64)
+        rows: list[tuple[str, object]] = [("link", repr(self.link))]
+        if self.scaling is not None:
+            rows.append(("scaling", repr(self.scaling)))
+        rows += [
+            ("grid", f"{z.size} points on [{z[0]:.4g}, {z[-1]:.4g}]"),
+            ("h' range", f"[{dh.min():.4g}, {dh.max():.4g}]"),
+            ("h' max at z", float(z[int(np.argmax(dh))])),
+            ("observed s", tuple(float(v) for v in self.observed)),
+            ("BUST d", float(self.d)),
+            ("BUST range", f"[{np.nanmin(self.bust):.4g}, {np.nanmax(self.bust):.4g}]"),
+        ]
+        return rows
+
+    def __repr__(self) -> str:
+        z = self.z
+        peak = float(z[int(np.argmax(np.asarray(self.dh, dtype=np.float64)))])
+        obs = ", ".join(f"{v:g}" for v in self.observed)
+        return (f"SensitivityReport(name={self.name!r}, grid={z.size} points on [{z[0]:g}, {z[-1]:g}], "
+                f"h' max at z={peak:g}, observed=({obs}), d={self.d:g})")
+
+    def _repr_html_(self) -> str:
+        from .._repr import html_table
+
+        return html_table(self.summary(), title=f"SensitivityReport {self.name}")
 
 
 def sensitivity_report(
