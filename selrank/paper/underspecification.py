@@ -65,9 +65,10 @@ from typing import Any
 import numpy as np
 
 from .._array import finite_float, positive_float, to_numpy
-from ..links import Link, get_link
-from ..scalings import CompositeSigmoid, Scaling
+from ..links import CompositeSigmoid, Link, get_link
+from ..scalings import Scaling
 from ..metrics.region import cell_optimum
+from ._drawing import draw_sensitivity
 
 __all__ = [
     "bust",
@@ -961,7 +962,7 @@ class SensitivityReport:
     Attributes
     ----------
     link : Link
-        The link (a :class:`~selrank.scalings.CompositeSigmoid` for a scaling).
+        The link (a :class:`~selrank.links.CompositeSigmoid` for a scaling).
     z : ndarray, shape (m,)
         Score grid (also the prediction axis :math:`\hat s` of the loss curves).
     h, dh : ndarray, shape (m,)
@@ -1013,11 +1014,10 @@ class SensitivityReport:
             raise ImportError("SensitivityReport.to_frame requires polars: pip install 'selrank[data]'") from None
         return pl.DataFrame(self.as_dict())
 
-    def figure(self, **kwargs):
-        """A matplotlib Figure of the report (:func:`selrank.paper.figures.plot_sensitivity`)."""
-        from .figures import plot_sensitivity
-
-        return plot_sensitivity(self, **kwargs)
+    def figure(self, *, title: str | None = None, **kwargs):
+        """A matplotlib Figure of the report (as :func:`selrank.paper.figures.plot_sensitivity`)."""
+        # other keywords configure a new report in plot_sensitivity; a report ignores them
+        return draw_sensitivity(self, title=title)
 
 
 def sensitivity_report(
