@@ -15,7 +15,7 @@ This module holds that logic once for both, and the parameter bookkeeping (``get
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -107,7 +107,7 @@ class Params:
     def __eq__(self, other: object) -> bool:
         if type(self) is not type(other):
             return False
-        return params_equal(self.get_params(), cast(Params, other).get_params())
+        return params_equal(self.get_params(), other.get_params())  # same type as self: a Params
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(self.get_params())))

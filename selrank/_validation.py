@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -131,6 +131,10 @@ def as_vector(x: Any, name: str, *, column_ok: bool = False) -> np.ndarray:
     return arr
 
 
+@overload
+def as_weight(sample_weight: None, n: int, name: str = ..., *, positive_sum: bool = ...) -> None: ...
+@overload
+def as_weight(sample_weight: Any, n: int, name: str = ..., *, positive_sum: bool = ...) -> np.ndarray: ...
 def as_weight(sample_weight: Any, n: int, name: str = "sample_weight", *,
               positive_sum: bool = True) -> np.ndarray | None:
     """Validate weights: shape ``(n,)`` (a single row or column is flattened), finite,

@@ -104,7 +104,7 @@ class Link(Params):
         ``h`` is smooth (the Bregman divergence may use its Taylor form near the minimum).
     """
 
-    name: ClassVar[str] = "link"
+    name: str = "link"  # an instance may rename itself (CallableLink)
     domain: tuple[float, float] = (-math.inf, math.inf)
     odd: bool = False
     smooth: bool = True
@@ -390,7 +390,7 @@ class _AffineLink(Capped, Link):
     forms exist) of the standardized argument ``x``.
     """
 
-    _f_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
+    _f_range: tuple[float, float] = (-math.inf, math.inf)  # set per instance by Huber, Piecewise
 
     def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, cap: Any = "default", cap_mode: str = "linear"):
         cap_value = self._set_affine(alpha, beta, cap, cap_mode)

@@ -34,7 +34,6 @@ Examples
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -98,7 +97,7 @@ class Scaling(Params, Capped):
         ``q`` is constant (the standard softmax).
     """
 
-    name: ClassVar[str] = "scaling"
+    name: str = "scaling"  # an instance may rename itself (CallableScaling)
     convex_Q: ClassVar[bool] = True
     constant: ClassVar[bool] = False
     smooth: ClassVar[bool] = True

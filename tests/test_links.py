@@ -11,7 +11,19 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selrank.links import LINKS, CallableLink, Exp, Identity, Link, Logit, Piecewise, Sigmoid, Sinh, SmeLU, get_link
+from selrank.links import (
+    LINKS,
+    CallableLink,
+    Exp,
+    Identity,
+    Link,
+    Logit,
+    Piecewise,
+    Sigmoid,
+    Sinh,
+    SmeLU,
+    get_link,
+)
 
 from ._registry import link_cases, sample_scores, smooth_points
 

@@ -103,13 +103,13 @@ class Loss(Params):
     """
 
     name: ClassVar[str] = "loss"
-    structure: ClassVar[str] = "pointwise"
+    structure: str = "pointwise"  # Combined sets it per instance from its parts
     #: Parameter sets for the registry-driven tests (and as documentation).
     examples: ClassVar[list[dict[str, Any]]] = [{}]
     target: str = "score"
     #: False for the baselines: label targets, no zero gradient at ``y_pred = y_true``, may be
     #: negative or non-convex.
-    is_matching: ClassVar[bool] = True
+    is_matching: bool = True
     #: True for batch losses whose value and gradient mix the samples of a batch (unit = batch).
     couples_samples: ClassVar[bool] = False
     #: True where a unit's loss depends on that unit alone and the loss has no state fitted on

@@ -150,12 +150,12 @@ class _BoundCombined(BoundLoss):
                 "reduction='none' is undefined for a Combined loss whose parts have different units "
                 f"({sorted(kinds)}); use 'sum' or 'mean', or evaluate the parts separately"
             )
-        total = None
-        for w, b in zip(self.weights, self.parts, strict=True):
-            if w == 0:
-                continue
-            part = w * b.loss(y_pred, reduction="sum" if reduction == "mean" else reduction)
-            total = part if total is None else total + part
+        part_reduction = "sum" if reduction == "mean" else reduction
+        parts = [w * b.loss(y_pred, reduction=part_reduction)
+                 for w, b in zip(self.weights, self.parts, strict=True) if w != 0]
+        total = parts[0]  # the weights are not all 0 (checked by Combined)
+        for part in parts[1:]:
+            total = total + part
         if reduction == "mean":
             # the weighted sum over the first part's units: proportional to the summed loss
             # whose gradient grad_hess returns, so early stopping watches what is optimised

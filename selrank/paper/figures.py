@@ -38,6 +38,13 @@ import numpy as np
 from .. import _array as A
 from .._groups import DenseLists
 from ..links import CompositeSigmoid, Link, get_link
+from ..scalings import (
+    Scaling,
+    composite_softmax,
+    composite_softmax_bregman,
+    composite_softmax_hess_diag,
+    get_scaling,
+)
 from ._drawing import draw_sensitivity, loss_panel, new_figure, observed_colors
 from .underspecification import (
     AppendixIResult,
@@ -47,13 +54,6 @@ from .underspecification import (
     appendix_f,
     appendix_i,
     sensitivity_report,
-)
-from ..scalings import (
-    Scaling,
-    composite_softmax,
-    composite_softmax_bregman,
-    composite_softmax_hess_diag,
-    get_scaling,
 )
 
 __all__ = [

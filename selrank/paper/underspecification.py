@@ -66,8 +66,8 @@ import numpy as np
 
 from .._array import finite_float, positive_float, to_numpy
 from ..links import CompositeSigmoid, Link, get_link
-from ..scalings import Scaling
 from ..metrics.region import cell_optimum
+from ..scalings import Scaling
 from ._drawing import draw_sensitivity
 
 __all__ = [

@@ -14,7 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from selrank._groups import as_groups
-from selrank.losses import LOSSES, CompositeSoftmax, Decomposed, Listwise, Pairwise, Pointwise, get_loss
+from selrank.losses import (
+    LOSSES,
+    CompositeSoftmax,
+    Decomposed,
+    Listwise,
+    Pairwise,
+    Pointwise,
+    get_loss,
+)
 from selrank.scalings import get_scaling
 
 SELECTIVE = (Pointwise, Pairwise, Listwise, Decomposed, CompositeSoftmax)
