@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._array import is_numpy, is_torch, to_numpy
+from .._validation import as_numeric_array, check_choice
 
 __all__ = [
     "per_class_auprc",
@@ -41,23 +41,13 @@ __all__ = [
 ]
 
 INTERPOLATIONS = ("step", "trapezoid")
+LEVELS = ("sample", "class")
 _CHUNK_CELLS = 2_000_000  # cells of an (n, chunk) block processed at once
-
-
-def _as_array(x, name: str) -> np.ndarray:
-    if x is None:
-        raise TypeError(f"`{name}` is required; got None")
-    if not is_numpy(x) and not is_torch(x) and hasattr(x, "to_numpy"):
-        x = x.to_numpy()
-    arr = to_numpy(x)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
-    return arr
 
 
 def _prepare(y_true, logits) -> tuple[np.ndarray, np.ndarray]:
     """Return the true-logit indicator ``Y`` (bool) and logits ``Z``, both ``(n, k)``."""
-    z = _as_array(logits, "logits")
+    z = as_numeric_array(logits, "logits")
     if z.ndim != 2:
         raise ValueError(f"`logits` must be 2-D (n_samples, n_classes); got shape {z.shape}")
     n, k = z.shape
@@ -68,7 +58,7 @@ def _prepare(y_true, logits) -> tuple[np.ndarray, np.ndarray]:
     if np.isnan(z).any():
         bad = np.argwhere(np.isnan(z))[0]
         raise ValueError(f"`logits` has NaN values, first at (row, class) {tuple(bad.tolist())}")
-    y = _as_array(y_true, "y_true")
+    y = as_numeric_array(y_true, "y_true")
     if y.ndim == 1:
         if y.shape[0] != n:
             raise ValueError(
@@ -159,10 +149,7 @@ def per_class_auprc(y_true, logits, *, interpolation: str = "step") -> np.ndarra
     >>> per_class_auprc([0, 1, 0], z)
     array([0.8333..., 1.        ])
     """
-    if interpolation not in INTERPOLATIONS:
-        raise ValueError(
-            f"`interpolation` must be one of {list(INTERPOLATIONS)}; got {interpolation!r}"
-        )
+    check_choice(interpolation, "interpolation", INTERPOLATIONS)
     y, z = _prepare(y_true, logits)
     n, k = z.shape
     out = np.full(k, np.nan)
@@ -313,8 +300,7 @@ def logit_separation_violations(y_true, logits, *, level: str = "sample", normal
     >>> logit_separation_violations([0, 1], z, normalize=False)
     1
     """
-    if level not in ("sample", "class"):
-        raise ValueError(f"`level` must be 'sample' or 'class'; got {level!r}")
+    check_choice(level, "level", LEVELS)
     y, z = _prepare(y_true, logits)
     n, k = z.shape
     if level == "sample":

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import DenseLists
+from .._validation import finite_float
 from ..links import CompositeSigmoid, Link, get_link
 from ..scalings import (
     Scaling,
@@ -322,7 +323,7 @@ def plot_multiclass_projections(columns: Mapping[str, Any] | None = None, *, gam
     s = np.asarray(observed, dtype=np.float64)
     if s.ndim != 1 or s.size < 2:
         raise ValueError(f"`observed` must hold at least 2 scores (one per class); got {observed!r}")
-    delta = A.finite_float(delta, "delta", "plot_multiclass_projections")
+    delta = finite_float(delta, "delta", "plot_multiclass_projections")
     colors = observed_colors(list(s))
     fig, axes = new_figure(3, len(spec))
     for j, (name, (kind, v)) in enumerate(spec.items()):

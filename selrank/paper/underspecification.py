@@ -64,7 +64,8 @@ from typing import Any
 
 import numpy as np
 
-from .._array import finite_float, positive_float, to_numpy
+from .._array import to_numpy
+from .._validation import finite_float, positive_float
 from ..links import CompositeSigmoid, Link, get_link
 from ..metrics.region import cell_optimum
 from ..scalings import Scaling
