@@ -612,6 +612,14 @@ class NegExp(NegExpFunction, _AffineLink):
     .. math:: h(z) = -e^{-x}, \quad h'(z) = \alpha e^{-x}, \quad H(z) = e^{-x}/\alpha.
 
     Capped by default at ``x = -30`` (linear continuation below).
+
+    Examples
+    --------
+    >>> link = NegExp()
+    >>> float(link.h(0.0)), float(link.dh(0.0)), float(link.H(0.0))
+    (-1.0, 1.0, 1.0)
+    >>> round(float(link.bregman(1.0, 0.0)), 6)  # e^-1 - 1 + 1
+    0.367879
     """
 
     name = "negexp"
@@ -800,6 +808,15 @@ class Step(StepFunction, _AffineLink):
     The loss is :math:`\max(\hat z - \beta, 0)` for observed scores below the step and
     :math:`\max(\beta - \hat z, 0)` above it. :math:`h^{-1}` returns a preimage where one
     exists (:math:`\beta \pm 1/\alpha` for the two levels) and :math:`\beta` in between.
+
+    Examples
+    --------
+    >>> Step().h(np.array([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.5, 1.0]
+    >>> Step().bregman(np.array([2.0, -1.0]), np.array([-1.0, 2.0])).tolist()  # hinge: max(ẑ, 0), max(-ẑ, 0)
+    [2.0, 1.0]
+    >>> Step(beta=1.0).h_inv(np.array([0.0, 1.0])).tolist()
+    [0.0, 2.0]
     """
 
     name = "step"
@@ -814,10 +831,18 @@ class Step(StepFunction, _AffineLink):
         one = xp.ones_like(y)
         return xp.where(y >= 1.0, one, xp.where(y <= self._f_range[0], -one, xp.zeros_like(y)))
 
+
 class Sign(Step):
     r"""Sign link: hinge-shaped loss around ``beta``.
 
     .. math:: h(z) = \mathrm{sign}(x), \quad h' = 0 \text{ a.e.}, \quad H(z) = |x|/\alpha.
+
+    Examples
+    --------
+    >>> Sign().h(np.array([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    >>> Sign().bregman(np.array([2.0, -1.0]), np.array([-1.0, 2.0])).tolist()  # 2·max(ẑ, 0), 2·max(-ẑ, 0)
+    [4.0, 2.0]
     """
 
     name = "sign"

@@ -141,15 +141,6 @@ class Scaling(Params, Capped):
 
     # Capped expects _f/_df/_F; scalings written out here define _q/_dq/_Q, the ones that
     # share a link's standardized function inherit its _f/_df/_F (selrank._functions) instead
-    def _q(self, x, xp):
-        raise NotImplementedError
-
-    def _dq(self, x, xp):
-        raise NotImplementedError
-
-    def _Q(self, x, xp):
-        raise NotImplementedError
-
     def _f(self, x, xp):
         return self._q(x, xp)
 
@@ -172,7 +163,14 @@ class Scaling(Params, Capped):
 
 class Constant(Scaling):
     r"""Constant scaling :math:`q = \alpha`, :math:`Q = \alpha(z+\beta)`: the standard softmax
-    (temperature :math:`\gamma/\alpha`) and, as a composite sigmoid, the sigmoid link."""
+    (temperature :math:`\gamma/\alpha`) and, as a composite sigmoid, the sigmoid link.
+
+    Examples
+    --------
+    >>> s = Constant(alpha=2.0)
+    >>> [float(v) for v in s.q_dq_Q(1.0)]   # q = alpha, q' = 0, Q = alpha * z
+    [2.0, 0.0, 2.0]
+    """
 
     name = "constant"
     constant = True
@@ -195,7 +193,13 @@ class Constant(Scaling):
 
 class ExpScaling(ExpFunction, Scaling):
     r"""Exponential scaling :math:`q = \alpha e^{x}`, :math:`Q = e^{x}`: the double-exponential
-    softmax [C.11–C.12], high-score sensitivity. Capped by default at ``x = 30``."""
+    softmax [C.11–C.12], high-score sensitivity. Capped by default at ``x = 30``.
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in ExpScaling().q_dq_Q(1.0)]   # e, e, e
+    [2.718282, 2.718282, 2.718282]
+    """
 
     name = "exp"
     examples = [{}, {"alpha": 0.5, "beta": -1.0}, {"cap": 3.0}]
@@ -205,7 +209,13 @@ class ExpScaling(ExpFunction, Scaling):
 
 class NegExpScaling(NegExpFunction, Scaling):
     r"""Anti-exponential scaling :math:`q = -\alpha e^{-x}`, :math:`Q = e^{-x}`: low-score
-    sensitivity (a convex, decreasing ``Q``). Capped by default at ``x = -30``."""
+    sensitivity (a convex, decreasing ``Q``). Capped by default at ``x = -30``.
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in NegExpScaling().q_dq_Q(1.0)]   # -1/e, 1/e, 1/e
+    [-0.367879, 0.367879, 0.367879]
+    """
 
     name = "negexp"
     examples = [{}, {"alpha": 0.5}]
@@ -215,7 +225,13 @@ class NegExpScaling(NegExpFunction, Scaling):
 
 class SigmoidScaling(SigmoidFunction, Scaling):
     r"""Sigmoid scaling :math:`q = \alpha\sigma(x)`, :math:`Q = \mathrm{softplus}(x)`: SoftmaxPlus,
-    the add-1 softmax [C.13–C.15]."""
+    the add-1 softmax [C.13–C.15].
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in SigmoidScaling().q_dq_Q(0.0)]   # 1/2, 1/4, log 2
+    [0.5, 0.25, 0.693147]
+    """
 
     name = "sigmoid"
     examples = [{}, {"alpha": 2.0, "beta": 1.0}]
@@ -223,7 +239,13 @@ class SigmoidScaling(SigmoidFunction, Scaling):
 
 class TanhScaling(Scaling):
     r"""Tanh scaling :math:`q = \alpha\tanh(x)`, :math:`Q = \log\cosh(x)`: SoftCosh [C.16–C.17]
-    (reverses sensitivities in the multi-class case, App. H.6)."""
+    (reverses sensitivities in the multi-class case, App. H.6).
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in TanhScaling().q_dq_Q(1.0)]   # tanh 1, 1 - tanh² 1, log cosh 1
+    [0.761594, 0.419974, 0.433781]
+    """
 
     name = "tanh"
     examples = [{}, {"alpha": 2.0}]
@@ -246,7 +268,13 @@ class TanhScaling(Scaling):
 
 class SinhScaling(SinhFunction, Scaling):
     r"""Sinh scaling :math:`q = \alpha\sinh(x)`, :math:`Q = \cosh(x)`: high-norm sensitivity
-    (convex ``Q``). Capped by default at ``|x| = 30``."""
+    (convex ``Q``). Capped by default at ``|x| = 30``.
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in SinhScaling().q_dq_Q(1.0)]   # sinh 1, cosh 1, cosh 1
+    [1.175201, 1.543081, 1.543081]
+    """
 
     name = "sinh"
     examples = [{}, {"alpha": 0.5}, {"cap": 2.0}]
@@ -256,7 +284,15 @@ class SinhScaling(SinhFunction, Scaling):
 class CoshScaling(Scaling):
     r"""Cosh scaling :math:`q = \alpha\cosh(x)`, :math:`Q = \sinh(x)`: a monotone composite
     probability with high-norm sensitivity. ``Q`` is not convex; the composite sigmoid loss
-    is convex for :math:`\gamma \le 1/\sqrt{2}` (Corollary [G.4])."""
+    is convex for :math:`\gamma \le 1/\sqrt{2}` (Corollary [G.4]).
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in CoshScaling(cap=8.0).q_dq_Q(1.0)]   # cosh 1, sinh 1, sinh 1
+    [1.543081, 1.175201, 1.175201]
+    >>> CoshScaling().closed_form_convex(gamma=0.5), CoshScaling().closed_form_convex(gamma=1.0)
+    (True, None)
+    """
 
     name = "cosh"
     convex_Q = False
@@ -285,7 +321,13 @@ class PolyScaling(Scaling):
     r"""Polynomial scaling :math:`q = \alpha(|x|^d + c)`,
     :math:`Q = \mathrm{sign}(x)|x|^{d+1}/(d+1) + c\,x` (``d >= 1``): high norms. ``Q`` is not
     convex; the composite sigmoid loss is convex if
-    :math:`c \ge \max\{\sqrt{2\gamma d},\ \gamma d - 1/2\}` (Corollary [G.5])."""
+    :math:`c \ge \max\{\sqrt{2\gamma d},\ \gamma d - 1/2\}` (Corollary [G.5]).
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in PolyScaling(d=2.0, c=2.0).q_dq_Q(1.0)]   # 1 + 2, 2, 1/3 + 2
+    [3.0, 2.0, 2.333333]
+    """
 
     name = "poly"
     convex_Q = False
@@ -317,7 +359,13 @@ class PolyScaling(Scaling):
 
 class SmeLUScaling(SmeLUFunction, Scaling):
     r"""SmeLU scaling: :math:`Q = \mathrm{SmeLU}(x)`, :math:`q = \alpha\cdot` the SmeLU gradient:
-    SoftSmeLU, clips low scores (distillation of teacher scores, MATH.md §3–4)."""
+    SoftSmeLU, clips low scores (distillation of teacher scores, MATH.md §3–4).
+
+    Examples
+    --------
+    >>> [float(v) for v in SmeLUScaling(c=1.0).q_dq_Q(0.0)]   # middle of the band
+    [0.5, 0.5, 0.25]
+    """
 
     name = "smelu"
     smooth = False
@@ -331,7 +379,13 @@ class SmeLUScaling(SmeLUFunction, Scaling):
 
 class ReLUScaling(StepFunction, Scaling):
     r"""ReLU scaling: :math:`Q = \max(x, 0)`, :math:`q = \alpha\,\mathbb{1}[x > 0]` (½ at 0):
-    clips low scores to a common floor."""
+    clips low scores to a common floor.
+
+    Examples
+    --------
+    >>> [float(v) for v in ReLUScaling().q_dq_Q(1.0)]   # q = 1 above 0, Q = max(z, 0)
+    [1.0, 0.0, 1.0]
+    """
 
     name = "relu"
     smooth = False
