@@ -7,9 +7,9 @@ import pytest
 from scipy.integrate import quad
 from scipy.optimize import brentq, minimize_scalar
 
-from selrank.links import Exp, Identity, NegExp, Sigmoid, Sinh, SmeLU, get_link
+from selrank.links import CompositeSigmoid, Exp, Identity, NegExp, Sigmoid, Sinh, SmeLU, get_link
 from selrank.losses import Pointwise
-from selrank.scalings import CompositeSigmoid, get_scaling
+from selrank.scalings import get_scaling
 
 STRICT_LINKS = [
     Identity(),
