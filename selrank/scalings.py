@@ -41,17 +41,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import _array as A
+from . import _functions
 from ._affine import Capped, Params
-from ._functions import (
-    DEFAULT_CAP,
-    ExpFunction,
-    NegExpFunction,
-    SigmoidFunction,
-    SinhFunction,
-    SmeLUFunction,
-    StepFunction,
-    bregman_threshold,
-)
+from ._functions import DEFAULT_CAP, bregman_threshold
 from ._validation import finite_float, lookup, pass_through, positive_float
 
 __all__ = [
@@ -191,7 +183,7 @@ class Constant(Scaling):
 # applies its own scale, shift and caps.
 
 
-class ExpScaling(ExpFunction, Scaling):
+class ExpScaling(_functions.ExpFunction, Scaling):
     r"""Exponential scaling :math:`q = \alpha e^{x}`, :math:`Q = e^{x}`: the double-exponential
     softmax [C.11–C.12], high-score sensitivity. Capped by default at ``x = 30``.
 
@@ -207,7 +199,7 @@ class ExpScaling(ExpFunction, Scaling):
     _default_cap = DEFAULT_CAP
 
 
-class NegExpScaling(NegExpFunction, Scaling):
+class NegExpScaling(_functions.NegExpFunction, Scaling):
     r"""Anti-exponential scaling :math:`q = -\alpha e^{-x}`, :math:`Q = e^{-x}`: low-score
     sensitivity (a convex, decreasing ``Q``). Capped by default at ``x = -30``.
 
@@ -223,7 +215,7 @@ class NegExpScaling(NegExpFunction, Scaling):
     _default_cap = DEFAULT_CAP
 
 
-class SigmoidScaling(SigmoidFunction, Scaling):
+class SigmoidScaling(_functions.SigmoidFunction, Scaling):
     r"""Sigmoid scaling :math:`q = \alpha\sigma(x)`, :math:`Q = \mathrm{softplus}(x)`: SoftmaxPlus,
     the add-1 softmax [C.13–C.15].
 
@@ -266,7 +258,7 @@ class TanhScaling(Scaling):
         return t, 1.0 - t * t, self._Q(x, xp)
 
 
-class SinhScaling(SinhFunction, Scaling):
+class SinhScaling(_functions.SinhFunction, Scaling):
     r"""Sinh scaling :math:`q = \alpha\sinh(x)`, :math:`Q = \cosh(x)`: high-norm sensitivity
     (convex ``Q``). Capped by default at ``|x| = 30``.
 
@@ -357,7 +349,7 @@ class PolyScaling(Scaling):
         return True if self.c >= bound else None
 
 
-class SmeLUScaling(SmeLUFunction, Scaling):
+class SmeLUScaling(_functions.SmeLUFunction, Scaling):
     r"""SmeLU scaling: :math:`Q = \mathrm{SmeLU}(x)`, :math:`q = \alpha\cdot` the SmeLU gradient:
     SoftSmeLU, clips low scores (distillation of teacher scores, MATH.md §3–4).
 
@@ -377,7 +369,7 @@ class SmeLUScaling(SmeLUFunction, Scaling):
         self._params = {"c": c, "alpha": alpha, "beta": beta}
 
 
-class ReLUScaling(StepFunction, Scaling):
+class ReLUScaling(_functions.StepFunction, Scaling):
     r"""ReLU scaling: :math:`Q = \max(x, 0)`, :math:`q = \alpha\,\mathbb{1}[x > 0]` (½ at 0):
     clips low scores to a common floor.
 
