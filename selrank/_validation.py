@@ -164,16 +164,18 @@ def as_weight(sample_weight: Any, n: int, name: str = "sample_weight", *,
 # --------------------------------------------------------------------------------------
 
 
-def lookup(registry: Mapping[str, Callable[..., T]], name: Any, kind: str, *, accepts: str = "a name",
-           **params: Any) -> T:
+def lookup(registry: Mapping[str, Callable[..., T]], name: Any, kind: str, *,
+           instance_of: type | tuple[type, ...] = (), accepts: str = "a name", **params: Any) -> T:
     """Build the registry entry ``name`` (case-insensitive) with ``params``.
 
-    The one lookup behind ``get_link``, ``get_scaling``, ``get_loss`` and ``get_head``: a
-    non-string raises ``TypeError("a {kind} must be {accepts}; ...")``, an unknown name
-    ``ValueError("unknown {kind} {name!r}; choose one of [...]")`` and an unexpected keyword
-    ``ValueError("bad parameters for {kind} {name!r}: ...")``. Passing instances through
-    (:func:`pass_through`) and wrapping callables is left to the callers.
+    The one lookup behind ``get_link``, ``get_scaling``, ``get_loss`` and ``get_head``: an
+    ``instance_of`` object passes through unchanged (:func:`pass_through`: ``params`` must be
+    empty), another non-string raises ``TypeError("a {kind} must be {accepts}; ...")``, an
+    unknown name ``ValueError("unknown {kind} {name!r}; choose one of [...]")`` and an
+    unexpected keyword ``ValueError("bad parameters for {kind} {name!r}: ...")``.
     """
+    if instance_of and isinstance(name, instance_of):
+        return pass_through(name, params, kind)
     if not isinstance(name, str):
         raise TypeError(f"a {kind} must be {accepts}; got {type(name).__name__}")
     key = name.lower()

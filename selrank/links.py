@@ -54,7 +54,7 @@ from ._functions import (
     StepFunction,
     bregman_threshold,
 )
-from ._validation import lookup, pass_through, positive_float
+from ._validation import lookup, positive_float
 from .scalings import Scaling, check_convexity, composite_sigmoid_h, get_scaling
 
 __all__ = [
@@ -1233,8 +1233,6 @@ def get_link(name: str | Link | Callable, **params) -> Link:
     ...
     ValueError: unknown link 'tanh'; choose one of ['composite_sigmoid', 'exp', 'huber', 'identity', 'logit', 'negexp', 'piecewise', 'sigmoid', 'sign', 'sinh', 'smelu', 'step']
     """
-    if isinstance(name, Link):
-        return pass_through(name, params, "link")
-    if callable(name) and not isinstance(name, str):
+    if callable(name) and not isinstance(name, str | Link):
         return CallableLink(name, **params)
-    return lookup(LINKS, name, "link", accepts="a name, a Link or a callable", **params)
+    return lookup(LINKS, name, "link", instance_of=Link, accepts="a name, a Link or a callable", **params)

@@ -44,7 +44,7 @@ from . import _array as A
 from . import _functions
 from ._affine import Capped, Params
 from ._functions import DEFAULT_CAP, bregman_threshold
-from ._validation import finite_float, lookup, pass_through, positive_float
+from ._validation import finite_float, lookup, positive_float
 
 __all__ = [
     "Scaling",
@@ -721,11 +721,9 @@ def get_scaling(name: str | Scaling, **params) -> Scaling:
     ...
     ValueError: 'softplus' is an invalid score transform (App. G.3): f(z) = log(1 + e^z) gives a link that decreases like 1/z; the scaling 'sigmoid' has Q = softplus
     """
-    if isinstance(name, Scaling):
-        return pass_through(name, params, "scaling")
     if isinstance(name, str) and name.lower() in INVALID_TRANSFORMS:
         raise ValueError(f"{name!r} is an invalid score transform (App. G.3): {INVALID_TRANSFORMS[name.lower()]}")
-    return lookup(SCALINGS, name, "scaling", accepts="a name or a Scaling", **params)
+    return lookup(SCALINGS, name, "scaling", instance_of=Scaling, accepts="a name or a Scaling", **params)
 
 
 def __getattr__(name: str):

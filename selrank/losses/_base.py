@@ -31,7 +31,7 @@ import numpy as np
 from .. import _array as A
 from .._affine import Params
 from .._groups import Groups, as_groups
-from .._validation import REDUCTIONS, as_weight, check_choice, check_reduction, lookup, pass_through
+from .._validation import REDUCTIONS, as_weight, check_choice, check_reduction, lookup
 
 __all__ = ["Loss", "BoundLoss", "LOSSES", "get_loss", "REDUCTIONS", "TARGETS"]
 
@@ -163,9 +163,7 @@ def get_loss(name: str | Loss, **params) -> Loss:
     ...
     ValueError: unknown loss 'lambdamart'; choose one of [...]
     """
-    if isinstance(name, Loss):
-        return pass_through(name, params, "loss")
-    return lookup(LOSSES, name, "loss", accepts="a name or a Loss", **params)
+    return lookup(LOSSES, name, "loss", instance_of=Loss, accepts="a name or a Loss", **params)
 
 
 class BoundLoss:

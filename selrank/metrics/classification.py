@@ -150,25 +150,32 @@ def per_class_auprc(y_true, logits, *, interpolation: str = "step") -> np.ndarra
     array([0.8333..., 1.        ])
     """
     check_choice(interpolation, "interpolation", INTERPOLATIONS)
+
+    def area(ys, tp, end):
+        npos = tp[-1]
+        last = _block_end_index(end)
+        tp_end = np.take_along_axis(tp, last, axis=0)
+        prec_end = tp_end / (last + 1.0)
+        safe = np.where(npos > 0, npos, 1)
+        if interpolation == "step":
+            return (ys * prec_end).sum(axis=0) / safe
+        rec = tp_end / safe
+        rec_prev = np.vstack([np.zeros((1, rec.shape[1])), rec[:-1]])
+        prec_prev = np.vstack([np.ones((1, rec.shape[1])), prec_end[:-1]])
+        return ((rec - rec_prev) * (prec_end + prec_prev) / 2.0).sum(axis=0)
+
+    return _per_class(y_true, logits, area)
+
+
+def _per_class(y_true, logits, statistic) -> np.ndarray:
+    """``statistic(ys, tp, end)`` of each class's sorted curve (:func:`_sorted_curves`), computed
+    in column chunks; NaN for a class without a true example."""
     y, z = _prepare(y_true, logits)
     n, k = z.shape
     out = np.full(k, np.nan)
     for cols in _chunks(n, k):
         ys, tp, end = _sorted_curves(y[:, cols], z[:, cols])
-        npos = tp[-1]
-        last = _block_end_index(end)
-        tp_end = np.take_along_axis(tp, last, axis=0)
-        prec_end = tp_end / (last + 1.0)
-        has = npos > 0
-        safe = np.where(has, npos, 1)
-        if interpolation == "step":
-            area = (ys * prec_end).sum(axis=0) / safe
-        else:
-            rec = tp_end / safe
-            rec_prev = np.vstack([np.zeros((1, rec.shape[1])), rec[:-1]])
-            prec_prev = np.vstack([np.ones((1, rec.shape[1])), prec_end[:-1]])
-            area = ((rec - rec_prev) * (prec_end + prec_prev) / 2.0).sum(axis=0)
-        out[cols] = np.where(has, area, np.nan)
+        out[cols] = np.where(tp[-1] > 0, statistic(ys, tp, end), np.nan)
     return out
 
 
@@ -246,23 +253,17 @@ def precision_at_recall(
         raise TypeError(f"`recall` must be a number in (0, 1]; got {recall!r}")
     if not 0.0 < float(recall) <= 1.0:
         raise ValueError(f"`recall` must be in (0, 1]; got {recall!r}")
-    y, z = _prepare(y_true, logits)
-    n, k = z.shape
-    out = np.full(k, np.nan)
-    for cols in _chunks(n, k):
-        _, tp, end = _sorted_curves(y[:, cols], z[:, cols])
-        npos = tp[-1]
+
+    def precision(ys, tp, end):
         # smallest whole number of hits reaching the recall (guards 0.99 * 100 = 98.99..)
-        need = np.ceil(float(recall) * npos - 1e-9)
+        need = np.ceil(float(recall) * tp[-1] - 1e-9)
         ok = end & (tp >= need)
-        prec = tp / np.arange(1.0, n + 1.0)[:, None]
+        prec = tp / np.arange(1.0, tp.shape[0] + 1.0)[:, None]
         if interpolate:
-            val = np.where(ok, prec, -np.inf).max(axis=0)
-        else:
-            first = np.argmax(ok, axis=0)
-            val = prec[first, np.arange(prec.shape[1])]
-        out[cols] = np.where(npos > 0, val, np.nan)
-    return _macro(out, average, "precision at recall")
+            return np.where(ok, prec, -np.inf).max(axis=0)
+        return prec[np.argmax(ok, axis=0), np.arange(prec.shape[1])]
+
+    return _macro(_per_class(y_true, logits, precision), average, "precision at recall")
 
 
 def logit_separation_violations(y_true, logits, *, level: str = "sample", normalize: bool = True):
