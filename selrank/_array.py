@@ -12,7 +12,7 @@ through the unused branch cannot produce ``0 * inf = nan``.
 
 from __future__ import annotations
 
-import math  # noqa: F401  (used again by log_mean_exp on the numin branch; ruff drops it after the merge if not)
+import math  # noqa: F401  (log_mean_exp, from the numin branch, uses it)
 from typing import Any
 
 import array_api_compat

@@ -157,7 +157,9 @@ class StepFunction:
     r"""Heaviside step: :math:`f = \mathbb{1}[x > 0]` (½ at 0), :math:`f' = 0`, :math:`F = \max(x, 0)`."""
 
     def _f(self, x, xp):
-        return xp.where(x > 0, xp.ones_like(x), xp.where(x < 0, xp.zeros_like(x), xp.full_like(x, 0.5)))
+        return xp.where(
+            x > 0, xp.ones_like(x), xp.where(x < 0, xp.zeros_like(x), xp.full_like(x, 0.5))
+        )
 
     def _df(self, x, xp):
         return xp.zeros_like(x)

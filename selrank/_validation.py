@@ -132,11 +132,16 @@ def as_vector(x: Any, name: str, *, column_ok: bool = False) -> np.ndarray:
 
 
 @overload
-def as_weight(sample_weight: None, n: int, name: str = ..., *, positive_sum: bool = ...) -> None: ...
+def as_weight(
+    sample_weight: None, n: int, name: str = ..., *, positive_sum: bool = ...
+) -> None: ...
 @overload
-def as_weight(sample_weight: Any, n: int, name: str = ..., *, positive_sum: bool = ...) -> np.ndarray: ...
-def as_weight(sample_weight: Any, n: int, name: str = "sample_weight", *,
-              positive_sum: bool = True) -> np.ndarray | None:
+def as_weight(
+    sample_weight: Any, n: int, name: str = ..., *, positive_sum: bool = ...
+) -> np.ndarray: ...
+def as_weight(
+    sample_weight: Any, n: int, name: str = "sample_weight", *, positive_sum: bool = True
+) -> np.ndarray | None:
     """Validate weights: shape ``(n,)`` (a single row or column is flattened), finite,
     non-negative and, with ``positive_sum``, not all 0. Returns float64, or None for None.
     """
@@ -164,8 +169,15 @@ def as_weight(sample_weight: Any, n: int, name: str = "sample_weight", *,
 # --------------------------------------------------------------------------------------
 
 
-def lookup(registry: Mapping[str, Callable[..., T]], name: Any, kind: str, *,
-           instance_of: type | tuple[type, ...] = (), accepts: str = "a name", **params: Any) -> T:
+def lookup(
+    registry: Mapping[str, Callable[..., T]],
+    name: Any,
+    kind: str,
+    *,
+    instance_of: type | tuple[type, ...] = (),
+    accepts: str = "a name",
+    **params: Any,
+) -> T:
     """Build the registry entry ``name`` (case-insensitive) with ``params``.
 
     The one lookup behind ``get_link``, ``get_scaling``, ``get_loss`` and ``get_head``: an
@@ -192,5 +204,7 @@ def lookup(registry: Mapping[str, Callable[..., T]], name: Any, kind: str, *,
 def pass_through(obj: Any, params: Mapping[str, Any], kind: str) -> Any:
     """``obj`` unchanged, or ``ValueError`` if ``params`` would have to be applied to it."""
     if params:
-        raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing {kind} {obj!r}")
+        raise ValueError(
+            f"parameters {sorted(params)} cannot be applied to an existing {kind} {obj!r}"
+        )
     return obj

@@ -90,15 +90,27 @@ def import_edges(modules: dict[str, Path] | None = None) -> list[tuple[str, str,
                 for alias in node.names:
                     full = f"{base}.{alias.name}" if base else alias.name
                     targets.append(full if full in modules else base)
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
-                  and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
-                  and node.args and isinstance(node.args[0], ast.Constant)
-                  and isinstance(node.args[0].value, str)):
-                targets = [node.args[0].value]  # importlib.import_module("selrank.x"): an import too
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute | ast.Name)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                targets = [
+                    node.args[0].value
+                ]  # importlib.import_module("selrank.x"): an import too
             for target in targets:
                 found = _imported(target, modules)
                 if found is not None and found != mod:
-                    where = "alias" if id(node) in aliases else "function" if id(node) in nested else "module"
+                    where = (
+                        "alias"
+                        if id(node) in aliases
+                        else "function"
+                        if id(node) in nested
+                        else "module"
+                    )
                     edges.append((mod, found, node.lineno, where))
     return sorted(set(edges))
 
@@ -159,15 +171,23 @@ def test_aliases_are_in_the_contract():
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     for a, b, _, where in import_edges():
         if where == "alias":
-            assert f'"{a} -> {b}"' in text, f"alias import {a} -> {b} is not in [tool.importlinter] ignore_imports"
+            assert f'"{a} -> {b}"' in text, (
+                f"alias import {a} -> {b} is not in [tool.importlinter] ignore_imports"
+            )
 
 
 def test_import_contract():
     exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     if not Path(exe).exists():
         pytest.skip("import-linter is not installed (pip install 'selrank[dev]')")
-    proc = subprocess.run([exe, "--no-cache", "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True,
-                          text=True, env={**_env(), "PYTHONPATH": str(ROOT)}, check=False)
+    proc = subprocess.run(
+        [exe, "--no-cache", "--config", str(ROOT / "pyproject.toml")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**_env(), "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -35,9 +35,13 @@ def test_scalars():
 
 def test_choices():
     assert check_reduction("sum") == "sum" and REDUCTIONS == ("mean", "sum", "none")
-    with pytest.raises(ValueError, match=r"`reduction` must be one of \['mean', 'sum', 'none'\]; got 'max'"):
+    with pytest.raises(
+        ValueError, match=r"`reduction` must be one of \['mean', 'sum', 'none'\]; got 'max'"
+    ):
         check_reduction("max")
-    with pytest.raises(ValueError, match=r"`target` of Pointwise must be one of \['score', 'link'\]"):
+    with pytest.raises(
+        ValueError, match=r"`target` of Pointwise must be one of \['score', 'link'\]"
+    ):
         check_choice("y", "target", ("score", "link"), "Pointwise")
 
 

@@ -19,7 +19,9 @@ def new_figure(nrows: int, ncols: int, *, size: tuple[float, float] = (3.2, 2.6)
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("selrank.plots requires matplotlib: pip install 'selrank[plots]'") from None
+        raise ImportError(
+            "selrank.plots requires matplotlib: pip install 'selrank[plots]'"
+        ) from None
     fig = Figure(figsize=(size[0] * ncols, size[1] * nrows), layout="constrained")
     axes = np.atleast_2d(np.asarray(fig.subplots(nrows, ncols, squeeze=False)))
     return fig, axes
@@ -41,7 +43,9 @@ def observed_colors(observed: Sequence[float]) -> list:
     try:
         from matplotlib import colormaps
     except ImportError:
-        raise ImportError("selrank.plots requires matplotlib: pip install 'selrank[plots]'") from None
+        raise ImportError(
+            "selrank.plots requires matplotlib: pip install 'selrank[plots]'"
+        ) from None
     cmap = colormaps["viridis"]
     return [cmap(i / max(n - 1, 1)) for i in range(n)]
 
