@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..paper import figures as _figures
 from ..paper.figures import *  # noqa: F403
-from ._display import enable_inline
+from .._display import enable_inline
 from .practitioner import (
     plot_calibration,
     plot_comparison,

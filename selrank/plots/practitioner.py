@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ._display import new_figure
+from .._display import new_figure
 
 __all__ = [
     "plot_comparison",
