@@ -8,16 +8,19 @@ continued beyond it linearly (first-order Taylor: stays monotone, finite and onc
 differentiable) or flat (constant). The continuation of the primitive follows by
 integration, so the triple stays consistent (``F' = f``, ``f' = df``) everywhere.
 
-This module holds that logic once for both.
+This module holds that logic once for both, and the parameter bookkeeping (``get_params``,
+``repr``, equality, hashing) that links, scalings and losses share (:class:`Params`).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ._array import get_namespace, is_torch
+from ._validation import finite_float, positive_float
 
 
 def torch_aminmax(x):
@@ -28,7 +31,7 @@ def torch_aminmax(x):
         mn, mx = torch.aminmax(x.detach())
     return float(mn), float(mx)
 
-__all__ = ["Capped", "parse_cap"]
+__all__ = ["Capped", "Params", "params_equal", "parse_cap"]
 
 _CAP_MODES = ("linear", "flat")
 
@@ -65,16 +68,87 @@ def parse_cap(cap, cap_mode: str, owner: str, *, sides: str) -> tuple[float, flo
     }[sides]
 
 
+def params_equal(a: dict, b: dict) -> bool:
+    """Equality of two parameter dicts; array-valued entries compare element by element."""
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        va, vb = a[k], b[k]
+        if isinstance(va, np.ndarray | list | tuple) or isinstance(vb, np.ndarray | list | tuple):
+            try:
+                if not np.array_equal(np.asarray(va, dtype=object), np.asarray(vb, dtype=object)):
+                    return False
+            except Exception:
+                return False
+        elif va != vb:
+            return False
+    return True
+
+
+class Params:
+    """Mixin: constructor parameters in ``_params`` give ``get_params``, ``repr``, ``==``, ``hash``.
+
+    Links, scalings and losses store what they were built with in ``self._params``; two objects
+    are equal when they are of the same type with equal parameters (as scikit-learn compares
+    estimators' parameters), which lets them serve as dictionary keys and survive
+    :func:`sklearn.base.clone`.
+    """
+
+    _params: dict[str, Any]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Constructor parameters (for ``repr``, equality and :func:`sklearn.base.clone`)."""
+        return dict(getattr(self, "_params", {}))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(self) is not type(other):
+            return False
+        return params_equal(self.get_params(), other.get_params())  # same type as self: a Params
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self.get_params())))
+
+
 class Capped:
     """Mixin: evaluate ``_f``, ``_df``, ``_F`` (standardized argument) with caps.
 
-    Subclasses define ``_f(x, xp)``, ``_df(x, xp)``, ``_F(x, xp)`` on the exact region and
-    set ``_lo``, ``_hi`` and ``_cap_mode``.
+    Subclasses define ``_f(x, xp)``, ``_df(x, xp)``, ``_F(x, xp)`` on the exact region; the
+    constructor helper :meth:`_set_affine` sets the scale, shift and ``_lo``, ``_hi``,
+    ``_cap_mode`` from the user's ``alpha``, ``beta``, ``cap`` and ``cap_mode``.
     """
 
     _lo: float = -math.inf
     _hi: float = math.inf
     _cap_mode: str = "linear"
+    #: Which unbounded sides a numeric ``cap`` applies to: "high", "low" or "both".
+    _cap_sides: ClassVar[str] = "both"
+    #: The cap that ``cap="default"`` stands for.
+    _default_cap: ClassVar[float | None] = None
+
+    def _set_affine(self, alpha: Any, beta: Any, cap: Any, cap_mode: str) -> Any:
+        """Validate and set ``alpha``, ``beta`` and the caps; returns the cap in effect."""
+        owner = type(self).__name__
+        self.alpha = positive_float(alpha, "alpha", owner)
+        self.beta = finite_float(beta, "beta", owner)
+        cap_value = self._default_cap if isinstance(cap, str) and cap == "default" else cap
+        if isinstance(cap_value, str):
+            raise ValueError(f"`cap` of {owner} must be a number, a pair, None or 'default'; got {cap!r}")
+        self._lo, self._hi = parse_cap(cap_value, cap_mode, owner, sides=self._cap_sides)
+        self._cap_mode = cap_mode
+        return cap_value
+
+    def _f(self, x, xp):
+        raise NotImplementedError
+
+    def _df(self, x, xp):
+        raise NotImplementedError
+
+    def _F(self, x, xp):
+        raise NotImplementedError
 
     @property
     def capped(self) -> bool:

@@ -12,7 +12,7 @@ through the unused branch cannot produce ``0 * inf = nan``.
 
 from __future__ import annotations
 
-import math
+import math  # noqa: F401  (log_mean_exp, from the numin branch, uses it)
 from typing import Any
 
 import array_api_compat
@@ -256,25 +256,15 @@ def check_finite(x, name: str) -> None:
         )
 
 
-def positive_float(value: Any, name: str, owner: str, *, allow_zero: bool = False) -> float:
-    """Validate a positive (or non-negative) finite scalar parameter."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` of {owner} must be a real number; got {value!r}") from None
-    ok = v >= 0 if allow_zero else v > 0
-    if not (math.isfinite(v) and ok):
-        cmp = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"`{name}` of {owner} must be finite and {cmp}; got {value!r}")
-    return v
+# `positive_float` and `finite_float` moved to selrank._validation (0.2). The names stay
+# reachable here while modules still use `A.positive_float`.
+# TODO(0.2): drop this alias once every module imports them from selrank._validation.
+_MOVED_TO_VALIDATION = frozenset({"positive_float", "finite_float"})
 
 
-def finite_float(value: Any, name: str, owner: str) -> float:
-    """Validate a finite real scalar parameter."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` of {owner} must be a real number; got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"`{name}` of {owner} must be finite; got {value!r}")
-    return v
+def __getattr__(name: str):
+    if name in _MOVED_TO_VALIDATION:
+        from . import _validation
+
+        return getattr(_validation, name)
+    raise AttributeError(f"module 'selrank._array' has no attribute {name!r}")

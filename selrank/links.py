@@ -43,7 +43,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import _array as A
-from ._affine import Capped, parse_cap
+from ._affine import Capped, Params
+from ._functions import (
+    DEFAULT_CAP,
+    ExpFunction,
+    NegExpFunction,
+    SigmoidFunction,
+    SinhFunction,
+    SmeLUFunction,
+    StepFunction,
+    bregman_threshold,
+)
+from ._validation import lookup, positive_float
+from .scalings import Scaling, check_convexity, composite_sigmoid_h, get_scaling
 
 __all__ = [
     "Link",
@@ -59,27 +71,18 @@ __all__ = [
     "Sign",
     "Piecewise",
     "CallableLink",
+    "CompositeSigmoid",
     "LINKS",
     "get_link",
 ]
 
-#: Default cap (on the standardized argument ``x``) of the unbounded exponential links: the
-#: link is exact for ``|x| <= 30`` and continues linearly beyond, which keeps float32 finite
-#: (``e**30 ≈ 1e13``) for scores up to ±1e4 and beyond.
-DEFAULT_CAP = 30.0
+# DEFAULT_CAP (the default cap of the exponential links) and the Taylor-form threshold of the
+# Bregman divergence live in selrank._functions, shared with the scalings; the old private
+# name stays for code that imported it from here.
+_eps_threshold = bregman_threshold
 
 
-def _eps_threshold(x, xp) -> float:
-    """Distance (in ``x`` units) below which the Bregman divergence uses its Taylor form.
-
-    Direct ``H(x̂) - H(x) - d·h(x)`` loses ``eps·|H| / d²`` relative accuracy to
-    cancellation; Simpson's rule on the integral form loses ``O(d³)``. They cross near
-    ``eps**(1/5)``.
-    """
-    return 4.0 * float(xp.finfo(x.dtype).eps) ** 0.2
-
-
-class Link:
+class Link(Params):
     """Base class of all links.
 
     Subclasses must implement :meth:`h`. The base class derives the rest generically:
@@ -101,7 +104,7 @@ class Link:
         ``h`` is smooth (the Bregman divergence may use its Taylor form near the minimum).
     """
 
-    name: ClassVar[str] = "link"
+    name: str = "link"  # an instance may rename itself (CallableLink)
     domain: tuple[float, float] = (-math.inf, math.inf)
     odd: bool = False
     smooth: bool = True
@@ -193,7 +196,7 @@ class Link:
         d = z_hat - z
         direct = self.H(z_hat) - self.H(z) - d * self.h(z)
         if self.smooth:
-            small = xp.abs(d) * self._scale < _eps_threshold(d, xp)
+            small = xp.abs(d) * self._scale < bregman_threshold(d, xp)
             same = self._same_piece(z_hat, z, xp)
             if same is not None:
                 small = small & same
@@ -296,35 +299,7 @@ class Link:
                 f"the first {arr.reshape(-1)[i]!r} at index {i}"
             )
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (for ``repr``, equality and :func:`sklearn.base.clone`)."""
-        return dict(getattr(self, "_params", {}))
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and _params_equal(self.get_params(), other.get_params())
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, repr(self.get_params())))
-
-
-def _params_equal(a: dict, b: dict) -> bool:
-    if a.keys() != b.keys():
-        return False
-    for k in a:
-        va, vb = a[k], b[k]
-        if isinstance(va, np.ndarray | list | tuple) or isinstance(vb, np.ndarray | list | tuple):
-            try:
-                if not np.array_equal(np.asarray(va, dtype=object), np.asarray(vb, dtype=object)):
-                    return False
-            except Exception:
-                return False
-        elif va != vb:
-            return False
-    return True
+    # get_params, repr, equality and hashing come from Params (selrank._affine)
 
 
 def _inward(v: float, direction: float) -> float:
@@ -415,19 +390,10 @@ class _AffineLink(Capped, Link):
     forms exist) of the standardized argument ``x``.
     """
 
-    _cap_sides: ClassVar[str] = "both"
-    _default_cap: ClassVar[float | None] = None
-    _f_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
+    _f_range: tuple[float, float] = (-math.inf, math.inf)  # set per instance by Huber, Piecewise
 
     def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, cap: Any = "default", cap_mode: str = "linear"):
-        owner = type(self).__name__
-        self.alpha = A.positive_float(alpha, "alpha", owner)
-        self.beta = A.finite_float(beta, "beta", owner)
-        cap_value = self._default_cap if isinstance(cap, str) and cap == "default" else cap
-        if isinstance(cap_value, str):
-            raise ValueError(f"`cap` of {owner} must be a number, a pair, None or 'default'; got {cap!r}")
-        self._lo, self._hi = parse_cap(cap_value, cap_mode, owner, sides=self._cap_sides)
-        self._cap_mode = cap_mode
+        cap_value = self._set_affine(alpha, beta, cap, cap_mode)
         self._scale = self.alpha
         self._params = {"alpha": alpha, "beta": beta}
         if cap_value is not None or cap != "default":
@@ -585,7 +551,7 @@ class Identity(_AffineLink):
         return 0.5 * self.alpha * d * d
 
 
-class Sigmoid(_AffineLink):
+class Sigmoid(SigmoidFunction, _AffineLink):
     r"""Sigmoid link (paper eq. [3–5]): low-norm sensitivity at ``beta = 0``; a right shift
     (``beta > 0``) emphasises high scores, a left shift low scores.
 
@@ -605,24 +571,6 @@ class Sigmoid(_AffineLink):
     examples = [{}, {"alpha": 2.0, "beta": 1.0}, {"beta": -1.5}]
     _f_range = (0.0, 1.0)
 
-    def _f(self, x, xp):
-        return A.sigmoid(x, xp)
-
-    def _df(self, x, xp):
-        s = A.sigmoid(x, xp)
-        return s * (1.0 - s)
-
-    def _f_df(self, x, xp):
-        s = A.sigmoid(x, xp)
-        return s, s * (1.0 - s)
-
-    def _f_df_F(self, x, xp):
-        s = A.sigmoid(x, xp)
-        return s, s * (1.0 - s), A.softplus(x, xp)
-
-    def _F(self, x, xp):
-        return A.softplus(x, xp)
-
     def _finv(self, y, xp):
         return xp.log(y) - xp.log1p(-y)
 
@@ -631,7 +579,7 @@ class Sigmoid(_AffineLink):
         return A.xlogx(y, xp) + A.xlogx(1.0 - y, xp)
 
 
-class Exp(_AffineLink):
+class Exp(ExpFunction, _AffineLink):
     r"""Exponential link: high-score sensitivity (paper eq. [7]).
 
     .. math:: h(z) = e^{x}, \quad h'(z) = \alpha e^{x}, \quad H(z) = e^{x}/\alpha.
@@ -651,20 +599,6 @@ class Exp(_AffineLink):
     _default_cap = DEFAULT_CAP
     _f_range = (0.0, math.inf)
 
-    def _f(self, x, xp):
-        return xp.exp(x)
-
-    _df = _f
-    _F = _f
-
-    def _f_df(self, x, xp):
-        e = xp.exp(x)
-        return e, e
-
-    def _f_df_F(self, x, xp):
-        e = xp.exp(x)
-        return e, e, e
-
     def _finv(self, y, xp):
         return xp.log(y)
 
@@ -672,12 +606,20 @@ class Exp(_AffineLink):
         return A.xlogx(y, xp) - y
 
 
-class NegExp(_AffineLink):
+class NegExp(NegExpFunction, _AffineLink):
     r"""Negative exponential (anti-exponential) link: low-score sensitivity.
 
     .. math:: h(z) = -e^{-x}, \quad h'(z) = \alpha e^{-x}, \quad H(z) = e^{-x}/\alpha.
 
     Capped by default at ``x = -30`` (linear continuation below).
+
+    Examples
+    --------
+    >>> link = NegExp()
+    >>> float(link.h(0.0)), float(link.dh(0.0)), float(link.H(0.0))
+    (-1.0, 1.0, 1.0)
+    >>> round(float(link.bregman(1.0, 0.0)), 6)  # e^-1 - 1 + 1
+    0.367879
     """
 
     name = "negexp"
@@ -685,23 +627,6 @@ class NegExp(_AffineLink):
     _cap_sides = "low"
     _default_cap = DEFAULT_CAP
     _f_range = (-math.inf, 0.0)
-
-    def _f(self, x, xp):
-        return -xp.exp(-x)
-
-    def _df(self, x, xp):
-        return xp.exp(-x)
-
-    def _F(self, x, xp):
-        return xp.exp(-x)
-
-    def _f_df(self, x, xp):
-        e = xp.exp(-x)
-        return -e, e
-
-    def _f_df_F(self, x, xp):
-        e = xp.exp(-x)
-        return -e, e, e
 
     def _finv(self, y, xp):
         return -xp.log(-y)
@@ -711,7 +636,7 @@ class NegExp(_AffineLink):
         return -A.xlogx(-y, xp) + y
 
 
-class Sinh(_AffineLink):
+class Sinh(SinhFunction, _AffineLink):
     r"""Hyperbolic-sine link: high-norm sensitivity, odd (pairwise order-invariant).
 
     .. math:: h(z) = \sinh(x), \quad h'(z) = \alpha\cosh(x), \quad H(z) = \cosh(x)/\alpha.
@@ -730,22 +655,6 @@ class Sinh(_AffineLink):
     odd = True
     examples = [{}, {"alpha": 0.5}, {"cap": 2.0}, {"cap": 1.5, "cap_mode": "flat"}]
     _default_cap = DEFAULT_CAP
-
-    def _f(self, x, xp):
-        return xp.sinh(x)
-
-    def _df(self, x, xp):
-        return xp.cosh(x)
-
-    def _F(self, x, xp):
-        return xp.cosh(x)
-
-    def _f_df(self, x, xp):
-        return xp.sinh(x), xp.cosh(x)
-
-    def _f_df_F(self, x, xp):
-        c = xp.cosh(x)
-        return xp.sinh(x), c, c
 
     def _finv(self, y, xp):
         return xp.asinh(y)
@@ -775,7 +684,7 @@ class Logit(Link):
     examples = [{}, {"alpha": 0.5}]
 
     def __init__(self, *, alpha: float = 1.0):
-        self.alpha = A.positive_float(alpha, "alpha", "Logit")
+        self.alpha = positive_float(alpha, "alpha", "Logit")
         self._params = {"alpha": alpha}
 
     def _clip(self, z):
@@ -811,7 +720,7 @@ class Logit(Link):
         return (-math.inf, math.inf)
 
 
-class SmeLU(_AffineLink):
+class SmeLU(SmeLUFunction, _AffineLink):
     r"""SmeLU-gradient link: band sensitivity, clips low scores and caps high ones [14].
 
     .. math::
@@ -839,25 +748,8 @@ class SmeLU(_AffineLink):
 
     def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, c: float = 1.0):
         super().__init__(alpha=alpha, beta=beta, cap=None)
-        self.c = A.positive_float(c, "c", "SmeLU")
+        self.c = positive_float(c, "c", "SmeLU")
         self._params = {"alpha": alpha, "beta": beta, "c": c}
-
-    def _f(self, x, xp):
-        return xp.clip((x + self.c) / (2.0 * self.c), 0.0, 1.0)
-
-    def _df(self, x, xp):
-        inside = (x > -self.c) & (x < self.c)
-        return xp.astype(inside, x.dtype) * (0.5 / self.c)
-
-    def _f_df(self, x, xp):
-        u = (x + self.c) * (0.5 / self.c)
-        inside = (u > 0.0) & (u < 1.0)
-        return xp.clip(u, 0.0, 1.0), xp.astype(inside, x.dtype) * (0.5 / self.c)
-
-    def _F(self, x, xp):
-        xc = xp.clip(x, -self.c, self.c)
-        band = (xc + self.c) ** 2 / (4.0 * self.c)
-        return band + xp.maximum(x - self.c, xp.zeros_like(x))
 
     def _finv(self, y, xp):
         return 2.0 * self.c * y - self.c
@@ -886,8 +778,8 @@ class Huber(_AffineLink):
 
     def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, delta: float = 1.0, delta_low: float | None = None):
         super().__init__(alpha=alpha, beta=beta, cap=None)
-        self.delta = A.positive_float(delta, "delta", "Huber")
-        self.delta_low = self.delta if delta_low is None else A.positive_float(delta_low, "delta_low", "Huber")
+        self.delta = positive_float(delta, "delta", "Huber")
+        self.delta_low = self.delta if delta_low is None else positive_float(delta_low, "delta_low", "Huber")
         self.odd = self.delta_low == self.delta
         self._f_range = (-self.delta_low, self.delta)
         self._params = {"alpha": alpha, "beta": beta, "delta": delta, "delta_low": delta_low}
@@ -907,7 +799,7 @@ class Huber(_AffineLink):
         return y
 
 
-class Step(_AffineLink):
+class Step(StepFunction, _AffineLink):
     r"""Step (Heaviside) link: hinge-shaped loss, distinguishes regions only.
 
     .. math:: h(z) = \mathbb{1}[x > 0] \ (\tfrac12 \text{ at } 0), \quad h' = 0 \text{ a.e.},
@@ -916,6 +808,15 @@ class Step(_AffineLink):
     The loss is :math:`\max(\hat z - \beta, 0)` for observed scores below the step and
     :math:`\max(\beta - \hat z, 0)` above it. :math:`h^{-1}` returns a preimage where one
     exists (:math:`\beta \pm 1/\alpha` for the two levels) and :math:`\beta` in between.
+
+    Examples
+    --------
+    >>> Step().h(np.array([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.5, 1.0]
+    >>> Step().bregman(np.array([2.0, -1.0]), np.array([-1.0, 2.0])).tolist()  # hinge: max(ẑ, 0), max(-ẑ, 0)
+    [2.0, 1.0]
+    >>> Step(beta=1.0).h_inv(np.array([0.0, 1.0])).tolist()
+    [0.0, 2.0]
     """
 
     name = "step"
@@ -924,25 +825,24 @@ class Step(_AffineLink):
     _f_range = (0.0, 1.0)
     _f_open_low = _f_open_high = False
 
-    def _f(self, x, xp):
-        return xp.where(x > 0, xp.ones_like(x), xp.where(x < 0, xp.zeros_like(x), xp.full_like(x, 0.5)))
-
-    def _df(self, x, xp):
-        return xp.zeros_like(x)
-
-    def _F(self, x, xp):
-        return xp.maximum(x, xp.zeros_like(x))
-
     def _finv(self, y, xp):
         # a preimage where one exists: one unit (of x) beyond the step for the two levels,
         # the step itself for values in between (which no score attains)
         one = xp.ones_like(y)
         return xp.where(y >= 1.0, one, xp.where(y <= self._f_range[0], -one, xp.zeros_like(y)))
 
+
 class Sign(Step):
     r"""Sign link: hinge-shaped loss around ``beta``.
 
     .. math:: h(z) = \mathrm{sign}(x), \quad h' = 0 \text{ a.e.}, \quad H(z) = |x|/\alpha.
+
+    Examples
+    --------
+    >>> Sign().h(np.array([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    >>> Sign().bregman(np.array([2.0, -1.0]), np.array([-1.0, 2.0])).tolist()  # 2·max(ẑ, 0), 2·max(-ẑ, 0)
+    [4.0, 2.0]
     """
 
     name = "sign"
@@ -1191,18 +1091,105 @@ class CallableLink(Link):
         return xp.maximum(out, xp.zeros_like(out))
 
 
-def _composite_sigmoid(**params) -> Link:
-    """Registry entry for :class:`selrank.scalings.CompositeSigmoid` (defined with the scalings)."""
-    from .scalings import CompositeSigmoid
-
-    return CompositeSigmoid(**params)
+# ======================================================================================
+# Composite sigmoid: a scaling turned into a link
+# ======================================================================================
 
 
-_composite_sigmoid.examples = [  # type: ignore[attr-defined]
-    {"scaling": "exp"},
-    {"scaling": "sigmoid", "gamma": 0.5},
-    {"scaling": "constant", "alpha": 2.0},
-]
+class CompositeSigmoid(Link):
+    r"""Composite sigmoid link of a scaling (eq. [22–24]).
+
+    .. math::
+        p(z) = \sigma(Q(z)/\gamma), \quad h(z) = q(z)\,p(z), \quad
+        H(z) = \gamma\log(1 + e^{Q(z)/\gamma}),
+        \quad h'(z) = p(z)\,\{q'(z) + (1 - p(z))\,q(z)^2/\gamma\}.
+
+    Parameters
+    ----------
+    scaling : Scaling or str
+        A scaling or its registry name (remaining keyword parameters build it).
+    gamma : float
+        Regulariser :math:`\gamma > 0`.
+    check : bool
+        Refuse (``ValueError``) a scaling/``gamma`` pair that violates the convexity condition
+        [G.2] on the scaling's default domain: the link would not be monotone.
+    **scaling_params
+        Parameters of the scaling when given by name.
+
+    The inverse link is computed by bisection. With ``Constant(alpha)`` and ``gamma = 1`` the
+    composite sigmoid is ``alpha·σ(alpha·z)``.
+
+    Examples
+    --------
+    >>> link = CompositeSigmoid("constant")
+    >>> float(link.h(0.0))
+    0.5
+    >>> CompositeSigmoid("cosh", gamma=2.0, cap=6.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: the composite sigmoid of CoshScaling(alpha=1.0, beta=0.0, cap=(-6.0, 6.0), cap_mode='linear') with gamma=2.0 is not convex: condition [G.2] fails at z=..., where q' + (1-p) q^2/gamma = -...; choose a smaller gamma (e.g. <= 1/sqrt(2) for cosh, [G.4]) or pass check=False
+    """
+
+    name = "composite_sigmoid"
+    examples: ClassVar[list[dict[str, Any]]] = [
+        {"scaling": "exp"},
+        {"scaling": "sigmoid", "gamma": 0.5},
+        {"scaling": "constant", "alpha": 2.0},
+    ]
+
+    def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, check: bool = True, **scaling_params):
+        self.scaling = get_scaling(scaling, **scaling_params)
+        self.gamma = positive_float(gamma, "gamma", "CompositeSigmoid")
+        self.smooth = self.scaling.smooth
+        self._scale = self.scaling.alpha
+        self._params = {"scaling": self.scaling, "gamma": gamma}
+        if check and self.scaling.closed_form_convex(self.gamma) is not True:
+            rep = check_convexity(self.scaling, self.gamma)
+            if not rep.convex:
+                raise ValueError(
+                    f"the composite sigmoid of {self.scaling!r} with gamma={self.gamma} is not convex: "
+                    f"condition [G.2] fails at z={rep.argmin:.6g}, where q' + (1-p) q^2/gamma = "
+                    f"{rep.min_value:.6g}; choose a smaller gamma (e.g. <= 1/sqrt(2) for cosh, [G.4]) "
+                    "or pass check=False"
+                )
+
+    def _parts(self, z):
+        xp = A.get_namespace(z)
+        z = A.as_float_array(z, xp)
+        q, dq, Q = self.scaling.q_dq_Q(z)
+        return xp, q, dq, Q
+
+    def h(self, z):
+        return composite_sigmoid_h(self.scaling, self.gamma, z)
+
+    def dh(self, z):
+        return self.h_dh(z)[1]
+
+    def h_dh(self, z):
+        xp, q, dq, Q = self._parts(z)
+        a = Q / self.gamma
+        p = A.sigmoid(a, xp)
+        # 1 - p as sigmoid(-a): exact where p rounds to 1
+        return q * p, p * (dq + A.sigmoid(-a, xp) * q * q / self.gamma)
+
+    def H(self, z):
+        xp, _, _, Q = self._parts(z)
+        return self.gamma * A.softplus(Q / self.gamma, xp)
+
+    def _same_piece(self, z_a, z_b, xp):
+        s = self.scaling
+        if not s.capped:
+            return None
+        return Capped._same_piece(s, s.alpha * (z_a + s.beta), s.alpha * (z_b + s.beta), xp)
+
+    def p(self, z):
+        """Composite probability :math:`p(z) = \\sigma(Q(z)/\\gamma)`."""
+        xp, _, _, Q = self._parts(z)
+        return A.sigmoid(Q / self.gamma, xp)
+
+    def __repr__(self) -> str:
+        return f"CompositeSigmoid({self.scaling!r}, gamma={self.gamma!r})"
+
 
 #: Registry of links by name. Values build a link from keyword parameters.
 LINKS: dict[str, Callable[..., Link]] = {
@@ -1217,7 +1204,7 @@ LINKS: dict[str, Callable[..., Link]] = {
     "step": Step,
     "sign": Sign,
     "piecewise": Piecewise,
-    "composite_sigmoid": _composite_sigmoid,
+    "composite_sigmoid": CompositeSigmoid,
 }
 
 
@@ -1246,20 +1233,6 @@ def get_link(name: str | Link | Callable, **params) -> Link:
     ...
     ValueError: unknown link 'tanh'; choose one of ['composite_sigmoid', 'exp', 'huber', 'identity', 'logit', 'negexp', 'piecewise', 'sigmoid', 'sign', 'sinh', 'smelu', 'step']
     """
-    if isinstance(name, Link):
-        if params:
-            raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing link {name!r}")
-        return name
-    if isinstance(name, str):
-        key = name.lower()
-        if key not in LINKS:
-            raise ValueError(f"unknown link {name!r}; choose one of {sorted(LINKS)}")
-        try:
-            return LINKS[key](**params)
-        except TypeError as exc:
-            if "unexpected keyword" not in str(exc):
-                raise
-            raise ValueError(f"bad parameters for link {name!r}: {exc}") from None
-    if callable(name):
+    if callable(name) and not isinstance(name, str | Link):
         return CallableLink(name, **params)
-    raise TypeError(f"a link must be a name, a Link or a callable; got {type(name).__name__}")
+    return lookup(LINKS, name, "link", instance_of=Link, accepts="a name, a Link or a callable", **params)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from selrank.links import LINKS, CallableLink, get_link
+from selrank.losses import LOSSES
 from selrank.scalings import SCALINGS, get_scaling
 
 
@@ -29,6 +31,15 @@ def scaling_cases():
         for k, params in enumerate(cls.examples):
             cases.append((f"{name}-{k}", get_scaling(name, **params)))
     return cases
+
+
+def loss_cases():
+    """``pytest.param(name, params)`` for every example of every registered loss."""
+    out = []
+    for name, factory in sorted(LOSSES.items()):
+        for k, params in enumerate(getattr(factory, "examples", [{}])):
+            out.append(pytest.param(name, params, id=f"{name}-{k}"))
+    return out
 
 
 def sample_scores(link, rng, n=64, spread=3.0):

@@ -7,11 +7,22 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from selrank.links import LINKS, CallableLink, Exp, Identity, Link, Logit, Piecewise, Sigmoid, Sinh, SmeLU, get_link
+from selrank.links import (
+    LINKS,
+    CallableLink,
+    Exp,
+    Identity,
+    Link,
+    Logit,
+    Piecewise,
+    Sigmoid,
+    Sinh,
+    SmeLU,
+    get_link,
+)
 
 from ._registry import link_cases, sample_scores, smooth_points
 
@@ -101,6 +112,7 @@ def test_sensitivity_is_half_the_slope(link, rng):
 
 @pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
 def test_numpy_equals_torch_and_autograd(link, rng):
+    torch = pytest.importorskip("torch")
     z = sample_scores(link, rng)
     if isinstance(link, CallableLink) and link._derivative == "differences":
         pytest.skip("a NumPy-only callable does not accept tensors")
@@ -206,6 +218,7 @@ def test_logit_domain_and_clipping():
 
 
 def test_callable_link_paths_agree_with_closed_form(rng):
+    torch = pytest.importorskip("torch")
     z = rng.uniform(-2, 2, size=20)
     ref = Sinh(cap=None)
     auto = CallableLink(lambda t: torch.sinh(t) if torch.is_tensor(t) else np.sinh(t))

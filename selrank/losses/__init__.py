@@ -30,9 +30,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ._base import BoundLoss, Loss
+from ._base import LOSSES, BoundLoss, Loss, get_loss
 from .baselines import (
     NCE,
     BatchCrossEntropy,
@@ -86,8 +84,9 @@ __all__ = [
     "get_loss",
 ]
 
-#: Registry of losses by name.
-LOSSES: dict[str, Callable[..., Loss]] = {
+# The registry (a plain dict, :data:`LOSSES`) and :func:`get_loss` are defined in ._base so
+# that a composite loss can look names up; the entries are listed once, here.
+LOSSES.update({
     "pointwise": Pointwise,
     "pairwise": Pairwise,
     "listwise": Listwise,
@@ -111,33 +110,4 @@ LOSSES: dict[str, Callable[..., Loss]] = {
     "batch_max_margin": BatchMaxMargin,
     "multilabel_softmax_cross_entropy": MultiLabelSoftmaxCrossEntropy,
     "nway_softmax_cross_entropy": NWaySoftmaxCrossEntropy,
-}
-
-
-def get_loss(name: str | Loss, **params) -> Loss:
-    """Build a loss by registry name (or pass a :class:`Loss` through).
-
-    Examples
-    --------
-    >>> get_loss("pointwise", link="sigmoid", target="link")
-    Pointwise(link=Sigmoid(alpha=1.0, beta=0.0), target='link')
-    >>> get_loss("lambdamart")
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown loss 'lambdamart'; choose one of [...]
-    """
-    if isinstance(name, Loss):
-        if params:
-            raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing loss {name!r}")
-        return name
-    if not isinstance(name, str):
-        raise TypeError(f"a loss must be a name or a Loss; got {type(name).__name__}")
-    key = name.lower()
-    if key not in LOSSES:
-        raise ValueError(f"unknown loss {name!r}; choose one of {sorted(LOSSES)}")
-    try:
-        return LOSSES[key](**params)
-    except TypeError as exc:
-        if "unexpected keyword" not in str(exc):
-            raise
-        raise ValueError(f"bad parameters for loss {name!r}: {exc}") from None
+})

@@ -23,29 +23,27 @@ Conventions (the same for every loss):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import _array as A
+from .._affine import Params
 from .._groups import Groups, as_groups
+from .._validation import REDUCTIONS, as_weight, check_choice, check_reduction, lookup
 
-__all__ = ["Loss", "BoundLoss", "REDUCTIONS", "TARGETS"]
+__all__ = ["Loss", "BoundLoss", "LOSSES", "get_loss", "REDUCTIONS", "TARGETS"]
 
-REDUCTIONS = ("mean", "sum", "none")
 TARGETS = ("score", "link")
 
-
-def check_reduction(reduction: str) -> str:
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"`reduction` must be one of {REDUCTIONS}; got {reduction!r}")
-    return reduction
+# `as_weight` and `check_reduction` (and REDUCTIONS) live in selrank._validation; they are
+# imported here so `from ._base import as_weight` keeps working in every loss module.
+__all__ += ["as_weight", "check_reduction"]
 
 
 def check_target(target: str, owner: str, allowed: tuple[str, ...] = TARGETS) -> str:
-    if target not in allowed:
-        raise ValueError(f"`target` of {owner} must be one of {allowed}; got {target!r}")
-    return target
+    return check_choice(target, "target", allowed, owner)
 
 
 def as_target_array(y_true, name: str = "y_true"):
@@ -59,29 +57,6 @@ def as_target_array(y_true, name: str = "y_true"):
     if A.is_numpy(y) or A.is_torch(y) and y.device.type == "cpu":
         A.check_finite(y, name)
     return y
-
-
-def as_weight(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray | None:
-    """Validate per-unit weights: shape ``(n,)``, finite, non-negative, positive sum."""
-    if sample_weight is None:
-        return None
-    if hasattr(sample_weight, "to_numpy") and not A.is_numpy(sample_weight) and not A.is_torch(sample_weight):
-        sample_weight = sample_weight.to_numpy()
-    w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
-    if w.ndim == 0:
-        raise ValueError(f"`{name}` must be an array of shape ({n},); got a scalar")
-    w = w.reshape(-1) if w.ndim == 2 and 1 in w.shape else w
-    if w.shape != (n,):
-        raise ValueError(f"`{name}` must have shape ({n},); got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        bad = int(np.flatnonzero(~np.isfinite(w))[0])
-        raise ValueError(f"`{name}` must be finite; index {bad} holds {w[bad]!r}")
-    if np.any(w < 0):
-        bad = int(np.flatnonzero(w < 0)[0])
-        raise ValueError(f"`{name}` must be non-negative; index {bad} holds {w[bad]!r}")
-    if not w.sum() > 0:
-        raise ValueError(f"`{name}` must have a positive sum; all weights are 0")
-    return w
 
 
 def check_class_indices(y, owner: str, n_classes: int | None = None, name: str = "y_true") -> np.ndarray:
@@ -112,12 +87,12 @@ def shape_error(y_pred_shape, y_true_shape, what: str = "y_true") -> ValueError:
     return ValueError(f"`y_pred` and `{what}` must have the same shape; got {tuple(y_pred_shape)} and {tuple(y_true_shape)}")
 
 
-class Loss:
+class Loss(Params):
     """Base class of every loss.
 
     Subclasses set :attr:`structure` and implement :meth:`bind` (returning a subclass of
     :class:`BoundLoss`). Parameters are keyword-only and stored in ``_params`` so that losses
-    compare equal, print and clone like scikit-learn estimators' parameters.
+    compare equal, print and clone like scikit-learn estimators' parameters (:class:`Params`).
 
     Attributes
     ----------
@@ -128,15 +103,19 @@ class Loss:
     """
 
     name: ClassVar[str] = "loss"
-    structure: ClassVar[str] = "pointwise"
+    structure: str = "pointwise"  # Combined sets it per instance from its parts
     #: Parameter sets for the registry-driven tests (and as documentation).
     examples: ClassVar[list[dict[str, Any]]] = [{}]
     target: str = "score"
     #: False for the baselines: label targets, no zero gradient at ``y_pred = y_true``, may be
     #: negative or non-convex.
-    is_matching: ClassVar[bool] = True
+    is_matching: bool = True
     #: True for batch losses whose value and gradient mix the samples of a batch (unit = batch).
     couples_samples: ClassVar[bool] = False
+    #: True where a unit's loss depends on that unit alone and the loss has no state fitted on
+    #: the whole data, so that rows (whole queries) may be bound and evaluated in separate
+    #: blocks (the GBDT objective does so for large data).
+    separable: ClassVar[bool] = False
 
     # -- public API --------------------------------------------------------------------
     def bind(self, y_true, *, group=None, sample_weight=None) -> BoundLoss:
@@ -162,33 +141,43 @@ class Loss:
         """The constant prediction minimising the weighted loss (a GBDT's intercept)."""
         raise NotImplementedError
 
-    # -- presentation --------------------------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Constructor parameters (for ``repr``, equality and :func:`sklearn.base.clone`)."""
-        return dict(getattr(self, "_params", {}))
+    # get_params, repr, equality and hashing come from Params (selrank._affine)
 
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
-    def __eq__(self, other: object) -> bool:
-        if type(self) is not type(other):
-            return False
-        from ..links import _params_equal
+#: Registry of losses by name. A plain dict, filled by :mod:`selrank.losses` once every loss
+#: family is defined (it lives here so that a composite loss can look names up without
+#: importing the package that imports it).
+LOSSES: dict[str, Callable[..., Loss]] = {}
 
-        return _params_equal(self.get_params(), other.get_params())
 
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, repr(self.get_params())))
+def get_loss(name: str | Loss, **params) -> Loss:
+    """Build a loss by registry name (or pass a :class:`Loss` through).
+
+    Examples
+    --------
+    >>> from selrank.losses import get_loss
+    >>> get_loss("pointwise", link="sigmoid", target="link")
+    Pointwise(link=Sigmoid(alpha=1.0, beta=0.0), target='link')
+    >>> get_loss("lambdamart")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown loss 'lambdamart'; choose one of [...]
+    """
+    return lookup(LOSSES, name, "loss", instance_of=Loss, accepts="a name or a Loss", **params)
 
 
 class BoundLoss:
     """A loss with targets, groups and weights fixed.
 
     Subclasses implement ``_values(y_pred)`` (unweighted loss per unit) and
-    ``_grad_hess(y_pred)`` (weighted gradient and Hessian diagonal), and may precompute
-    target-side arrays in ``__init__``. Target arrays are converted to the namespace, device
-    and dtype of each ``y_pred`` once and cached (:meth:`_like`).
+    ``_grad_hess(y_pred)`` (gradient and Hessian diagonal), and may precompute target-side
+    arrays in ``__init__``. Target arrays are converted to the namespace, device and dtype of
+    each ``y_pred`` once and cached (:meth:`_like`).
+
+    Weights: a subclass whose units are the rows (or the rows of an ``[n, K]`` array) sets
+    ``weigh_elements = True`` and returns the *unweighted* gradient and Hessian;
+    :meth:`grad_hess` then multiplies both by the unit weights, once, here. Others (group
+    losses, whose weights act inside their kernels) return the weighted ones themselves.
 
     Attributes
     ----------
@@ -256,9 +245,18 @@ class BoundLoss:
             return float(self.groups.n_groups)
         return float(self.n_rows)
 
+    #: ``_grad_hess`` returns unweighted values and :meth:`grad_hess` applies the unit weights.
+    weigh_elements: ClassVar[bool] = False
+
     def grad_hess(self, y_pred):
         """Gradient and Hessian diagonal of ``Σ w·L`` w.r.t. ``y_pred``."""
-        return self._grad_hess(y_pred)
+        g, h = self._grad_hess(y_pred)
+        if self.weigh_elements and self.unit_weight is not None:
+            w = self._like("unit_weight", self.unit_weight, g)
+            if w.ndim < g.ndim:  # one weight per row of an [n, K] array
+                w = A.get_namespace(g).reshape(w, tuple(w.shape) + (1,) * (g.ndim - w.ndim))
+            g, h = g * w, h * w
+        return g, h
 
     def _values(self, y_pred):
         raise NotImplementedError

@@ -9,7 +9,8 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import as_groups
-from ._base import BoundLoss, Loss, as_target_array, check_reduction
+from .._validation import positive_float
+from ._base import BoundLoss, Loss, as_target_array, check_reduction, get_loss
 
 __all__ = ["Combined"]
 
@@ -63,15 +64,13 @@ class Combined(Loss):
     ]
 
     def __init__(self, losses: Sequence[Loss | str], *, weights: Sequence[float] | None = None):
-        from . import get_loss
-
         if isinstance(losses, Loss | str) or not isinstance(losses, Sequence) or len(losses) == 0:
             raise ValueError(f"`losses` of Combined must be a non-empty sequence of losses; got {losses!r}")
         self.losses = [get_loss(item) for item in losses]
         if weights is None:
             w = [1.0] * len(self.losses)
         else:
-            w = [A.positive_float(v, "weights", "Combined", allow_zero=True) for v in weights]
+            w = [positive_float(v, "weights", "Combined", allow_zero=True) for v in weights]
             if len(w) != len(self.losses):
                 raise ValueError(f"`weights` of Combined must have one entry per loss ({len(self.losses)}); got {len(w)}")
             if not sum(w) > 0:
@@ -151,12 +150,12 @@ class _BoundCombined(BoundLoss):
                 "reduction='none' is undefined for a Combined loss whose parts have different units "
                 f"({sorted(kinds)}); use 'sum' or 'mean', or evaluate the parts separately"
             )
-        total = None
-        for w, b in zip(self.weights, self.parts, strict=True):
-            if w == 0:
-                continue
-            part = w * b.loss(y_pred, reduction="sum" if reduction == "mean" else reduction)
-            total = part if total is None else total + part
+        part_reduction = "sum" if reduction == "mean" else reduction
+        parts = [w * b.loss(y_pred, reduction=part_reduction)
+                 for w, b in zip(self.weights, self.parts, strict=True) if w != 0]
+        total = parts[0]  # the weights are not all 0 (checked by Combined)
+        for part in parts[1:]:
+            total = total + part
         if reduction == "mean":
             # the weighted sum over the first part's units: proportional to the summed loss
             # whose gradient grad_hess returns, so early stopping watches what is optimised

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _array as A
 from ..links import Link, get_link
-from ._base import BoundLoss, Loss, as_target_array, as_weight, check_target, shape_error
+from ._base import BoundLoss, Loss, as_target_array, as_weight, check_target
 
 __all__ = ["Pointwise"]
 
@@ -45,6 +45,7 @@ class Pointwise(Loss):
 
     name = "pointwise"
     structure = "pointwise"
+    separable = True
     examples = [
         {"link": "identity"},
         {"link": "exp"},
@@ -81,8 +82,6 @@ def _weight_nd(sample_weight, y):
     """Weights for multi-dimensional pointwise targets must match their shape exactly."""
     if sample_weight is None:
         return None
-    import numpy as np
-
     w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
     if w.shape != tuple(y.shape):
         raise ValueError(f"`sample_weight` must have shape {tuple(y.shape)}; got {w.shape}")
@@ -91,6 +90,8 @@ def _weight_nd(sample_weight, y):
 
 
 class _BoundPointwise(BoundLoss):
+    weigh_elements = True
+
     def __init__(self, loss: Pointwise, y, w):
         super().__init__(loss, int(y.shape[0]) if y.ndim else 1, w)
         self.y = y
@@ -110,21 +111,11 @@ class _BoundPointwise(BoundLoss):
         y_pred = self._pred(y_pred)
         h, dh = self.link.h_dh(y_pred)
         hy = self._like("hy", self.hy, y_pred)
-        w = self._like("unit_weight", self.unit_weight, y_pred)
         if A.is_numpy(h) and h is not y_pred and h is not dh and h is not hy:
             g = np.subtract(h, hy, out=h)  # h is a fresh array of no further use: reuse it
         else:
             g = h - hy
-        if w is not None:
-            g = g * w
-            dh = dh * w
-        return g, dh
+        return g, dh  # unweighted: BoundLoss.grad_hess applies the weights
 
     def _pred(self, y_pred):
-        if hasattr(y_pred, "to_numpy") and not A.is_numpy(y_pred) and not A.is_torch(y_pred):
-            y_pred = y_pred.to_numpy()
-        xp = A.get_namespace(y_pred)
-        y_pred = A.as_float_array(y_pred, xp, name="y_pred")
-        if tuple(y_pred.shape) != tuple(self.y.shape):
-            raise shape_error(y_pred.shape, self.y.shape)
-        return y_pred
+        return self._check_pred(y_pred, self.y.shape)

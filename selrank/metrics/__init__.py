@@ -60,6 +60,17 @@ from .significance import (
     paired_t_test,
     wilcoxon_signed_rank_test,
 )
+from .trec import (
+    Qrels,
+    Run,
+    evaluate_run,
+    labels_to_qrels,
+    read_qrels,
+    read_run,
+    scores_to_run,
+    write_qrels,
+    write_run,
+)
 
 __all__ = [
     # ranking
@@ -103,6 +114,16 @@ __all__ = [
     "calibration_table",
     "expected_calibration_error",
     "dwell_report",
+    # TREC runs and qrels
+    "Qrels",
+    "Run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+    "labels_to_qrels",
+    "scores_to_run",
+    "evaluate_run",
 ]
 
 # The underspecification suite moved to :mod:`selrank.paper` (it sits above the losses); its

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._array import is_numpy, is_torch, to_numpy
+from .._validation import as_numeric_array, check_choice
 
 __all__ = [
     "per_class_auprc",
@@ -41,23 +41,13 @@ __all__ = [
 ]
 
 INTERPOLATIONS = ("step", "trapezoid")
+LEVELS = ("sample", "class")
 _CHUNK_CELLS = 2_000_000  # cells of an (n, chunk) block processed at once
-
-
-def _as_array(x, name: str) -> np.ndarray:
-    if x is None:
-        raise TypeError(f"`{name}` is required; got None")
-    if not is_numpy(x) and not is_torch(x) and hasattr(x, "to_numpy"):
-        x = x.to_numpy()
-    arr = to_numpy(x)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
-    return arr
 
 
 def _prepare(y_true, logits) -> tuple[np.ndarray, np.ndarray]:
     """Return the true-logit indicator ``Y`` (bool) and logits ``Z``, both ``(n, k)``."""
-    z = _as_array(logits, "logits")
+    z = as_numeric_array(logits, "logits")
     if z.ndim != 2:
         raise ValueError(f"`logits` must be 2-D (n_samples, n_classes); got shape {z.shape}")
     n, k = z.shape
@@ -68,7 +58,7 @@ def _prepare(y_true, logits) -> tuple[np.ndarray, np.ndarray]:
     if np.isnan(z).any():
         bad = np.argwhere(np.isnan(z))[0]
         raise ValueError(f"`logits` has NaN values, first at (row, class) {tuple(bad.tolist())}")
-    y = _as_array(y_true, "y_true")
+    y = as_numeric_array(y_true, "y_true")
     if y.ndim == 1:
         if y.shape[0] != n:
             raise ValueError(
@@ -159,29 +149,33 @@ def per_class_auprc(y_true, logits, *, interpolation: str = "step") -> np.ndarra
     >>> per_class_auprc([0, 1, 0], z)
     array([0.8333..., 1.        ])
     """
-    if interpolation not in INTERPOLATIONS:
-        raise ValueError(
-            f"`interpolation` must be one of {list(INTERPOLATIONS)}; got {interpolation!r}"
-        )
+    check_choice(interpolation, "interpolation", INTERPOLATIONS)
+
+    def area(ys, tp, end):
+        npos = tp[-1]
+        last = _block_end_index(end)
+        tp_end = np.take_along_axis(tp, last, axis=0)
+        prec_end = tp_end / (last + 1.0)
+        safe = np.where(npos > 0, npos, 1)
+        if interpolation == "step":
+            return (ys * prec_end).sum(axis=0) / safe
+        rec = tp_end / safe
+        rec_prev = np.vstack([np.zeros((1, rec.shape[1])), rec[:-1]])
+        prec_prev = np.vstack([np.ones((1, rec.shape[1])), prec_end[:-1]])
+        return ((rec - rec_prev) * (prec_end + prec_prev) / 2.0).sum(axis=0)
+
+    return _per_class(y_true, logits, area)
+
+
+def _per_class(y_true, logits, statistic) -> np.ndarray:
+    """``statistic(ys, tp, end)`` of each class's sorted curve (:func:`_sorted_curves`), computed
+    in column chunks; NaN for a class without a true example."""
     y, z = _prepare(y_true, logits)
     n, k = z.shape
     out = np.full(k, np.nan)
     for cols in _chunks(n, k):
         ys, tp, end = _sorted_curves(y[:, cols], z[:, cols])
-        npos = tp[-1]
-        last = _block_end_index(end)
-        tp_end = np.take_along_axis(tp, last, axis=0)
-        prec_end = tp_end / (last + 1.0)
-        has = npos > 0
-        safe = np.where(has, npos, 1)
-        if interpolation == "step":
-            area = (ys * prec_end).sum(axis=0) / safe
-        else:
-            rec = tp_end / safe
-            rec_prev = np.vstack([np.zeros((1, rec.shape[1])), rec[:-1]])
-            prec_prev = np.vstack([np.ones((1, rec.shape[1])), prec_end[:-1]])
-            area = ((rec - rec_prev) * (prec_end + prec_prev) / 2.0).sum(axis=0)
-        out[cols] = np.where(has, area, np.nan)
+        out[cols] = np.where(tp[-1] > 0, statistic(ys, tp, end), np.nan)
     return out
 
 
@@ -259,23 +253,17 @@ def precision_at_recall(
         raise TypeError(f"`recall` must be a number in (0, 1]; got {recall!r}")
     if not 0.0 < float(recall) <= 1.0:
         raise ValueError(f"`recall` must be in (0, 1]; got {recall!r}")
-    y, z = _prepare(y_true, logits)
-    n, k = z.shape
-    out = np.full(k, np.nan)
-    for cols in _chunks(n, k):
-        _, tp, end = _sorted_curves(y[:, cols], z[:, cols])
-        npos = tp[-1]
+
+    def precision(ys, tp, end):
         # smallest whole number of hits reaching the recall (guards 0.99 * 100 = 98.99..)
-        need = np.ceil(float(recall) * npos - 1e-9)
+        need = np.ceil(float(recall) * tp[-1] - 1e-9)
         ok = end & (tp >= need)
-        prec = tp / np.arange(1.0, n + 1.0)[:, None]
+        prec = tp / np.arange(1.0, tp.shape[0] + 1.0)[:, None]
         if interpolate:
-            val = np.where(ok, prec, -np.inf).max(axis=0)
-        else:
-            first = np.argmax(ok, axis=0)
-            val = prec[first, np.arange(prec.shape[1])]
-        out[cols] = np.where(npos > 0, val, np.nan)
-    return _macro(out, average, "precision at recall")
+            return np.where(ok, prec, -np.inf).max(axis=0)
+        return prec[np.argmax(ok, axis=0), np.arange(prec.shape[1])]
+
+    return _macro(_per_class(y_true, logits, precision), average, "precision at recall")
 
 
 def logit_separation_violations(y_true, logits, *, level: str = "sample", normalize: bool = True):
@@ -313,8 +301,7 @@ def logit_separation_violations(y_true, logits, *, level: str = "sample", normal
     >>> logit_separation_violations([0, 1], z, normalize=False)
     1
     """
-    if level not in ("sample", "class"):
-        raise ValueError(f"`level` must be 'sample' or 'class'; got {level!r}")
+    check_choice(level, "level", LEVELS)
     y, z = _prepare(y_true, logits)
     n, k = z.shape
     if level == "sample":

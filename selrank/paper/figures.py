@@ -37,7 +37,16 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import DenseLists
-from ..links import Link, get_link
+from .._validation import finite_float
+from ..links import CompositeSigmoid, Link, get_link
+from ..scalings import (
+    Scaling,
+    composite_softmax,
+    composite_softmax_bregman,
+    composite_softmax_hess_diag,
+    get_scaling,
+)
+from ._drawing import draw_sensitivity, loss_panel, new_figure, observed_colors
 from .underspecification import (
     AppendixIResult,
     SensitivityReport,
@@ -46,14 +55,6 @@ from .underspecification import (
     appendix_f,
     appendix_i,
     sensitivity_report,
-)
-from ..scalings import (
-    CompositeSigmoid,
-    Scaling,
-    composite_softmax,
-    composite_softmax_bregman,
-    composite_softmax_hess_diag,
-    get_scaling,
 )
 
 __all__ = [
@@ -103,37 +104,6 @@ FIGURE4_COLUMNS: dict[str, tuple[str, tuple[str, dict[str, Any]]]] = {
 _OBSERVED = (-3.0, 0.0, 3.0)
 
 
-def _figure(nrows: int, ncols: int, *, size: tuple[float, float] = (3.2, 2.6)):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("selrank.plots requires matplotlib: pip install 'selrank[plots]'") from None
-    fig = Figure(figsize=(size[0] * ncols, size[1] * nrows), layout="constrained")
-    axes = np.atleast_2d(np.asarray(fig.subplots(nrows, ncols, squeeze=False)))
-    return fig, axes
-
-
-def observed_colors(observed: Sequence[float]) -> list:
-    """Colours of the loss curves: red, green, blue for three observed scores (as in the paper).
-
-    Other counts use the ``viridis`` colour map.
-
-    Examples
-    --------
-    >>> observed_colors([-3, 0, 3])
-    ['red', 'green', 'blue']
-    """
-    n = len(observed)
-    if n == 3:
-        return ["red", "green", "blue"]
-    try:
-        from matplotlib import colormaps
-    except ImportError:
-        raise ImportError("selrank.plots requires matplotlib: pip install 'selrank[plots]'") from None
-    cmap = colormaps["viridis"]
-    return [cmap(i / max(n - 1, 1)) for i in range(n)]
-
-
 def _np(x) -> np.ndarray:
     return np.asarray(A.to_numpy(x), dtype=np.float64)
 
@@ -143,15 +113,6 @@ def _grid(z) -> np.ndarray:
     if za.size < 2 or np.any(np.diff(za) <= 0):
         raise ValueError("`z` must be a strictly increasing grid of at least 2 points")
     return za
-
-
-def _loss_panel(ax, z, observed, rows, *, linestyle="-", label_prefix="s=", legend=True):
-    for s, row, c in zip(observed, rows, observed_colors(observed)):
-        ax.plot(z, row, color=c, linestyle=linestyle, label=f"{label_prefix}{s:g}")
-    ax.set_xlabel(r"$\hat s$")
-    ax.set_ylabel("loss")
-    if legend:
-        ax.legend(fontsize="small")
 
 
 # ======================================================================================
@@ -182,36 +143,7 @@ def plot_sensitivity(obj, *, title: str | None = None, **report_kwargs):
     ['s=-3', 's=0', 's=3']
     """
     rep = obj if isinstance(obj, SensitivityReport) else sensitivity_report(obj, **report_kwargs)
-    scaled = rep.q is not None
-    fig, axes = _figure(1, 4 if scaled else 3)
-    axes = list(axes[0])
-    if scaled:
-        ax = axes.pop(0)
-        ax.plot(rep.z, rep.q, color="black", label="q")
-        ax.set_xlabel("z")
-        ax.set_ylabel("q(z)")
-        ax.set_title("scaling q and composite p")
-        twin = ax.twinx()  # p lives in [0, 1], q may be far larger
-        twin.plot(rep.z, rep.p, color="gray", linestyle="--", label="p")
-        twin.set_ylabel("p(z)")
-        ax.legend(handles=ax.get_lines() + twin.get_lines(), fontsize="small")
-    ax_h, ax_l, ax_b = axes
-    ax_h.plot(rep.z, rep.h, color="black", label="h")
-    ax_h.plot(rep.z, rep.dh, color="purple", linestyle="--", label="h'")
-    ax_h.set_xlabel("z")
-    ax_h.set_ylabel("link / sensitivity")
-    ax_h.set_title("link h and slope h'")
-    ax_h.legend(fontsize="small")
-    _loss_panel(ax_l, rep.z, rep.observed, rep.loss)
-    ax_l.set_title("matching losses")
-    ax_b.plot(rep.z, rep.bust, color="black", label=f"BUST (d={rep.d:g})")
-    ax_b.plot(rep.z, rep.blust, color="purple", linestyle="--", label="BLUST")
-    ax_b.set_xlabel(r"$w_u$")
-    ax_b.set_ylabel("normalised offset")
-    ax_b.set_title(f"BUST on [{rep.z[0]:g}, {rep.z[-1]:g}]")
-    ax_b.legend(fontsize="small")
-    fig.suptitle(title if title is not None else rep.name)
-    return fig
+    return draw_sensitivity(rep, title=title)
 
 
 # ======================================================================================
@@ -247,7 +179,7 @@ def plot_sensitivity_types(links: Mapping[str, Any] | None = None, *, z=None,
     """
     cols = _links_from(FIGURE2_LINKS if links is None else links)
     za = _grid(z)
-    fig, axes = _figure(2, len(cols))
+    fig, axes = new_figure(2, len(cols))
     for j, (name, link) in enumerate(cols.items()):
         rep = sensitivity_report(link, z=za, observed=observed)
         top, bottom = axes[0, j], axes[1, j]
@@ -256,7 +188,7 @@ def plot_sensitivity_types(links: Mapping[str, Any] | None = None, *, z=None,
         top.set_title(name)
         top.set_xlabel("z")
         top.legend(fontsize="small")
-        _loss_panel(bottom, za, rep.observed, rep.loss, legend=j == 0)
+        loss_panel(bottom, za, rep.observed, rep.loss, legend=j == 0)
     axes[0, 0].set_ylabel("h(z), h'(z)")
     return fig
 
@@ -305,7 +237,7 @@ def plot_composite_sigmoid(scalings: Mapping[str, Any] | None = None, *, gamma: 
     """
     spec = FIGURE3_SCALINGS if scalings is None else scalings
     za = _grid(z)
-    fig, axes = _figure(4, len(spec))
+    fig, axes = new_figure(4, len(spec))
     for j, (name, v) in enumerate(spec.items()):
         sc = v if isinstance(v, Scaling) else get_scaling(v[0], **v[1])
         rep = sensitivity_report(sc, z=za, observed=observed, gamma=gamma)
@@ -317,10 +249,10 @@ def plot_composite_sigmoid(scalings: Mapping[str, Any] | None = None, *, gamma: 
         ax_h.plot(za, rep.dh, color="purple", linestyle="--", label="h'")
         for ax in (ax_q, ax_p, ax_h):
             ax.set_xlabel("z")
-        _loss_panel(ax_l, za, rep.observed, rep.loss, legend=False)
+        loss_panel(ax_l, za, rep.observed, rep.loss, legend=False)
         if cross_entropy:
             ce = [_ce_composite(rep.link, za, s) for s in rep.observed]
-            _loss_panel(ax_l, za, rep.observed, ce, linestyle="--", label_prefix="CE s=", legend=j == 0)
+            loss_panel(ax_l, za, rep.observed, ce, linestyle="--", label_prefix="CE s=", legend=j == 0)
     axes[0, 0].set_ylabel("q(z)")
     axes[1, 0].set_ylabel("p(z)")
     axes[2, 0].set_ylabel("h(z), h'(z)")
@@ -391,9 +323,9 @@ def plot_multiclass_projections(columns: Mapping[str, Any] | None = None, *, gam
     s = np.asarray(observed, dtype=np.float64)
     if s.ndim != 1 or s.size < 2:
         raise ValueError(f"`observed` must hold at least 2 scores (one per class); got {observed!r}")
-    delta = A.finite_float(delta, "delta", "plot_multiclass_projections")
+    delta = finite_float(delta, "delta", "plot_multiclass_projections")
     colors = observed_colors(list(s))
-    fig, axes = _figure(3, len(spec))
+    fig, axes = new_figure(3, len(spec))
     for j, (name, (kind, v)) in enumerate(spec.items()):
         obj = _column(kind, v)
         ax_h, ax_s, ax_m = axes[:, j]
@@ -444,7 +376,7 @@ def plot_two_feature(results: Mapping[str, TwoFeatureResult] | None = None, *, z
         learned weights in the title.
     """
     res = appendix_f() if results is None else results
-    fig, axes = _figure(len(res), 3)
+    fig, axes = new_figure(len(res), 3)
     for i, (name, r) in enumerate(res.items()):
         ax_d, ax_link, ax_p = axes[i]
         sc = ax_d.scatter(r.X[:, 0], r.X[:, 1], c=r.y, cmap="coolwarm", label="observed")
@@ -482,7 +414,7 @@ def plot_stochastic(result: AppendixIResult | None = None):
         mean (``"alpha=..., mean=..."``).
     """
     r = appendix_i() if result is None else result
-    fig, axes = _figure(1, 2, size=(4.2, 3.2))
+    fig, axes = new_figure(1, 2, size=(4.2, 3.2))
     left, right = axes[0]
     colors = observed_colors(list(r.alphas)) if r.alphas.size != 3 else ["tab:red", "tab:green", "tab:blue"]
     for a, est, c in zip(r.alphas, r.left_estimates, colors):
@@ -526,7 +458,7 @@ def plot_theorem1(results: Mapping[str, Theorem1Result] | Sequence[Theorem1Resul
     exact = np.array([r.extrapolated for _, r in items])
     fitted = np.array([r.fitted for _, r in items])
     se = np.array([r.fitted_se for _, r in items])
-    fig, axes = _figure(1, 1, size=(max(6.0, 0.5 * len(items)), 3.5))
+    fig, axes = new_figure(1, 1, size=(max(6.0, 0.5 * len(items)), 3.5))
     ax = axes[0, 0]
     ax.plot(x, theory, linestyle="none", marker="o", color="black", label="theory")
     ax.plot(x - 0.15, exact, linestyle="none", marker="x", color="tab:blue", label="exact [12]")

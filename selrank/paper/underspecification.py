@@ -64,10 +64,13 @@ from typing import Any
 
 import numpy as np
 
-from .._array import finite_float, positive_float, to_numpy
-from ..links import Link, get_link
-from ..scalings import CompositeSigmoid, Scaling
+from .._array import to_numpy
+from .._validation import finite_float, positive_float
+from ..links import CompositeSigmoid, Link, get_link
+from ..losses import Pointwise
 from ..metrics.region import cell_optimum
+from ..scalings import Scaling
+from ._drawing import draw_sensitivity
 
 __all__ = [
     "bust",
@@ -320,10 +323,11 @@ def fit_linear(link, X, y, *, offset=None, sample_weight=None, coef0=None, max_i
                tol: float = 1e-12) -> LinearFit:
     r"""Fit :math:`\hat z = X\theta + \text{offset}` by minimising the matching loss of ``link``.
 
-    Damped Newton: gradient :math:`X^\top w\,(h(\hat z) - h(y))`, Hessian
-    :math:`X^\top \mathrm{diag}(w\,h'(\hat z))\,X` (plus a tiny Levenberg–Marquardt ridge, so
-    links that are flat on some rows still give a step), a backtracking line search on the
-    loss :meth:`~selrank.links.Link.bregman`, and a gradient step where the Hessian vanishes.
+    Damped Newton on the pointwise loss (:class:`~selrank.losses.Pointwise`, whose per-row
+    gradient :math:`w\,(h(\hat z) - h(y))` and Hessian :math:`w\,h'(\hat z)` it chains through
+    :math:`X`): gradient :math:`X^\top g`, Hessian :math:`X^\top \mathrm{diag}(h)\,X` (plus a
+    tiny Levenberg–Marquardt ridge, so links that are flat on some rows still give a step), a
+    backtracking line search on the summed loss, and a gradient step where the Hessian vanishes.
     The loss is convex in :math:`\theta`, so this finds the global minimum.
 
     Parameters
@@ -371,24 +375,24 @@ def fit_linear(link, X, y, *, offset=None, sample_weight=None, coef0=None, max_i
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"`{nm}` must be finite")
     link.check_domain(ya, "y")
-    wn = w / w.sum()
-    hy = _h(link, ya)
+    # the pointwise matching loss with normalised weights: its gradient and Hessian per row,
+    # chained through X below
+    bound = Pointwise(link).bind(ya, sample_weight=w / w.sum())
     theta = np.zeros(p) if coef0 is None else _np(coef0).reshape(-1).copy()
     if theta.shape != (p,):
         raise ValueError(f"`coef0` must have shape ({p},); got {theta.shape}")
 
     def loss(th):
-        return float(np.sum(wn * _np(link.bregman(Xa @ th + off, ya))))
+        return float(bound.loss(Xa @ th + off, reduction="sum"))
 
     f = loss(theta)
     converged = False
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        eta = Xa @ theta + off
-        h_eta, dh_eta = (_np(v) for v in link.h_dh(eta))
-        g = Xa.T @ (wn * (h_eta - hy))
-        hess = (Xa * (wn * dh_eta)[:, None]).T @ Xa
+        g_rows, h_rows = (_np(v) for v in bound.grad_hess(Xa @ theta + off))
+        g = Xa.T @ g_rows
+        hess = (Xa * h_rows[:, None]).T @ Xa
         scale = float(np.trace(hess)) / p
         step = None
         if scale > 0:  # a tiny ridge keeps rows on flat stretches of h from making it singular
@@ -418,8 +422,7 @@ def fit_linear(link, X, y, *, offset=None, sample_weight=None, coef0=None, max_i
         if np.max(np.abs(t * step)) <= tol * (1.0 + np.max(np.abs(theta))):
             converged = True
             break
-    eta = Xa @ theta + off
-    grad = Xa.T @ (wn * (_h(link, eta) - hy))
+    grad = Xa.T @ _np(bound.grad_hess(Xa @ theta + off)[0])
     return LinearFit(coef=theta, n_iter=n_iter, converged=converged, loss=f, gradient=grad)
 
 
@@ -961,7 +964,7 @@ class SensitivityReport:
     Attributes
     ----------
     link : Link
-        The link (a :class:`~selrank.scalings.CompositeSigmoid` for a scaling).
+        The link (a :class:`~selrank.links.CompositeSigmoid` for a scaling).
     z : ndarray, shape (m,)
         Score grid (also the prediction axis :math:`\hat s` of the loss curves).
     h, dh : ndarray, shape (m,)
@@ -1013,11 +1016,48 @@ class SensitivityReport:
             raise ImportError("SensitivityReport.to_frame requires polars: pip install 'selrank[data]'") from None
         return pl.DataFrame(self.as_dict())
 
-    def figure(self, **kwargs):
-        """A matplotlib Figure of the report (:func:`selrank.paper.figures.plot_sensitivity`)."""
-        from .figures import plot_sensitivity
+    def figure(self, *, title: str | None = None, **kwargs):
+        """A matplotlib Figure of the report (as :func:`selrank.paper.figures.plot_sensitivity`)."""
+        from .._display import enable_inline
 
-        return plot_sensitivity(self, **kwargs)
+        # other keywords configure a new report in plot_sensitivity; a report ignores them
+        enable_inline()
+        return draw_sensitivity(self, title=title)
+
+    def summary(self) -> list[tuple[str, object]]:
+        """``(field, value)`` pairs of the report: the link, grid, where it is sensitive, BUST.
+
+        Examples
+        --------
+        >>> dict(sensitivity_report("exp").summary())["h' max at z"]
+        5.0
+        """
+        z = self.z
+        dh = np.asarray(self.dh, dtype=np.float64)
+        rows: list[tuple[str, object]] = [("link", repr(self.link))]
+        if self.scaling is not None:
+            rows.append(("scaling", repr(self.scaling)))
+        rows += [
+            ("grid", f"{z.size} points on [{z[0]:.4g}, {z[-1]:.4g}]"),
+            ("h' range", f"[{dh.min():.4g}, {dh.max():.4g}]"),
+            ("h' max at z", float(z[int(np.argmax(dh))])),
+            ("observed s", tuple(float(v) for v in self.observed)),
+            ("BUST d", float(self.d)),
+            ("BUST range", f"[{np.nanmin(self.bust):.4g}, {np.nanmax(self.bust):.4g}]"),
+        ]
+        return rows
+
+    def __repr__(self) -> str:
+        z = self.z
+        peak = float(z[int(np.argmax(np.asarray(self.dh, dtype=np.float64)))])
+        obs = ", ".join(f"{v:g}" for v in self.observed)
+        return (f"SensitivityReport(name={self.name!r}, grid={z.size} points on [{z[0]:g}, {z[-1]:g}], "
+                f"h' max at z={peak:g}, observed=({obs}), d={self.d:g})")
+
+    def _repr_html_(self) -> str:
+        from .._repr import html_table
+
+        return html_table(self.summary(), title=f"SensitivityReport {self.name}")
 
 
 def sensitivity_report(

@@ -9,23 +9,24 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from selrank._groups import as_groups
-from selrank.losses import LOSSES, CompositeSoftmax, Decomposed, Listwise, Pairwise, Pointwise, get_loss
+from selrank.losses import (
+    LOSSES,
+    CompositeSoftmax,
+    Decomposed,
+    Listwise,
+    Pairwise,
+    Pointwise,
+    get_loss,
+)
 from selrank.scalings import get_scaling
 
+from .._registry import loss_cases
+
 SELECTIVE = (Pointwise, Pairwise, Listwise, Decomposed, CompositeSoftmax)
-
-
-def loss_cases():
-    out = []
-    for name, factory in sorted(LOSSES.items()):
-        for k, params in enumerate(getattr(factory, "examples", [{}])):
-            out.append(pytest.param(name, params, id=f"{name}-{k}"))
-    return out
 
 
 CASES = loss_cases()
@@ -61,6 +62,7 @@ def make_data(loss, rng, dtype=np.float64):
 
 
 def autograd_grad_hess(loss, z, y, group, w):
+    torch = pytest.importorskip("torch")
     t = torch.tensor(z, requires_grad=True)
     val = loss.loss(t, y, group=group, sample_weight=w, reduction="sum")
     (g,) = torch.autograd.grad(val, t, create_graph=True)
@@ -88,6 +90,7 @@ def test_grad_hess_equals_autograd(name, params, rng):
 
 @pytest.mark.parametrize(("name", "params"), CASES)
 def test_numpy_equals_torch(name, params, rng):
+    torch = pytest.importorskip("torch")
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
     for red in ("mean", "sum") if getattr(loss, "mixed_units", False) else ("mean", "sum", "none"):
@@ -313,6 +316,7 @@ def test_property_group_gradients(sizes, seed, scaling):
 
 
 def test_bound_loss_reuses_target_work(rng):
+    torch = pytest.importorskip("torch")
     loss = Listwise("exp")
     y = rng.integers(0, 3, size=12).astype(float)
     bound = loss.bind(y, group=[5, 7])
@@ -327,6 +331,7 @@ def test_bound_loss_reuses_target_work(rng):
 
 
 def test_multiclass_targets_and_exact_hessian(rng):
+    torch = pytest.importorskip("torch")
     z = rng.normal(size=(6, 3))
     labels = np.array([0, 1, 2, 2, 1, 0])
     ce = CompositeSoftmax("constant", target="link")

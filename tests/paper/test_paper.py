@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from scipy.integrate import quad
 from scipy.optimize import brentq, minimize_scalar
 
-from selrank.links import Exp, Identity, NegExp, Sigmoid, Sinh, SmeLU, get_link
+from selrank.links import CompositeSigmoid, Exp, Identity, NegExp, Sigmoid, Sinh, SmeLU, get_link
 from selrank.losses import Pointwise
-from selrank.scalings import CompositeSigmoid, get_scaling
+from selrank.scalings import get_scaling
 
 STRICT_LINKS = [
     Identity(),
@@ -48,6 +47,7 @@ def test_properness_prop1(link, rng):
 def test_cross_entropy_equalities_E2(rng):
     """Sigmoid link on labels in [0, 1]: gradient = logistic CE's; loss = CE − label entropy.
     Identity link: gradient = squared error's."""
+    torch = pytest.importorskip("torch")
     z = rng.normal(scale=3, size=50)
     y = np.concatenate([rng.uniform(0, 1, size=40), np.zeros(5), np.ones(5)])
     t = torch.tensor(z, requires_grad=True)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from selrank.links import LINKS, get_link
+from selrank.links import LINKS, CompositeSigmoid, get_link
 from selrank.paper.underspecification import (
     APPENDIX_F_LINKS,
     THEOREM1_CASES,
@@ -24,7 +24,7 @@ from selrank.paper.underspecification import (
     theorem1_table,
     two_feature_experiment,
 )
-from selrank.scalings import CompositeSigmoid, get_scaling
+from selrank.scalings import get_scaling
 
 
 def _case(name):

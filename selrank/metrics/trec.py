@@ -1,0 +1,1042 @@
+"""TREC runs and qrels: read, write, build from model scores, and evaluate like trec_eval.
+
+File formats (whitespace-separated, one judgment or retrieved document per line; blank lines
+and lines starting with ``#`` are skipped, as trec_eval does; plain text or gzip, recognised
+by its magic bytes whatever the file name):
+
+qrels
+    ``qid iter docno rel`` -- ``iter`` is ignored, ``rel`` is an integer; negative values
+    (e.g. ``-2`` for spam) are judged non-relevant with gain 0, as in trec_eval.
+run
+    ``qid Q0 docno rank score tag`` -- ``Q0`` and ``rank`` are ignored for evaluation:
+    trec_eval ranks by ``score``. ``tag`` names the system.
+
+In memory both are read-only mappings ``qid -> {docno: value}`` (:class:`Qrels`,
+:class:`Run`), the layout of pytrec_eval and ranx; ``.to_dict()`` gives plain dicts for
+those libraries.
+
+:func:`evaluate_run` reproduces trec_eval (checked against pytrec_eval on thousands of
+random queries, ``tests/metrics/test_trec.py``) by feeding the ranking kernels of
+:mod:`selrank.metrics.ranking`; see its docstring for the conventions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import os
+import re
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from .._groups import Groups, as_groups
+from ._kernels import rank_groups, segment_sum
+from .ranking import (
+    GAINS,
+    METRICS,
+    NO_RELEVANT,
+    _apply_policy,
+    _as_vector,
+    _check_choice,
+    _ideal_dcg,
+    _require_polars,
+)
+
+__all__ = [
+    "Qrels",
+    "Run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+    "labels_to_qrels",
+    "scores_to_run",
+    "evaluate_run",
+]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_QRELS_LAYOUT = "'qid iter docno rel'"
+_RUN_LAYOUT = "'qid Q0 docno rank score tag'"
+
+
+# --------------------------------------------------------------------------------------
+# Containers
+# --------------------------------------------------------------------------------------
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r\x0b\x0c]")  # what separates fields (C's isspace)
+
+
+def _check_id(value: Any, what: str) -> str:
+    """An id or tag must be a non-empty string without whitespace, to survive a TREC file."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str; got {type(value).__name__} {value!r}")
+    if not value or _WHITESPACE.search(value):
+        raise ValueError(f"{what} must be non-empty and contain no whitespace; got {value!r}")
+    return value
+
+
+def _check_qid(value: Any) -> str:
+    _check_id(value, "a query id")
+    if value.startswith("#"):
+        raise ValueError(f"a query id must not start with '#' (a comment line); got {value!r}")
+    return value
+
+
+def _check_docnos(qid: str, docs: Mapping) -> None:
+    """Check all document ids of a query at once; name the first bad one."""
+    try:
+        joined = "".join(docs)  # ids without whitespace join into a string without any
+    except TypeError:
+        joined = None
+    if joined is None or "" in docs or _WHITESPACE.search(joined):
+        for d in docs:
+            _check_id(d, f"a document id of query {qid!r}")
+
+
+def _check_rel(value: Any, qid: str, docno: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer | float | np.floating):
+        raise TypeError(
+            f"relevance of document {docno!r} for query {qid!r} must be an int; "
+            f"got {type(value).__name__} {value!r}"
+        )
+    if isinstance(value, float | np.floating) and not (
+        math.isfinite(value) and float(value).is_integer()
+    ):
+        raise ValueError(
+            f"relevance of document {docno!r} for query {qid!r} must be an integer; "
+            f"got {float(value)!r}"
+        )
+    return int(value)
+
+
+def _check_score(value: Any, qid: str, docno: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer | float | np.floating):
+        raise TypeError(
+            f"score of document {docno!r} for query {qid!r} must be a real number; "
+            f"got {type(value).__name__} {value!r}"
+        )
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"score of document {docno!r} for query {qid!r} is NaN")
+    return value
+
+
+def _freeze(data: dict[str, dict[str, Any]]) -> Mapping[str, Mapping[str, Any]]:
+    return MappingProxyType({q: MappingProxyType(d) for q, d in data.items()})
+
+
+class _TrecMapping(Mapping):
+    """Read-only ``qid -> {docno: value}`` mapping shared by :class:`Qrels` and :class:`Run`."""
+
+    data: Mapping[str, Mapping[str, Any]]
+
+    def __getitem__(self, qid: str) -> Mapping[str, Any]:
+        return self.data[qid]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """A plain nested-dict copy (what pytrec_eval, ranx and ir_measures take)."""
+        return {q: dict(d) for q, d in self.data.items()}
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.data)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Qrels(_TrecMapping):
+    """Relevance judgments: a read-only mapping ``qid -> {docno: rel}`` with integer ``rel``.
+
+    Build from a nested mapping (validated: string ids without whitespace, integer
+    relevance, at least one judgment per query), with :func:`read_qrels` or with
+    :func:`labels_to_qrels`. ``rel >= 1`` is relevant for binary measures (trec_eval's
+    default relevance level); negative values are judged non-relevant.
+
+    Attributes
+    ----------
+    data : mapping of str -> mapping of str -> int
+    n_queries, n_judged, n_relevant : int
+        Queries, judgments, and judgments with ``rel >= 1``.
+
+    Examples
+    --------
+    >>> qrels = Qrels({"q1": {"d1": 2, "d2": 0}, "q2": {"d7": 1}})
+    >>> qrels
+    Qrels(n_queries=2, n_judged=3, n_relevant=2)
+    >>> qrels["q1"]["d1"], sorted(qrels)
+    (2, ['q1', 'q2'])
+    """
+
+    data: Mapping[str, Mapping[str, int]]
+    n_judged: int = field(init=False)
+    n_relevant: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, Mapping):
+            raise TypeError(
+                f"Qrels takes a mapping qid -> {{docno: rel}}; got {type(self.data).__name__}"
+            )
+        checked: dict[str, dict[str, int]] = {}
+        for qid, docs in self.data.items():
+            _check_qid(qid)
+            if not isinstance(docs, Mapping):
+                raise TypeError(
+                    f"judgments of query {qid!r} must be a mapping docno -> rel; "
+                    f"got {type(docs).__name__}"
+                )
+            if not docs:
+                raise ValueError(f"query {qid!r} has no judgments; a qrels query needs >= 1")
+            _check_docnos(qid, docs)
+            if set(map(type, docs.values())) <= {int}:  # the common case, checked in bulk
+                checked[qid] = dict(docs)
+            else:
+                checked[qid] = {d: _check_rel(r, qid, d) for d, r in docs.items()}
+        self._set(checked)
+
+    def _set(self, data: dict[str, dict[str, int]]) -> None:
+        object.__setattr__(self, "data", _freeze(data))
+        object.__setattr__(self, "n_judged", sum(len(d) for d in data.values()))
+        n_rel = sum(sum(1 for r in d.values() if r >= 1) for d in data.values())
+        object.__setattr__(self, "n_relevant", n_rel)
+
+    @classmethod
+    def _trusted(cls, data: dict[str, dict[str, int]]) -> Qrels:
+        """Wrap data a reader has already checked, without checking it again."""
+        self = object.__new__(cls)
+        self._set(data)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return self.data == other.data
+
+    def __reduce__(self):  # read-only views do not pickle; their contents do
+        return Qrels._trusted, (self.to_dict(),)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Qrels(n_queries={self.n_queries}, n_judged={self.n_judged}, "
+            f"n_relevant={self.n_relevant})"
+        )
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Run(_TrecMapping):
+    """Retrieved documents: a read-only mapping ``qid -> {docno: score}``, and a ``tag``.
+
+    Build from a nested mapping (validated: string ids without whitespace, real non-NaN
+    scores), with :func:`read_run` or with :func:`scores_to_run`. Only the scores order the
+    documents (the rank column of a run file is not kept, as trec_eval ignores it). A query
+    mapped to no document is the same as an absent query.
+
+    Attributes
+    ----------
+    data : mapping of str -> mapping of str -> float
+    tag : str
+        The system's name, the last column of a run file.
+    n_queries, n_docs : int
+
+    Examples
+    --------
+    >>> run = Run({"q1": {"d1": 1.5, "d3": 0.2}, "q2": {"d7": -1.0}}, tag="bm25")
+    >>> run
+    Run(tag='bm25', n_queries=2, n_docs=3)
+    >>> dict(run["q1"])
+    {'d1': 1.5, 'd3': 0.2}
+    """
+
+    data: Mapping[str, Mapping[str, float]]
+    tag: str = "selrank"
+    n_docs: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, Mapping):
+            raise TypeError(
+                f"Run takes a mapping qid -> {{docno: score}}; got {type(self.data).__name__}"
+            )
+        _check_id(self.tag, "the run tag")
+        checked: dict[str, dict[str, float]] = {}
+        for qid, docs in self.data.items():
+            _check_qid(qid)
+            if not isinstance(docs, Mapping):
+                raise TypeError(
+                    f"scores of query {qid!r} must be a mapping docno -> score; "
+                    f"got {type(docs).__name__}"
+                )
+            _check_docnos(qid, docs)
+            values = list(docs.values())
+            if set(map(type, values)) <= {float, int}:  # the common case, checked in bulk
+                scores = np.array(values, dtype=np.float64)
+                if not np.isnan(scores).any():
+                    checked[qid] = dict(zip(docs, scores.tolist()))
+                    continue
+            checked[qid] = {d: _check_score(s, qid, d) for d, s in docs.items()}
+        self._set(checked, self.tag)
+
+    def _set(self, data: dict[str, dict[str, float]], tag: str) -> None:
+        object.__setattr__(self, "data", _freeze(data))
+        object.__setattr__(self, "tag", tag)
+        object.__setattr__(self, "n_docs", sum(len(d) for d in data.values()))
+
+    @classmethod
+    def _trusted(cls, data: dict[str, dict[str, float]], tag: str) -> Run:
+        """Wrap data a reader has already checked, without checking it again."""
+        self = object.__new__(cls)
+        self._set(data, tag)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Run):
+            return NotImplemented
+        return self.tag == other.tag and self.data == other.data
+
+    def __reduce__(self):  # read-only views do not pickle; their contents do
+        return Run._trusted, (self.to_dict(), self.tag)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Run(tag={self.tag!r}, n_queries={self.n_queries}, n_docs={self.n_docs})"
+
+
+def _as_qrels(qrels: Any) -> Qrels:
+    return qrels if isinstance(qrels, Qrels) else Qrels(qrels)
+
+
+def _as_run(run: Any) -> Run:
+    return run if isinstance(run, Run) else Run(run)
+
+
+# --------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------
+
+
+_BLOCK = 1 << 22  # bytes read at a time: much faster than line-by-line reads of gzip data
+
+
+def _shown(raw: bytes) -> str:
+    line = raw.decode("utf-8", "replace").rstrip("\r")
+    return repr(line if len(line) <= 120 else line[:117] + "...")
+
+
+def _fail(path: Path, lineno: int, raw: bytes, why: str) -> ValueError:
+    return ValueError(f"{path}, line {lineno}: {why}; the line reads {_shown(raw)}")
+
+
+def _raw_lines(fh) -> Iterator[bytes]:
+    """Lines of a binary stream, without their ``\\n``."""
+    tail = b""
+    while block := fh.read(_BLOCK):
+        lines = (tail + block).split(b"\n")
+        tail = lines.pop()
+        yield from lines
+    if tail:
+        yield tail
+
+
+def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
+    """``(line number, line, fields)`` of the data lines of a plain or gzip text file.
+
+    Fields are split on ASCII whitespace, as trec_eval splits them (C's ``isspace``); blank
+    lines and lines whose first field starts with ``#`` are skipped.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist (expected a file of {layout} lines)")
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == _GZIP_MAGIC
+    lineno = 0
+    try:
+        with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
+            for lineno, raw in enumerate(_raw_lines(fh), start=1):  # noqa: B007
+                fields = raw.split()
+                if fields and not fields[0].startswith(b"#"):
+                    yield lineno, raw, fields
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise ValueError(
+            f"{path}: the gzip data is truncated or corrupt after line {lineno} ({exc})"
+        ) from None
+
+
+def _first_line(path: Path, layout: str, qid: bytes, docno: bytes) -> int:
+    """Line of the first ``qid ... docno ...`` entry (only used to report a duplicate)."""
+    for lineno, _, fields in _lines(path, layout):
+        if fields[0] == qid and fields[2] == docno:
+            return lineno
+    return -1  # pragma: no cover - the duplicate was read from this file
+
+
+def _utf8(field: bytes) -> str:
+    return field.decode("utf-8", "replace")
+
+
+def read_qrels(path: str | os.PathLike) -> Qrels:
+    """Read a TREC qrels file (``qid iter docno rel``), plain or gzip-compressed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Plain text or gzip (recognised by its magic bytes, whatever the name). Blank lines
+        and lines starting with ``#`` are skipped.
+
+    Returns
+    -------
+    Qrels
+        ``qid -> {docno: rel}`` in file order.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line: a line without exactly 4 fields, a relevance that is not an
+        integer (``1.0`` is accepted, ``1.5`` and ``high`` are not), a document judged twice
+        for the same query (trec_eval refuses those too), a file with no judgment, text that
+        is not UTF-8, or truncated or corrupt gzip data.
+    FileNotFoundError
+        When ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "tiny.qrels"
+    >>> _ = f.write_text("q1 0 d1 2\\nq1 0 d2 0\\nq2 0 d7 1\\n")
+    >>> qrels = read_qrels(f)
+    >>> qrels
+    Qrels(n_queries=2, n_judged=3, n_relevant=2)
+    >>> qrels.to_dict()
+    {'q1': {'d1': 2, 'd2': 0}, 'q2': {'d7': 1}}
+    """
+    path = Path(path)
+    data: dict[str, dict[str, int]] = {}
+    last_qid, docs = None, {}
+    for lineno, raw, fields in _lines(path, _QRELS_LAYOUT):
+        if len(fields) != 4:
+            why = f"expected 4 fields {_QRELS_LAYOUT}, got {len(fields)}"
+            raise _fail(path, lineno, raw, why)
+        qid, _, docno, rel_text = fields
+        try:
+            if qid != last_qid:  # lines of a query usually come together: decode once
+                docs = data.setdefault(qid.decode("utf-8"), {})
+                last_qid = qid
+            doc = docno.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
+        try:
+            rel = int(rel_text)
+        except ValueError:
+            try:
+                value = float(rel_text)
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and value.is_integer()):
+                why = f"the relevance (4th field) must be an integer, got {_utf8(rel_text)!r}"
+                raise _fail(path, lineno, raw, why) from None
+            rel = int(value)
+        if doc in docs:
+            first = _first_line(path, _QRELS_LAYOUT, qid, docno)
+            raise ValueError(
+                f"{path}, line {lineno}: document {doc!r} is judged twice for query "
+                f"{_utf8(qid)!r} (first on line {first}); trec_eval refuses duplicate judgments"
+            )
+        docs[doc] = rel
+    if not data:
+        raise ValueError(f"{path} holds no judgments (expected lines {_QRELS_LAYOUT})")
+    return Qrels._trusted(data)
+
+
+def read_run(path: str | os.PathLike) -> Run:
+    """Read a TREC run file (``qid Q0 docno rank score tag``), plain or gzip-compressed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Plain text or gzip (recognised by its magic bytes, whatever the name). Blank lines
+        and lines starting with ``#`` are skipped.
+
+    Returns
+    -------
+    Run
+        ``qid -> {docno: score}`` in file order; ``tag`` is the tag of the first line.
+        ``Q0`` and the rank are checked for shape only and not kept: trec_eval ranks by
+        score.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and line: a line without exactly 6 fields (trec_eval would ignore
+        fields after the tag; here they are refused, as they usually mean a shifted
+        column), a rank that is not an integer, a score that is not a number or is NaN, a
+        document retrieved twice for the same query (trec_eval refuses it), a file with no
+        result, text that is not UTF-8, or truncated or corrupt gzip data.
+    FileNotFoundError
+        When ``path`` does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "tiny.run"
+    >>> _ = f.write_text("q1 Q0 d1 1 1.5 bm25\\nq1 Q0 d3 2 0.2 bm25\\nq2 Q0 d7 1 -1 bm25\\n")
+    >>> run = read_run(f)
+    >>> run
+    Run(tag='bm25', n_queries=2, n_docs=3)
+    >>> run.to_dict()
+    {'q1': {'d1': 1.5, 'd3': 0.2}, 'q2': {'d7': -1.0}}
+    """
+    path = Path(path)
+    data: dict[str, dict[str, float]] = {}
+    tag = None
+    last_qid, docs = None, {}
+    for lineno, raw, fields in _lines(path, _RUN_LAYOUT):
+        if len(fields) != 6:
+            raise _fail(path, lineno, raw, f"expected 6 fields {_RUN_LAYOUT}, got {len(fields)}")
+        qid, _, docno, rank_text, score_text, tag_text = fields
+        try:
+            if qid != last_qid:  # lines of a query usually come together: decode once
+                docs = data.setdefault(qid.decode("utf-8"), {})
+                last_qid = qid
+            doc = docno.decode("utf-8")
+            if tag is None:
+                tag = tag_text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
+        try:
+            int(rank_text)
+        except ValueError:
+            why = f"the rank (4th field) must be an integer, got {_utf8(rank_text)!r}"
+            raise _fail(path, lineno, raw, why) from None
+        try:
+            score = float(score_text)
+        except ValueError:
+            score = math.nan
+        if math.isnan(score):
+            why = f"the score (5th field) must be a number, got {_utf8(score_text)!r}"
+            raise _fail(path, lineno, raw, why)
+        if doc in docs:
+            first = _first_line(path, _RUN_LAYOUT, qid, docno)
+            raise ValueError(
+                f"{path}, line {lineno}: document {doc!r} is retrieved twice for query "
+                f"{_utf8(qid)!r} (first on line {first}); trec_eval refuses duplicate documents "
+                "in a run"
+            )
+        docs[doc] = score
+    if tag is None:
+        raise ValueError(f"{path} holds no results (expected lines {_RUN_LAYOUT})")
+    return Run._trusted(data, tag)
+
+
+# --------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------
+
+
+def _write_text(path: Path, chunks: Iterator[str]) -> None:
+    """Write text chunks as UTF-8; gzip (reproducible: no timestamp) when ``path`` ends in .gz."""
+    with open(path, "wb") as raw:
+        if path.suffix == ".gz":
+            with gzip.GzipFile("", "wb", compresslevel=6, fileobj=raw, mtime=0) as gz:
+                for chunk in chunks:
+                    gz.write(chunk.encode("utf-8"))
+        else:
+            for chunk in chunks:
+                raw.write(chunk.encode("utf-8"))
+
+
+def _trec_order(docs: Mapping[str, float]) -> list[str]:
+    """Documents by decreasing score, ties by decreasing docno (trec_eval's order)."""
+    return sorted(sorted(docs, reverse=True), key=docs.__getitem__, reverse=True)
+
+
+def write_qrels(qrels: Qrels | Mapping, path: str | os.PathLike) -> None:
+    """Write qrels as ``qid 0 docno rel`` lines; gzip-compressed when ``path`` ends in ``.gz``.
+
+    Parameters
+    ----------
+    qrels : Qrels or mapping qid -> {docno: rel}
+    path : str or path-like
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "tiny.qrels"
+    >>> write_qrels({"q1": {"d1": 2, "d2": 0}}, f)
+    >>> print(f.read_text(), end="")
+    q1 0 d1 2
+    q1 0 d2 0
+    >>> read_qrels(f) == Qrels({"q1": {"d1": 2, "d2": 0}})
+    True
+    """
+    qrels = _as_qrels(qrels)
+    chunks = (
+        "".join(f"{qid} 0 {docno} {rel}\n" for docno, rel in docs.items())
+        for qid, docs in qrels.items()
+    )
+    _write_text(Path(path), chunks)
+
+
+def write_run(run: Run | Mapping, path: str | os.PathLike, *, tag: str | None = None) -> None:
+    """Write a run as ``qid Q0 docno rank score tag`` lines (gzip when ``path`` ends in ``.gz``).
+
+    Documents of a query are written from rank 1 down, in trec_eval's order (decreasing
+    score, ties by decreasing docno). Scores are written with the shortest text that reads
+    back as the same float64 (``repr``), so :func:`read_run` returns an equal run.
+
+    Parameters
+    ----------
+    run : Run or mapping qid -> {docno: score}
+    path : str or path-like
+    tag : str, optional
+        The last column; ``run.tag`` by default.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "tiny.run"
+    >>> write_run({"q1": {"d1": 0.25, "d2": 3.0, "d3": 0.25}}, f, tag="mine")
+    >>> print(f.read_text(), end="")
+    q1 Q0 d2 1 3.0 mine
+    q1 Q0 d3 2 0.25 mine
+    q1 Q0 d1 3 0.25 mine
+    """
+    run = _as_run(run)
+    tag = run.tag if tag is None else _check_id(tag, "`tag`")
+    chunks = (
+        "".join(
+            f"{qid} Q0 {docno} {rank} {docs[docno]!r} {tag}\n"
+            for rank, docno in enumerate(_trec_order(docs), start=1)
+        )
+        for qid, docs in run.items()
+    )
+    _write_text(Path(path), chunks)
+
+
+# --------------------------------------------------------------------------------------
+# From arrays (LETOR data, model scores)
+# --------------------------------------------------------------------------------------
+
+
+def _id_strings(values: Any, n: int, name: str, *, query: bool = False) -> list[str]:
+    """One id string per row from strings or integers (``7`` and ``7.0`` both give ``'7'``)."""
+    if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
+        values = values.to_numpy()
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"`{name}` must have one entry per row ({n}); got shape {arr.shape}")
+    if arr.dtype.kind in "iu":
+        return [str(v) for v in arr.tolist()]
+    if arr.dtype.kind == "f":
+        if not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
+            raise ValueError(f"`{name}` must be strings or integers; got non-integer numbers")
+        return [str(int(v)) for v in arr.tolist()]
+    out = [v if isinstance(v, str) else str(v) for v in arr.tolist()]
+    for row, v in enumerate(out):
+        if not v or _WHITESPACE.search(v) or (query and v.startswith("#")):
+            raise ValueError(
+                f"`{name}` entries must be non-empty, contain no whitespace"
+                f"{' and not start with #' if query else ''}; entry {row} is {v!r}"
+            )
+    return out
+
+
+def _by_query(n: int, group: Any, qid: Any, docno: Any):
+    """``(query name, docnos, row indices)`` per query, in query order."""
+    if group is None and qid is None:
+        groups = as_groups(None, n)
+    else:
+        groups = as_groups(group if group is not None else qid, n)
+    rows = groups.to_grouped(np.arange(n))
+    offsets = groups.offsets
+    if qid is not None:
+        per_row = _id_strings(qid, n, "qid", query=True)
+        names = []
+        for g in range(groups.n_groups):
+            seen = {per_row[i] for i in rows[offsets[g] : offsets[g + 1]].tolist()}
+            if len(seen) != 1:
+                raise ValueError(
+                    f"`qid` must be constant within each query of `group`; query {g} mixes "
+                    f"{sorted(seen)[:3]}"
+                )
+            names.append(seen.pop())
+        if len(set(names)) != len(names):
+            raise ValueError("`qid` gives the same id to two queries of `group`")
+    elif groups.ids is not None:
+        names = _id_strings(groups.ids, groups.n_groups, "group", query=True)
+    else:
+        names = [str(g) for g in range(groups.n_groups)]
+    docs = [str(i) for i in range(n)] if docno is None else _id_strings(docno, n, "docno")
+    for g, name in enumerate(names):
+        idx = rows[offsets[g] : offsets[g + 1]]
+        yield name, [docs[i] for i in idx.tolist()], idx
+
+
+def _unique_docs(name: str, docnos: list[str], idx: np.ndarray) -> None:
+    if len(set(docnos)) != len(docnos):
+        seen: dict[str, int] = {}
+        for d, row in zip(docnos, idx.tolist()):
+            if d in seen:
+                raise ValueError(
+                    f"`docno` {d!r} appears twice in query {name!r} (rows {seen[d]} and {row}); "
+                    "document ids must be unique within a query"
+                )
+            seen[d] = row
+
+
+def scores_to_run(y_score, group=None, *, qid=None, docno=None, tag: str = "selrank") -> Run:
+    """Model scores as a :class:`Run`, ready for :func:`write_run` or :func:`evaluate_run`.
+
+    Parameters
+    ----------
+    y_score : array-like, shape (n_rows,)
+        Scores (NumPy array, torch tensor, polars/pandas Series); NaN is refused.
+    group : array-like or None
+        Query sizes or one query id per row, as in the ranking metrics; ``None`` with
+        ``qid=None`` makes all rows one query.
+    qid : array-like, shape (n_rows,), optional
+        Query id of each row (strings or integers, e.g. a LETOR split's ``qid``); names the
+        queries. Alone it also defines them; with ``group`` it must be constant within each
+        group. Without it, queries are named by their ids in ``group`` or by their index.
+    docno : array-like, shape (n_rows,), optional
+        Document id of each row (e.g. a LETOR split's ``docid``); by default the row's
+        index (``'0'``, ``'1'``, ...), which :func:`labels_to_qrels` uses too.
+    tag : str
+
+    Returns
+    -------
+    Run
+
+    Examples
+    --------
+    >>> run = scores_to_run([0.3, 0.9, 0.1], group=[2, 1], qid=[7, 7, 9])
+    >>> run.to_dict()
+    {'7': {'0': 0.3, '1': 0.9}, '9': {'2': 0.1}}
+    """
+    score = _as_vector(y_score, "y_score").astype(np.float64)
+    if np.isnan(score).any():
+        raise ValueError(f"`y_score` has NaN values, first at row {int(np.isnan(score).argmax())}")
+    tag = _check_id(tag, "`tag`")
+    data: dict[str, dict[str, float]] = {}
+    for name, docnos, idx in _by_query(score.size, group, qid, docno):
+        _unique_docs(name, docnos, idx)
+        data[name] = dict(zip(docnos, score[idx].tolist()))
+    return Run._trusted(data, tag)
+
+
+def labels_to_qrels(y_true, group=None, *, qid=None, docno=None) -> Qrels:
+    """Integer relevance labels as :class:`Qrels` (every row is a judged document).
+
+    Parameters
+    ----------
+    y_true : array-like, shape (n_rows,)
+        Whole-number labels (LETOR grades); other values are refused, since TREC
+        relevance is an integer.
+    group, qid, docno
+        As in :func:`scores_to_run` (use the same values for both, so that documents match).
+
+    Returns
+    -------
+    Qrels
+
+    Examples
+    --------
+    >>> labels_to_qrels([2, 0, 1], group=[2, 1]).to_dict()
+    {'0': {'0': 2, '1': 0}, '1': {'2': 1}}
+    """
+    label = _as_vector(y_true, "y_true")
+    if label.dtype.kind == "f":
+        bad = ~(np.isfinite(label) & (label == np.round(label)))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"`y_true` must hold whole numbers (TREC relevance is an integer); "
+                f"row {row} has {label[row].item()!r}"
+            )
+    label = label.astype(np.int64)
+    data: dict[str, dict[str, int]] = {}
+    for name, docnos, idx in _by_query(label.size, group, qid, docno):
+        _unique_docs(name, docnos, idx)
+        data[name] = dict(zip(docnos, label[idx].tolist()))
+    return Qrels._trusted(data)
+
+
+# --------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------
+
+# Metric names of trec_eval, ranx and ir_measures (lower-cased) -> selrank's base metric.
+_ALIASES = {
+    "ndcg": "ndcg", "ndcg_cut": "ndcg",
+    "map": "map", "ap": "map", "map_cut": "map",
+    "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
+    "precision": "precision", "p": "precision", "set_p": "precision",
+    "recall": "recall", "r": "recall", "set_recall": "recall",
+}  # fmt: skip
+_NEEDS_CUT = ("ndcg_cut", "map_cut")
+_NO_CUT = ("set_p", "set_recall", "recip_rank")
+_NAME = re.compile(r"([a-z_]+?)(?:[@_.](\d+))?")
+_ACCEPTED = (
+    "ndcg, ndcg@k, ndcg_cut_k, nDCG@k; map, map@k, map_cut_k, AP, AP@k; mrr, mrr@k, "
+    "recip_rank, RR, RR@k; precision@k, P@k, P_k, precision/set_P (whole list); "
+    "recall@k, R@k, recall_k, recall/set_recall (whole list)"
+)
+TREC_TIES = ("trec_eval", "average", "pessimistic", "optimistic")
+QUERIES = ("qrels", "both")
+
+
+def _parse_trec_metric(name: Any) -> tuple[str, int | None]:
+    """``"ndcg_cut_10"``, ``"nDCG@10"``, ``"ndcg@10"`` -> ``("ndcg", 10)``."""
+    if not isinstance(name, str):
+        raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
+    m = _NAME.fullmatch(name.strip().lower())
+    base = m.group(1) if m else None
+    if base not in _ALIASES:
+        raise ValueError(f"unknown metric {name!r}; accepted names: {_ACCEPTED}")
+    k = None if m.group(2) is None else int(m.group(2))
+    if k is None and base in _NEEDS_CUT:
+        raise ValueError(f"metric {name!r} needs a cut-off, e.g. '{base}_10'")
+    if k is not None and base in _NO_CUT:
+        raise ValueError(f"metric {name!r}: {base} takes no cut-off")
+    if k is not None and k <= 0:
+        raise ValueError(f"metric {name!r}: the cut-off must be a positive integer")
+    return _ALIASES[base], k
+
+
+def _parse_trec_metrics(metrics: Any) -> list[tuple[str, str, int | None]]:
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    parsed, seen = [], {}
+    for name in metrics:
+        base, k = _parse_trec_metric(name)
+        if (base, k) in seen:
+            raise ValueError(
+                f"`metrics` names the same measure twice: {seen[(base, k)]!r} and {name!r}"
+            )
+        seen[(base, k)] = name
+        parsed.append((name.strip(), base, k))
+    if not parsed:
+        raise ValueError("`metrics` is empty: give at least one name such as 'ndcg@10'")
+    return parsed
+
+
+@dataclass
+class _Evaluation:
+    qids: list[str]
+    n_docs: np.ndarray  # retrieved documents per query
+    n_relevant: np.ndarray  # judged documents with rel >= relevance_level per query
+    values: dict[str, np.ndarray]  # per metric, policy applied (NaN = excluded)
+    no_rel: dict[str, np.ndarray]
+
+
+def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, queries, policy):
+    if queries == "qrels":
+        qids = sorted(qrels)
+    else:
+        qids = sorted(q for q in qrels if run.get(q))
+    if not qids:
+        raise ValueError(
+            "no query to evaluate: the run retrieves nothing for any query of the qrels "
+            "(queries='both')"
+        )
+    n_q = len(qids)
+    # Judged documents: negative judgments count as non-relevant with gain 0 (trec_eval).
+    judged = [qrels[q] for q in qids]
+    j_sizes = np.fromiter((len(d) for d in judged), np.int64, n_q)
+    j_label = np.fromiter((r for d in judged for r in d.values()), np.float64, int(j_sizes.sum()))
+    j_label = np.maximum(j_label, 0.0)
+    j_groups = Groups.from_sizes(j_sizes)
+    n_relevant = segment_sum((j_label >= relevance_level).astype(np.int64), j_groups.offsets[:-1])
+    # Retrieved documents, each query's in decreasing docno order so that a stable sort by
+    # score breaks ties as trec_eval does; unjudged documents get label 0.
+    label, score, sizes, where = [], [], [], []
+    for i, q in enumerate(qids):
+        docs = run.get(q)
+        if not docs:
+            continue
+        rel = judged[i]
+        names = sorted(docs, reverse=True)
+        score.extend([docs[d] for d in names])
+        label.extend([rel.get(d, 0) for d in names])
+        sizes.append(len(names))
+        where.append(i)
+    n_docs = np.zeros(n_q, dtype=np.int64)
+    n_docs[where] = sizes
+    rk = None
+    if sizes:
+        label_arr = np.maximum(np.asarray(label, dtype=np.float64), 0.0)
+        score_arr = np.asarray(score, dtype=np.float64)
+        if ties == "trec_eval":
+            with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
+                score_arr = score_arr.astype(np.float32)
+        rk = rank_groups(
+            label_arr, score_arr, Groups.from_sizes(sizes),
+            "stable" if ties == "trec_eval" else ties,
+        )  # fmt: skip
+        rel_ret = rk.group_sum((rk.label >= relevance_level).astype(np.int64))
+    # Labels are integers, so the kernels' `label > level - 1` is trec_eval's `rel >= level`.
+    opts = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False}
+    rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
+    values, no_rel = {}, {}
+    for name, base, k in parsed:
+        # NDCG's numerator is the DCG kernel on the retrieved documents; the other kernels
+        # give the metric itself, normalised by the retrieved rows.
+        full = np.zeros(n_q)
+        if rk is not None:
+            full[where] = METRICS["dcg" if base == "ndcg" else base].kernel(rk, k, **opts)[0]
+        if base == "ndcg":
+            # the ideal DCG of all judged documents, retrieved or not, as trec_eval's
+            ideal = _ideal_dcg(rk_judged, k, gain)
+            mask = ideal <= 0
+            np.divide(full, ideal, out=full, where=~mask)
+            np.minimum(full, 1.0, out=full)  # rounding can push a perfect ranking above 1
+        else:
+            mask = n_relevant == 0
+            if base in ("map", "recall") and rk is not None:
+                # the kernels divide by the relevant retrieved documents R_ret; trec_eval by
+                # all judged relevant documents R: AP and recall scale by R_ret / R
+                full[where] *= rel_ret
+                np.divide(full, n_relevant, out=full, where=~mask)
+        full[mask] = 0.0
+        p = "zero" if (policy == "one" and not METRICS[base].normalised) else policy
+        values[name] = _apply_policy(full, mask, p)
+        no_rel[name] = mask
+    return _Evaluation(qids, n_docs, n_relevant, values, no_rel)
+
+
+def evaluate_run(
+    qrels: Qrels | Mapping,
+    run: Run | Mapping,
+    *,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    relevance_level: int = 1,
+    ties: str = "trec_eval",
+    gain: str = "linear",
+    queries: str = "qrels",
+    no_relevant: str = "zero",
+    per_query: bool = False,
+):
+    """Evaluate a TREC run against qrels, as trec_eval does, into a tidy polars frame.
+
+    Conventions (trec_eval's, checked against pytrec_eval to 1e-9 on thousands of random
+    queries with ties, unjudged documents, judged documents the run missed, and queries
+    missing on either side):
+
+    * Documents are ranked by decreasing score; tied scores by decreasing ``docno``
+      (trec_eval's ``strcmp``; Python's string order is the same for UTF-8 ids). trec_eval
+      stores scores as C ``float``, so scores equal after rounding to float32 tie too.
+    * A retrieved document missing from the qrels is non-relevant (label 0); negative
+      relevance is non-relevant with gain 0.
+    * NDCG's ideal DCG is built from *all* judged documents of the query, retrieved or not;
+      MAP and recall divide by *all* judged relevant documents ``R``. The kernels of
+      :mod:`selrank.metrics.ranking` (registry :data:`~selrank.metrics.METRICS`) see only
+      the retrieved documents as rows, so NDCG is the DCG kernel on the run over the
+      ideal-DCG kernel on the qrels, and the AP and recall kernels, which divide by the
+      relevant retrieved rows ``R_ret``, are rescaled by ``R_ret / R``. (Appending the
+      missed documents as extra rows ranked last would not do: they would count in DCG, AP
+      and recall below the end of the run.)
+    * Every query of the qrels is evaluated; one without any retrieved document scores 0
+      (trec_eval ``-c``). Queries only in the run are ignored. ``queries="both"`` averages
+      over the queries present in both, trec_eval's default without ``-c`` (what
+      pytrec_eval returns).
+    * A query without relevant documents scores 0 (``no_relevant="zero"``).
+    * Gains are linear (the relevance value); P@k divides by ``k``, AP@k by ``R``.
+
+    Parameters
+    ----------
+    qrels : Qrels or mapping qid -> {docno: rel}
+    run : Run or mapping qid -> {docno: score}
+    metrics : str or sequence of str
+        Case-insensitive names in selrank/ranx, trec_eval or ir_measures style:
+        ``ndcg``, ``ndcg@k`` = ``ndcg_cut_k`` = ``nDCG@k``; ``map``, ``map@k`` =
+        ``map_cut_k`` = ``AP@k``; ``mrr`` = ``recip_rank`` = ``RR``, ``mrr@k`` = ``RR@k``;
+        ``precision@k`` = ``P@k`` = ``P_k``; ``recall@k`` = ``R@k`` = ``recall_k``;
+        ``precision`` / ``set_P`` and ``recall`` / ``set_recall`` over the whole run.
+        trec_eval's dotted form (``ndcg_cut.10``) works too.
+    relevance_level : int
+        ``rel >= relevance_level`` is relevant for MAP, MRR, precision and recall
+        (trec_eval ``-l``); NDCG uses the graded values.
+    ties : {"trec_eval", "average", "pessimistic", "optimistic"}
+        ``"trec_eval"`` as above; the others are those of :func:`~selrank.metrics.ndcg`
+        on the float64 scores (``"average"``: expectation over the orders of tied scores).
+    gain : {"linear", "exponential"}
+        NDCG's gain: ``rel`` (trec_eval) or ``2^rel - 1``.
+    queries : {"qrels", "both"}
+        Which queries are averaged over, see above.
+    no_relevant : {"zero", "one", "exclude"}
+        Value of NDCG, MAP, MRR and recall on a query without relevant judged documents
+        (``"one"`` leaves precision at 0; ``"exclude"`` drops such queries from every
+        metric), as in :func:`~selrank.metrics.evaluate`.
+    per_query : bool
+        One row per query instead of the summary.
+
+    Returns
+    -------
+    polars.DataFrame
+        The frame of :func:`~selrank.metrics.evaluate`: one row per metric with
+        ``metric`` (the name as given), ``mean``, ``std``, ``n_queries``,
+        ``n_no_relevant``, ``n_excluded``. With ``per_query=True``: ``query`` (the qid,
+        sorted as trec_eval sorts them), ``n_docs`` (retrieved), ``n_relevant`` (judged
+        relevant) and one column per metric.
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 2, "d2": 0, "d3": 1}, "q2": {"d9": 1}}
+    >>> run = {"q1": {"d1": 0.5, "d2": 0.9, "d4": 0.1}, "q3": {"d5": 1.0}}
+    >>> evaluate_run(qrels, run, metrics=["P@2", "map", "recip_rank"]).select(
+    ...     "metric", "mean", "n_queries").rows()
+    [('P@2', 0.25, 2), ('map', 0.125, 2), ('recip_rank', 0.25, 2)]
+    >>> evaluate_run(qrels, run, metrics=["nDCG@3", "R@3"], per_query=True).rows()
+    [('q1', 3, 2, 0.4796..., 0.5), ('q2', 0, 1, 0.0, 0.0)]
+    """
+    parsed = _parse_trec_metrics(metrics)
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | np.integer):
+        raise TypeError(f"`relevance_level` must be an int >= 1; got {relevance_level!r}")
+    if relevance_level < 1:
+        raise ValueError(f"`relevance_level` must be an int >= 1; got {relevance_level!r}")
+    _check_choice(ties, "ties", TREC_TIES)
+    _check_choice(gain, "gain", GAINS)
+    _check_choice(queries, "queries", QUERIES)
+    _check_choice(no_relevant, "no_relevant", NO_RELEVANT)
+    pl = _require_polars()
+    ev = _evaluate(
+        _as_qrels(qrels), _as_run(run), parsed, relevance_level=int(relevance_level),
+        ties=ties, gain=gain, queries=queries, policy=no_relevant,
+    )  # fmt: skip
+    if per_query:
+        frame = pl.DataFrame(
+            {"query": ev.qids, "n_docs": ev.n_docs, "n_relevant": ev.n_relevant},
+            schema={"query": pl.String, "n_docs": pl.Int64, "n_relevant": pl.Int64},
+        )
+        return frame.with_columns(
+            [pl.Series(name, ev.values[name], nan_to_null=True) for name, _, _ in parsed]
+        )
+    rows = []
+    for name, _, _ in parsed:
+        v = ev.values[name]
+        kept = v[~np.isnan(v)]
+        rows.append(
+            {
+                "metric": name,
+                "mean": float(kept.mean()) if kept.size else None,
+                "std": float(kept.std(ddof=1)) if kept.size > 1 else None,
+                "n_queries": int(kept.size),
+                "n_no_relevant": int(ev.no_rel[name].sum()),
+                "n_excluded": int(v.size - kept.size),
+            }
+        )
+    schema = {
+        "metric": pl.String, "mean": pl.Float64, "std": pl.Float64, "n_queries": pl.Int64,
+        "n_no_relevant": pl.Int64, "n_excluded": pl.Int64,
+    }  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
