@@ -202,13 +202,18 @@ def _train(args) -> int:
     systems = [name] + [f"LightGBM {b}" for b in baselines]
 
     bar = _progress(len(folds) * len(systems), f"{args.dataset}")
-    per_fold, pooled_y, pooled_group, pooled = [], [], [], {s: [] for s in systems}
-    rounds = {s: [] for s in systems}
+    per_fold: list[dict] = []
+    pooled_y: list[np.ndarray] = []
+    pooled_group: list[np.ndarray] = []
+    pooled: dict[str, list[np.ndarray]] = {s: [] for s in systems}
+    rounds: dict[str, list[int]] = {s: [] for s in systems}
     seconds = {s: 0.0 for s in systems}
     n_queries = 0
     for fold in folds:
         split = load_letor(args.dataset, fold=fold)
         tr, va, te = split.train, split.validation, split.test
+        if tr is None or va is None or te is None:  # packaged LETOR folds always have all three
+            raise CLIError(f"{args.dataset} fold {fold} lacks a train, validation or test split")
         scores = {}
         t0 = time.perf_counter()
         model = SelectiveRanker(**kwargs).fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)],
@@ -232,7 +237,8 @@ def _train(args) -> int:
                              for s in systems}}
         if baselines:
             cmp = paired_comparison(scores, te.y, te.group, candidate=name, metrics=[f"ndcg@{k}" for k in NDCG_AT],
-                                    n_resamples=args.n_resamples, seed=args.seed, **_METRIC)
+                                    n_resamples=args.n_resamples, seed=args.seed, gain=_METRIC["gain"],
+                                    ties=_METRIC["ties"], no_relevant=_METRIC["no_relevant"])
             entry["comparisons"] = cmp.drop("test").to_dicts()
         per_fold.append(entry)
         pooled_y.append(te.y)
@@ -277,7 +283,8 @@ def _train(args) -> int:
     }
     if baselines:
         cmp = paired_comparison(scores, y, group, candidate=name, metrics=[f"ndcg@{k}" for k in NDCG_AT],
-                                n_resamples=args.n_resamples, seed=args.seed, **_METRIC)
+                                n_resamples=args.n_resamples, seed=args.seed, gain=_METRIC["gain"],
+                                ties=_METRIC["ties"], no_relevant=_METRIC["no_relevant"])
         doc["comparisons"] = cmp.drop("test").to_dicts()
         print()
         print(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")))

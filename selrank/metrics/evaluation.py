@@ -504,11 +504,11 @@ def paired_comparison(
     for metric, _, _ in parsed:
         # the exclusion policy depends on labels only: the same queries for every system
         kept = ~np.isnan(per_system[pairs[0][1]][metric])
-        block = []
+        block: list[dict[str, Any]] = []
         for name, other in pairs:
             v = per_system[name][metric][kept]
             r = per_system[other][metric][kept]
-            row = {
+            row: dict[str, Any] = {
                 "metric": metric, "system": name, "reference": other,
                 "mean": float(v.mean()) if v.size else None,
                 "reference_mean": float(r.mean()) if r.size else None,
@@ -538,9 +538,10 @@ def paired_comparison(
                 continue
             b["p_holm"] = float(ph)
             significant = ph < alpha
-            if significant and b["ci_low"] > 0:
+            low, high = float(b["ci_low"]), float(b["ci_high"])  # set wherever a p-value is
+            if significant and low > 0:
                 b["verdict"] = "better"
-            elif significant and b["ci_high"] < 0:
+            elif significant and high < 0:
                 b["verdict"] = "worse"
             else:
                 b["verdict"] = "parity"
