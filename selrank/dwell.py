@@ -662,7 +662,8 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
         A negative or non-finite ``within_session_weight``; ``session`` missing, of the wrong
         length or with a session's rows apart when it is needed; ``eval_set`` without
         ``eval_session``; a non-group ``within_session_loss``; ``link`` / ``loss`` /
-        ``loss_params`` in ``params``; bad labels or bands.
+        ``loss_params`` in ``params``; bad labels or bands; ``outside_weight`` outside
+        [0, 1], below 1 together with a within-session part, or 0 with no dwell in the band.
 
     Examples
     --------
@@ -695,11 +696,7 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
     if not (math.isfinite(lam) and lam >= 0.0):
         raise ValueError(f"`within_session_weight` must be finite and >= 0; got {within_session_weight!r}")
     b = suggest_band(y_log) if band is None else _as_band(band)
-    if isinstance(outside_weight, bool) or not isinstance(outside_weight, int | float | np.number):
-        raise TypeError(f"`outside_weight` must be a number in [0, 1]; got {outside_weight!r}")
-    omega = float(outside_weight)
-    if not 0.0 <= omega <= 1.0:
-        raise ValueError(f"`outside_weight` must be in [0, 1]; got {outside_weight!r}")
+    omega = _outside_weight(outside_weight)
     if omega != 1.0 and lam > 0:
         raise ValueError("`outside_weight` < 1 is not supported with a within-session part (within_session_weight > 0)")
     if hessian_floor is not None:
@@ -740,6 +737,17 @@ def outside_band_weights(y_log, band, outside_weight: float) -> np.ndarray:
     >>> outside_band_weights([0.5, 2.0, 4.0, 7.0], (1.0, 6.0), 0.25).tolist()
     [0.25, 1.0, 1.0, 0.25]
     """
-    y = _dwell_vector(y_log)
-    b = _as_band(band)
-    return np.where((y >= b.lo) & (y <= b.hi), 1.0, float(outside_weight))
+    omega = _outside_weight(outside_weight)
+    inside = _as_band(band).contains(_dwell_vector(y_log))
+    if omega == 0.0 and not inside.any():
+        raise ValueError("no observed dwell lies in the band: with outside_weight=0 every row has weight 0")
+    return np.where(inside, 1.0, omega)
+
+
+def _outside_weight(outside_weight) -> float:
+    if isinstance(outside_weight, bool) or not isinstance(outside_weight, int | float | np.number):
+        raise TypeError(f"`outside_weight` must be a number in [0, 1]; got {outside_weight!r}")
+    omega = float(outside_weight)
+    if not 0.0 <= omega <= 1.0:
+        raise ValueError(f"`outside_weight` must be in [0, 1]; got {outside_weight!r}")
+    return omega

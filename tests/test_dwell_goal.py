@@ -196,3 +196,12 @@ def test_outside_weight_is_weighted_squared_error_on_the_winsorised_target():
                            lgb.Dataset(data.X, np.clip(data.y, band.lo, band.hi),
                                        weight=outside_band_weights(data.y, band, omega)), _FAST["n_estimators"])
         np.testing.assert_allclose(model.predict(data.X), native.predict(data.X), atol=1e-6)
+
+
+def test_outside_band_weights():
+    w = outside_band_weights(np.array([0.5, 1.0, 4.0, 6.0, 7.0]), DwellBand(1.0, 6.0), 0.5)
+    np.testing.assert_array_equal(w, [0.5, 1.0, 1.0, 1.0, 0.5])  # ends are inside, as in band_error
+    with pytest.raises(ValueError, match="every row has weight 0"):
+        outside_band_weights(np.array([0.5, 7.0]), DwellBand(1.0, 6.0), 0.0)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        outside_band_weights(np.array([2.0]), DwellBand(1.0, 6.0), 2.0)
