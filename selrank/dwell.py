@@ -60,6 +60,7 @@ __all__ = [
     "dwell_link",
     "time_holdout",
     "fit_dwell_model",
+    "outside_band_weights",
     "WITHIN_SESSION_GAMMA",
 ]
 
@@ -581,7 +582,7 @@ def _n_rows(X) -> int:
 
 def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight: float = 0.0,
                     within_session_loss=None, eval_set=None, eval_session=None, hessian_floor: float | None = None,
-                    **params):
+                    outside_weight: float = 1.0, sample_weight=None, **params):
     r"""Fit a :class:`~selrank.estimators.SelectiveRegressor` with the capped SmeLU link of ``band``.
 
     With ``within_session_weight = 0`` (the default) the loss is the pointwise capped SmeLU,
@@ -634,6 +635,16 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
         Floor of the GBDT Hessian as a fraction of the reference Hessian (default: the
         estimator's). ``h' = 0`` outside the band, so rows predicted outside it would
         otherwise take unbounded Newton steps.
+    outside_weight : float
+        Weight ω in [0, 1] of the rows whose observed dwell lies outside ``band`` (training
+        rows and ``eval_set`` rows alike; see :func:`outside_band_weights`). 1 (the default)
+        is the plain capped SmeLU, whose minimiser is the mean of the target *winsorised* to
+        the band; 0 drops those rows, so the model estimates the mean dwell *given that it
+        is in the band* — what an in-band error over the rows whose observed dwell is in the
+        band (``selrank.metrics.dwell.band_error``) rewards — at a cost outside the band.
+        Only with ``within_session_weight = 0``.
+    sample_weight : array-like, shape (n,), optional
+        Row weights (multiplied by the ``outside_weight`` of each row).
     **params
         Further :class:`~selrank.estimators.SelectiveRegressor` / LightGBM parameters
         (``n_estimators``, ``learning_rate``, ``num_leaves``, ``random_state``,
@@ -651,7 +662,8 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
         A negative or non-finite ``within_session_weight``; ``session`` missing, of the wrong
         length or with a session's rows apart when it is needed; ``eval_set`` without
         ``eval_session``; a non-group ``within_session_loss``; ``link`` / ``loss`` /
-        ``loss_params`` in ``params``; bad labels or bands.
+        ``loss_params`` in ``params``; bad labels or bands; ``outside_weight`` outside
+        [0, 1], below 1 together with a within-session part, or 0 with no dwell in the band.
 
     Examples
     --------
@@ -684,6 +696,9 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
     if not (math.isfinite(lam) and lam >= 0.0):
         raise ValueError(f"`within_session_weight` must be finite and >= 0; got {within_session_weight!r}")
     b = suggest_band(y_log) if band is None else _as_band(band)
+    omega = _outside_weight(outside_weight)
+    if omega != 1.0 and lam > 0:
+        raise ValueError("`outside_weight` < 1 is not supported with a within-session part (within_session_weight > 0)")
     if hessian_floor is not None:
         params["hessian_floor"] = hessian_floor
     n = _n_rows(X)
@@ -696,9 +711,43 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
         eval_set, eval_groups = _eval_sessions(eval_set, eval_session)
     if lam == 0.0:
         model = SelectiveRegressor(link=dwell_link(b), **params)
-        return model.fit(X, y_log, eval_set=eval_set)
+        if omega == 1.0:
+            return model.fit(X, y_log, eval_set=eval_set, sample_weight=sample_weight)
+        w = outside_band_weights(y_log, b, omega)
+        if sample_weight is not None:
+            w = w * _dwell_vector(sample_weight, "sample_weight")
+        eval_w = None
+        if eval_set is not None:
+            items = [eval_set] if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple) \
+                else list(eval_set)
+            eval_set, eval_w = items, [outside_band_weights(ye, b, omega) for _, ye in items]
+        return model.fit(X, y_log, eval_set=eval_set, sample_weight=w, eval_sample_weight=eval_w)
 
     loss = Combined([Pointwise(dwell_link(b)), within], weights=[1.0, lam])
     # link=None: the loss object carries the link (the estimator's default link would clash)
     model = SelectiveRegressor(loss=loss, link=None, **params)
-    return model.fit(X, y_log, group=session, eval_set=eval_set, eval_group=eval_groups)
+    return model.fit(X, y_log, group=session, eval_set=eval_set, eval_group=eval_groups, sample_weight=sample_weight)
+
+
+def outside_band_weights(y_log, band, outside_weight: float) -> np.ndarray:
+    """Row weights: 1 for an observed dwell inside ``band`` (ends included), ``outside_weight`` outside.
+
+    Examples
+    --------
+    >>> outside_band_weights([0.5, 2.0, 4.0, 7.0], (1.0, 6.0), 0.25).tolist()
+    [0.25, 1.0, 1.0, 0.25]
+    """
+    omega = _outside_weight(outside_weight)
+    inside = _as_band(band).contains(_dwell_vector(y_log))
+    if omega == 0.0 and not inside.any():
+        raise ValueError("no observed dwell lies in the band: with outside_weight=0 every row has weight 0")
+    return np.where(inside, 1.0, omega)
+
+
+def _outside_weight(outside_weight) -> float:
+    if isinstance(outside_weight, bool) or not isinstance(outside_weight, int | float | np.number):
+        raise TypeError(f"`outside_weight` must be a number in [0, 1]; got {outside_weight!r}")
+    omega = float(outside_weight)
+    if not 0.0 <= omega <= 1.0:
+        raise ValueError(f"`outside_weight` must be in [0, 1]; got {outside_weight!r}")
+    return omega
