@@ -1,8 +1,14 @@
 """Evaluation metrics.
 
 * :mod:`selrank.metrics.ranking`: NDCG, DCG, MAP, MRR, ERR, precision@k, recall@k with
-  explicit gain, tie and empty-query conventions; :func:`evaluate` (tidy polars summary)
-  and :func:`compare` (several systems, paired significance tests).
+  explicit gain, tie and empty-query conventions.
+* :mod:`selrank.metrics.evaluation`: :func:`evaluate` (tidy polars summary), :func:`compare`
+  and :func:`paired_comparison` (per-query paired differences with bootstrap CIs, paired
+  tests, Holm correction and a verdict).
+* :mod:`selrank.metrics.significance`: the paired tests (t, Wilcoxon, permutation), the
+  paired bootstrap CI and Holm's correction.
+* :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
+  trec_eval's conventions).
 * :mod:`selrank.metrics.classification`: single-logit classification metrics (per-class
   AUPRC, precision at a fixed recall, Principle-of-Logit-Separation violations).
 * :mod:`selrank.metrics.region`: errors, pairwise accuracy and ranking metrics inside label or
