@@ -30,6 +30,7 @@ __all__ = [
     "sigmoid",
     "log_sigmoid",
     "logsumexp",
+    "log_mean_exp",
     "xlogx",
 ]
 
@@ -234,6 +235,29 @@ def logsumexp(x, xp=None, *, axis: int = -1, keepdims: bool = False):
     if not keepdims:
         out = xp.squeeze(out, axis=axis)
     return out
+
+
+def log_mean_exp(x, weights=None) -> float:
+    """Weighted ``log(Σ w e^x / Σ w)`` of a NumPy vector, exact far outside ``exp``'s range.
+
+    The mean of ``e^x`` underflows for ``x < -745`` (float64) and loses all meaning once it is
+    floored; shifting by the largest ``x`` with positive weight keeps every term in ``(0, 1]``.
+    Zero weights drop their terms; the weights must sum to a positive number.
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    if weights is None:
+        w = np.ones_like(x)
+    else:
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64).reshape(-1), x.shape)
+    keep = w != 0
+    total = float(np.sum(w))
+    if not np.any(keep) or not total > 0:
+        raise ValueError(f"weights must sum to a positive number; got sum {total!r}")
+    x, w = x[keep], w[keep]
+    m = float(np.max(x))
+    if not math.isfinite(m):
+        return m
+    return m + math.log(float(np.sum(w * np.exp(x - m))) / total)
 
 
 def xlogx(x, xp=None):
