@@ -314,3 +314,47 @@ def test_listwise_float32_torch_scores_widen():
     g64, h64 = Listwise("exp").grad_hess(z.double().numpy(), y, group=[5])
     np.testing.assert_allclose(g.numpy(), g64, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(h.numpy(), h64, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# Same class elsewhere: optimal constants clipped at absolute bounds or floors
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("scaling", "target"), [("exp", -45.0), ("exp", -300.0), ("exp", 45.0),
+                                                 ("sigmoid", -45.0), ("sigmoid", -300.0),
+                                                 ("negexp", -45.0), ("negexp", -300.0)])
+def test_listwise_optimal_constant_of_identical_targets_is_the_target(scaling, target):
+    from selrank.losses import Listwise
+
+    c = Listwise(scaling).optimal_constant(np.full(6, target), group=[3, 3])
+    assert c == pytest.approx(target, rel=1e-7)  # before: the grid end ±30
+
+
+def test_listwise_optimal_constant_far_out_solves_the_first_order_condition():
+    # the loss itself cannot resolve the optimum out there (H = log 3 + e^-40): check that the
+    # summed gradient of a common score vanishes, q(c) = T
+    from selrank.losses import Listwise
+
+    loss = Listwise("exp")
+    y, group = np.array([-40.0, -41.0, -42.0, -40.0, -45.0]), [3, 2]
+    c = loss.optimal_constant(y, group=group)
+    assert -45.0 <= c <= -40.0
+
+    def summed_gradient(v):
+        g, _ = loss.grad_hess(np.full(5, v), y, group=group)
+        return float(g.sum())
+
+    scale = float(np.exp(y).sum())
+    assert abs(summed_gradient(c)) <= 1e-6 * scale
+    assert abs(summed_gradient(-30.0)) > 1e3 * scale  # the old answer is far off
+
+
+def test_softmax_cross_entropy_constant_keeps_rare_but_present_classes():
+    from selrank.losses import SoftmaxCrossEntropy
+
+    w = np.array([1.0, 1.0, 1e-20])
+    c = SoftmaxCrossEntropy().optimal_constant(np.array([0, 1, 2]), w)
+    assert c[0] - c[2] == pytest.approx(math.log(1e20), rel=1e-12)  # before: floored at e^-30
+    c_absent = SoftmaxCrossEntropy().optimal_constant(np.array([0, 1, 1]), n_classes=3)
+    assert c_absent[2] < c_absent[0] - 29  # an absent class stays far below every present one

@@ -190,8 +190,16 @@ def label_class_means(y_true, sample_weight, n_classes: int | None, owner: str, 
 
 
 def log_frequencies(pi: np.ndarray, floor: float = math.exp(-30.0)) -> np.ndarray:
-    """``log π`` with absent classes floored at ``e^{-30}`` (their optimum is at −∞)."""
-    return np.log(np.maximum(pi, floor))
+    """``log π`` with absent classes (``π = 0``, optimum at −∞) at ``e^{-30}`` times the rarest present one.
+
+    Present classes keep their exact ``log π``, however rare (a class of frequency ``1e-20``
+    from tiny weights is not lifted to ``e^{-30}``), and stay above every absent class.
+    """
+    pi = np.asarray(pi, dtype=np.float64)
+    present = pi[pi > 0]
+    low = floor * (min(1.0, float(present.min())) if present.size else 1.0)
+    with np.errstate(divide="ignore"):
+        return np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)), math.log(low))
 
 
 # --------------------------------------------------------------------------------------

@@ -96,17 +96,24 @@ def widen_on_overflow(fn, z, owner: str, scaling: Scaling):
     return back
 
 
-def solve_constant(scaling: Scaling, total: float) -> float:
+def solve_constant(scaling: Scaling, total: float, span: tuple[float, float] | None = None) -> float:
     r"""Minimise :math:`Q(c) - c\,T` over scalar ``c`` (the optimal constant of a composite softmax).
 
     For a convex ``Q`` this is the root of :math:`q(c) = T`. A grid over the standardized
-    argument ``[-30, 30]`` followed by golden-section refinement also handles non-convex ``Q``
-    and returns the grid end when the minimum lies beyond it.
+    argument ``[-30, 30]``, widened to ``span`` (the range of the observed scores, where
+    :math:`T`, a mean of :math:`q` values, has its preimage), followed by golden-section
+    refinement also handles non-convex ``Q`` and returns the grid end when the minimum lies
+    beyond it. Without the widening, targets in the flat region of ``q`` (all scores -40 for
+    the exp scaling) gave the grid end -30.
     """
     if scaling.constant:
         return 0.0
-    x = np.linspace(-30.0, 30.0, 6001)
-    z = x / scaling.alpha - scaling.beta
+    lo, hi = -30.0 / scaling.alpha - scaling.beta, 30.0 / scaling.alpha - scaling.beta
+    if span is not None and all(math.isfinite(v) for v in span):
+        lo, hi = min(lo, float(span[0])), max(hi, float(span[1]))
+    # fine steps of the standardized argument over [-30, 30], coarser beyond
+    z = np.unique(np.concatenate([np.linspace(-30.0, 30.0, 6001) / scaling.alpha - scaling.beta,
+                                  np.linspace(lo, hi, 6001)]))
     with np.errstate(over="ignore", invalid="ignore"):
         f = np.asarray(A.to_numpy(scaling.Q(z)), dtype=np.float64) - z * total
     f = np.where(np.isfinite(f), f, np.inf)
@@ -213,7 +220,11 @@ class Listwise(Loss):
         b = self.bind(y_true, group=group, sample_weight=sample_weight)
         per_query = np.asarray(A.to_numpy(b.groups.sum(b.hy)), dtype=np.float64)
         total = float(np.average(per_query, weights=b.unit_weight))
-        return solve_constant(self.scaling, total)
+        span = None
+        if self.target == "score":
+            y = np.asarray(A.to_numpy(b.yg), dtype=np.float64)
+            span = (float(np.min(y)), float(np.max(y)))
+        return solve_constant(self.scaling, total, span)
 
 
 class _BoundListwise(BoundLoss):
