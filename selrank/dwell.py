@@ -81,11 +81,11 @@ def _check_log1p_seconds(y: np.ndarray, name: str = "y_log") -> None:
     """Refuse dwell that cannot be log1p seconds (a value above :data:`MAX_LOG1P_DWELL`)."""
     top = float(y.max())
     if top > MAX_LOG1P_DWELL:
-        years = math.expm1(min(top, 700.0)) / (365.25 * 86400.0)
         raise ValueError(
-            f"`{name}` looks like raw seconds, not log1p(seconds): its largest value {top:g} would be "
-            f"a dwell of {years:.3g} years (anything above {MAX_LOG1P_DWELL:g}, about 15 years, cannot be "
-            "a dwell). Pass np.log1p(seconds), as selrank.datasets.load_dwell's `y` is"
+            f"`{name}` looks like raw seconds, not log1p(seconds): as log1p seconds its largest value "
+            f"{top:g} would be a dwell of about 10^{top / math.log(10.0):.0f} s (anything above "
+            f"{MAX_LOG1P_DWELL:g}, about 15 years, cannot be a dwell). Pass np.log1p(seconds), as "
+            "selrank.datasets.load_dwell's `y` is"
         )
 
 
