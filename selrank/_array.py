@@ -30,6 +30,8 @@ __all__ = [
     "sigmoid",
     "log_sigmoid",
     "logsumexp",
+    "log_softmax",
+    "log_mean_exp",
     "xlogx",
 ]
 
@@ -177,14 +179,19 @@ def finfo(xp, x):
 def softplus(x, xp=None):
     """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``.
 
-    NumPy and torch use their fused ``logaddexp(x, 0)``, which is the same formula.
+    NumPy uses its fused ``logaddexp(x, 0)``, which is the same formula. Torch uses
+    ``torch.nn.functional.softplus``: its double backward is finite for every ``x``, while
+    that of ``torch.logaddexp(x, 0)`` is NaN for ``x`` below about -100 (float32). Its
+    linear continuation starts where ``log1p(e^{-x})`` is below the dtype's rounding (20 for
+    float32 and narrower, 40 for float64), so the value is exact to the last bit.
     """
     if is_numpy(x):
         return np.logaddexp(x, 0.0)
     if is_torch(x):
         import torch
 
-        return torch.logaddexp(x, torch.zeros((), dtype=x.dtype, device=x.device))
+        threshold = 40.0 if x.dtype == torch.float64 else 20.0
+        return torch.nn.functional.softplus(x, beta=1.0, threshold=threshold)
     xp = xp or get_namespace(x)
     return xp.maximum(x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))
 
@@ -234,6 +241,48 @@ def logsumexp(x, xp=None, *, axis: int = -1, keepdims: bool = False):
     if not keepdims:
         out = xp.squeeze(out, axis=axis)
     return out
+
+
+def log_mean_exp(x, weights=None) -> float:
+    """Weighted ``log(Σ w e^x / Σ w)`` of a NumPy vector, exact far outside ``exp``'s range.
+
+    The mean of ``e^x`` underflows for ``x < -745`` (float64) and loses all meaning once it is
+    floored; shifting by the largest ``x`` with positive weight keeps every term in ``(0, 1]``.
+    Zero weights drop their terms; the weights must sum to a positive number.
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    if weights is None:
+        w = np.ones_like(x)
+    else:
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64).reshape(-1), x.shape)
+    keep = w != 0
+    total = float(np.sum(w))
+    if not np.any(keep) or not total > 0:
+        raise ValueError(f"weights must sum to a positive number; got sum {total!r}")
+    x, w = x[keep], w[keep]
+    m = float(np.max(x))
+    if not math.isfinite(m):
+        return m
+    return m + math.log(float(np.sum(w * np.exp(x - m))) / total)
+
+
+def log_softmax(x, xp=None, *, axis: int = -1):
+    """``x - logsumexp(x)`` along ``axis``, accurate to the rounding of ``x`` itself.
+
+    Written as ``(x - m) - log Σ e^{x - m}`` with ``m`` the (constant) maximum: the shifted
+    logits are exact differences, so no ``log Σ e^x ≈ 1e4`` is formed and subtracted. The
+    plain ``x - logsumexp(x)`` loses the rounding of the large log-sum-exp (``1e-3`` absolute
+    at logits of ``1e4`` in float32); this form keeps the float32 error at that of
+    ``torch.log_softmax``. Rows that are entirely ``-inf`` give NaN, as ``torch`` does.
+    """
+    xp = xp or get_namespace(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    if is_torch(m):
+        m = m.detach()
+    m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+    d = x - m
+    with np.errstate(divide="ignore"):
+        return d - xp.log(xp.sum(xp.exp(d), axis=axis, keepdims=True))
 
 
 def xlogx(x, xp=None):

@@ -39,6 +39,7 @@ SmeLU(alpha=1.0, beta=4.117..., c=2.264...)
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from collections.abc import Sequence
@@ -53,6 +54,7 @@ from .links import SmeLU
 
 __all__ = [
     "BAND_METHODS",
+    "MAX_LOG1P_DWELL",
     "DwellBand",
     "DwellMixture",
     "dwell_mixture",
@@ -65,9 +67,27 @@ __all__ = [
 ]
 
 #: Methods of :func:`suggest_band`.
-BAND_METHODS = ("mixture", "quantile")
+BAND_METHODS = ("auto", "mixture", "quantile")
 
 _GRID = 4097  # points on which the mixture posterior is scanned for the band ends
+
+#: Largest plausible dwell in log1p seconds: ``expm1(20)`` s is about 15 years. A larger value
+#: means the input is raw seconds (or milliseconds), not ``log1p(seconds)``.
+MAX_LOG1P_DWELL = 20.0
+
+_log = logging.getLogger(__name__)
+
+
+def _check_log1p_seconds(y: np.ndarray, name: str = "y_log") -> None:
+    """Refuse dwell that cannot be log1p seconds (a value above :data:`MAX_LOG1P_DWELL`)."""
+    top = float(y.max())
+    if top > MAX_LOG1P_DWELL:
+        raise ValueError(
+            f"`{name}` looks like raw seconds, not log1p(seconds): as log1p seconds its largest value "
+            f"{top:g} would be a dwell of about 10^{top / math.log(10.0):.0f} s (anything above "
+            f"{MAX_LOG1P_DWELL:g}, about 15 years, cannot be a dwell). Pass np.log1p(seconds), as "
+            "selrank.datasets.load_dwell's `y` is"
+        )
 
 
 def _dwell_vector(y: Any, name: str = "y_log") -> np.ndarray:
@@ -106,6 +126,9 @@ class DwellBand(Sequence):
     method : str
         How the band was chosen (``"given"``, ``"quantile"``, ``"mixture"``); informational,
         not compared by ``==``.
+    note : str
+        Why that method was used when :func:`suggest_band` fell back from the mixture to
+        quantiles (empty otherwise); informational, not compared by ``==``.
 
     Attributes
     ----------
@@ -136,6 +159,7 @@ class DwellBand(Sequence):
     lo: float
     hi: float
     method: str = field(default="given", compare=False)
+    note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         try:
@@ -218,13 +242,19 @@ class DwellMixture:
     weights, means, sds : ndarray, shape (n_components,)
         Components sorted by mean (bounce first, idle last for three components).
     engaged : int
-        Index of the engaged component: the one with the largest weight.
+        Index of the engaged component: the one with the largest weight among those that are
+        not a spike of identical dwells (standard deviation at most ten times its floor, e.g.
+        clicks in the same instant, ``y = 0``); the heaviest one if all are.
     log_likelihood : float
         Mean log-likelihood per row at the fit.
     n_iter : int
     converged : bool
     data_range : (float, float)
         Smallest and largest dwell of the fit data (the band never leaves it).
+    single_log_likelihood : float
+        Mean log-likelihood per row of one Gaussian fitted to the same data.
+    n_rows : int
+        Rows of the fit data.
     """
 
     weights: np.ndarray
@@ -235,6 +265,19 @@ class DwellMixture:
     n_iter: int
     converged: bool
     data_range: tuple[float, float]
+    single_log_likelihood: float = math.nan
+    n_rows: int = 0
+
+    @property
+    def bic_gain(self) -> float:
+        r"""BIC of one Gaussian minus BIC of the mixture: positive when the data show components.
+
+        :math:`2n(\ell_k - \ell_1) - (3k - 3)\log n`; on log-normal (one-component) dwell it is
+        negative, and the mixture's "engaged" component is then an artefact of the fit.
+        """
+        k = self.weights.size
+        n = max(self.n_rows, 1)
+        return 2.0 * n * (self.log_likelihood - self.single_log_likelihood) - (3 * k - 3) * math.log(n)
 
     def _log_joint(self, y: np.ndarray) -> np.ndarray:
         z = (y[:, None] - self.means[None, :]) / self.sds[None, :]
@@ -318,6 +361,12 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
     -------
     DwellMixture
 
+    Raises
+    ------
+    ValueError
+        Too few rows, constant dwell, or values above :data:`MAX_LOG1P_DWELL` (raw seconds
+        given instead of ``log1p(seconds)``).
+
     Examples
     --------
     >>> from selrank.datasets import make_dwell
@@ -326,6 +375,7 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
     ([0.04, 0.85, 0.1], 1, True)
     """
     y = _dwell_vector(y_log)
+    _check_log1p_seconds(y)
     if isinstance(n_components, bool) or not isinstance(n_components, int | np.integer) or n_components < 2:
         raise ValueError(f"`n_components` must be an int >= 2; got {n_components!r}")
     for name, v, least in (("max_iter", max_iter, 1), ("n_bins", n_bins, 64)):
@@ -369,8 +419,16 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
         ll_old = ll
     order = np.argsort(means, kind="stable")
     weights, means, sds = weights[order], means[order], sds[order]
-    return DwellMixture(weights=weights, means=means, sds=sds, engaged=int(np.argmax(weights)), log_likelihood=ll,
-                        n_iter=n_iter, converged=converged, data_range=(float(y.min()), float(y.max())))
+    # one Gaussian on the same (binned) data, for the BIC comparison
+    mu1 = float(w @ values)
+    var1 = max(float(w @ (values - mu1) ** 2), sd_floor**2)
+    ll1 = float(w @ (-0.5 * (values - mu1) ** 2 / var1)) - 0.5 * math.log(2 * math.pi * var1)
+    # a spike of identical dwells (clicks in the same instant: y = 0) is never the engaged read
+    spread_out = sds > 10.0 * sd_floor
+    engaged = int(np.argmax(np.where(spread_out, weights, -1.0))) if spread_out.any() else int(np.argmax(weights))
+    return DwellMixture(weights=weights, means=means, sds=sds, engaged=engaged, log_likelihood=ll,
+                        n_iter=n_iter, converged=converged, data_range=(float(y.min()), float(y.max())),
+                        single_log_likelihood=ll1, n_rows=int(y.size))
 
 
 # --------------------------------------------------------------------------------------
@@ -378,26 +436,34 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
 # --------------------------------------------------------------------------------------
 
 
-def suggest_band(y_log, *, method: str = "mixture", lower: float = 0.1, upper: float = 0.9,
+def suggest_band(y_log, *, method: str = "auto", lower: float = 0.1, upper: float = 0.9,
                  n_components: int = 3, threshold: float = 0.5, min_coverage: float = 0.5) -> DwellBand:
     r"""Choose the engaged dwell band from observed dwell (log1p seconds).
 
     Parameters
     ----------
     y_log : array-like, shape (n,)
-        Observed dwell of the *training* period, log1p seconds. Never the test period.
-    method : {"mixture", "quantile"}
-        * ``"mixture"`` (default): fit bounce / engaged / idle components
-          (:func:`dwell_mixture`) and keep the dwell range where the engaged component is
-          the most likely explanation (posterior >= ``threshold``). The ends sit where
-          bounces, and idle users, become likelier than an engaged read — the valleys
-          between the modes when there are valleys, the crossover of the tails otherwise.
+        Observed dwell of the *training* period, ``log1p(seconds)``. Never the test period.
+        Raw seconds are refused (any value above :data:`MAX_LOG1P_DWELL` = 20, i.e. 15 years).
+    method : {"auto", "mixture", "quantile"}
+        * ``"auto"`` (default): the mixture band when the data separate an engaged component,
+          otherwise the quantile band, with a ``UserWarning`` that says why. The mixture
+          separates one when it beats a single Gaussian by BIC (:attr:`DwellMixture.bic_gain`
+          > 0: log-normal dwell has no bounce or idle component to leave out) and its
+          engaged component is the likeliest at its own mean. The returned band's
+          ``method`` says which was used and ``note`` why it fell back.
+        * ``"mixture"``: fit bounce / engaged / idle components (:func:`dwell_mixture`) and
+          keep the dwell range where the engaged component is the most likely explanation
+          (posterior >= ``threshold``). The ends sit where bounces, and idle users, become
+          likelier than an engaged read — the valleys between the modes when there are
+          valleys, the crossover of the tails otherwise. Raises when there is no such range.
         * ``"quantile"``: ``[q_lower, q_upper]`` of the dwell distribution: the middle
           ``upper − lower`` share of the clicks, whatever its shape.
     lower, upper : float
-        Quantile levels for ``method="quantile"``, ``0 <= lower < upper <= 1``.
+        Quantile levels for ``method="quantile"`` and the ``"auto"`` fallback,
+        ``0 <= lower < upper <= 1``.
     n_components, threshold : int, float
-        For ``method="mixture"``.
+        For the mixture.
     min_coverage : float
         Warn (``UserWarning``) when fewer than this share of the rows fall in the band: a
         band that narrow throws most of the data's information away (the loss sees every
@@ -406,22 +472,28 @@ def suggest_band(y_log, *, method: str = "mixture", lower: float = 0.1, upper: f
     Returns
     -------
     DwellBand
+        With ``method`` set to ``"mixture"`` or ``"quantile"``.
 
     Raises
     ------
     ValueError
-        NaN/inf or empty input, ``lower >= upper``, a quantile band of zero width, or a
-        mixture without an engaged band.
+        NaN/inf or empty input, raw seconds instead of log1p seconds, ``lower >= upper``, a
+        quantile band of zero width, or (``method="mixture"``) a mixture without an engaged
+        band.
 
     Examples
     --------
     >>> from selrank.datasets import make_dwell
     >>> data = make_dwell(20_000, seed=0)
     >>> band = suggest_band(data.y)                  # mixture: bounces and idle users left out
-    >>> [round(s) for s in band.seconds]
-    [2, 565]
+    >>> band.method, [round(s) for s in band.seconds]
+    ('mixture', [2, 565])
     >>> round(float(band.contains(data.y[data.idle]).mean()), 3)   # idle rows inside the band
     0.0
+    >>> suggest_band(data.seconds)
+    Traceback (most recent call last):
+    ...
+    ValueError: `y_log` looks like raw seconds, not log1p(seconds): ... Pass np.log1p(seconds), as selrank.datasets.load_dwell's `y` is
     >>> suggest_band(data.y, method="quantile", lower=0.9, upper=0.1)
     Traceback (most recent call last):
     ...
@@ -432,24 +504,64 @@ def suggest_band(y_log, *, method: str = "mixture", lower: float = 0.1, upper: f
     if not (isinstance(min_coverage, int | float) and 0.0 <= min_coverage <= 1.0):
         raise ValueError(f"`min_coverage` must be in [0, 1]; got {min_coverage!r}")
     y = _dwell_vector(y_log)
+    _check_log1p_seconds(y)
     if method == "quantile":
-        for name, v in (("lower", lower), ("upper", upper)):
-            if isinstance(v, bool) or not isinstance(v, int | float | np.floating) or not 0.0 <= v <= 1.0:
-                raise ValueError(f"`{name}` must be a quantile level in [0, 1]; got {v!r}")
-        if not lower < upper:
-            raise ValueError(f"`lower` must be below `upper` (quantile levels in [0, 1]); got lower={lower!r}, upper={upper!r}")
-        lo, hi = (float(v) for v in np.quantile(y, [lower, upper]))
-        if not lo < hi:
-            raise ValueError(f"the {lower}–{upper} quantile band of `y_log` has zero width (both ends {lo!r}); "
-                             "widen it or check the data")
-        band = DwellBand(lo, hi, method="quantile")
-    else:
+        band = _quantile_band(y, lower, upper)
+    elif method == "mixture":
         band = dwell_mixture(y, n_components=n_components).band(threshold)
+    else:
+        _quantile_levels(lower, upper)  # bad levels are an error whichever band is chosen
+        band, why = _mixture_band_or_reason(y, n_components, threshold)
+        if band is None:
+            band = _quantile_band(y, lower, upper)
+            note = f"{why}; using the {lower}–{upper} quantile band"
+            band = DwellBand(band.lo, band.hi, method="quantile", note=note)
+            warnings.warn(f"suggest_band: {note} {tuple(round(v, 3) for v in band)} (log1p seconds) instead. "
+                          "Pass method='quantile' to choose it explicitly", UserWarning, stacklevel=2)
+        _log.info("suggest_band(method='auto') used the %s band %s", band.method, tuple(band))
     coverage = band.shares(y)["inside"]
     if coverage < min_coverage:
         warnings.warn(f"the suggested band {tuple(round(v, 3) for v in band)} holds only {coverage:.1%} of the rows "
                       f"(min_coverage={min_coverage}); check the band before training on it", UserWarning, stacklevel=2)
     return band
+
+
+def _quantile_levels(lower, upper) -> None:
+    for name, v in (("lower", lower), ("upper", upper)):
+        if isinstance(v, bool) or not isinstance(v, int | float | np.floating) or not 0.0 <= v <= 1.0:
+            raise ValueError(f"`{name}` must be a quantile level in [0, 1]; got {v!r}")
+    if not lower < upper:
+        raise ValueError(f"`lower` must be below `upper` (quantile levels in [0, 1]); got lower={lower!r}, upper={upper!r}")
+
+
+def _quantile_band(y: np.ndarray, lower, upper) -> DwellBand:
+    _quantile_levels(lower, upper)
+    lo, hi = (float(v) for v in np.quantile(y, [lower, upper]))
+    if not lo < hi:
+        raise ValueError(f"the {lower}–{upper} quantile band of `y_log` has zero width (both ends {lo!r}); "
+                         "widen it or check the data")
+    return DwellBand(lo, hi, method="quantile")
+
+
+def _mixture_band_or_reason(y: np.ndarray, n_components: int, threshold: float) -> tuple[DwellBand | None, str]:
+    """The mixture band, or ``None`` and why the mixture does not separate an engaged component."""
+    if isinstance(n_components, bool) or not isinstance(n_components, int | np.integer) or n_components < 2:
+        raise ValueError(f"`n_components` must be an int >= 2; got {n_components!r}")
+    if y.size < 5 * int(n_components):
+        return None, f"{y.size} rows are too few for a {int(n_components)}-component mixture"
+    if float(y.std()) == 0.0:
+        return None, "the dwell is constant"
+    mix = dwell_mixture(y, n_components=n_components)
+    if not mix.bic_gain > 0:
+        return None, (f"one log-normal dwell component explains the data as well as {mix.weights.size} "
+                      f"(BIC gain {mix.bic_gain:.3g} <= 0): there are no bounce or idle components to leave out")
+    try:
+        return mix.band(threshold), ""
+    except ValueError as exc:
+        if "does not separate" not in str(exc):
+            raise
+        mu = float(mix.means[mix.engaged])
+        return None, f"the mixture does not separate an engaged component (at its mean {mu:.3g} another one is likelier)"
 
 
 def dwell_link(band, *, alpha: float = 1.0) -> SmeLU:

@@ -255,21 +255,41 @@ class Link(Params):
         r"""Optimal constant prediction :math:`h^{-1}(\bar y)` (properness, Prop. 1).
 
         :math:`\bar y` is the weighted mean of :math:`h(y)` (``target="score"``) or of
-        :math:`y` (``target="link"``). A mean on the boundary of a bounded range (all labels
-        0 for a sigmoid link) is pulled inside by a relative ``1e-12`` so the constant is
-        finite.
+        :math:`y` (``target="link"``). Only a mean that lies *on* the boundary of a bounded
+        range (all labels 0 for a sigmoid link with ``target="link"``) is pulled inside, by a
+        relative ``1e-12``, so the constant is finite; a mean merely close to the boundary is
+        inverted as it is. With ``target="score"`` the constant is kept in
+        ``[min y, max y]``, where a preimage of the mean always lies. Links whose ``h`` underflows towards a range end (exp, negexp,
+        sigmoid) override this with a log-space closed form that stays exact there.
         """
-        y = np.asarray(A.to_numpy(y_true), dtype=np.float64)
+        y, w = self._constant_inputs(y_true, sample_weight)
         v = A.to_numpy(self.h(y)) if target == "score" else y
-        w = None if sample_weight is None else np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
         mean = float(np.average(v, weights=w))
         lo, hi = self.range
         span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
-        if math.isfinite(lo):
-            mean = max(mean, lo + 1e-12 * span)
-        if math.isfinite(hi):
-            mean = min(mean, hi - 1e-12 * span)
-        return float(A.to_numpy(self.h_inv(np.array([mean])))[0])
+        if math.isfinite(lo) and mean <= lo:
+            mean = lo + 1e-12 * span
+        if math.isfinite(hi) and mean >= hi:
+            mean = hi - 1e-12 * span
+        c = float(A.to_numpy(self.h_inv(np.array([mean])))[0])
+        if target == "score" and y.size:
+            # a weighted mean of h(y) has a preimage in [min y, max y] (monotone h); where h
+            # has underflowed to its range end that bound is all that is left, and it is exact
+            # for identical targets
+            seen = y if w is None else y[np.broadcast_to(w, y.shape) != 0]
+            if seen.size and np.all(np.isfinite(seen)):
+                c = min(max(c, float(seen.min())), float(seen.max()))
+        return c
+
+    @staticmethod
+    def _constant_inputs(y_true, sample_weight):
+        y = np.asarray(A.to_numpy(y_true), dtype=np.float64).reshape(-1)
+        w = None if sample_weight is None else np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
+        return y, w
+
+    def _uncapped(self, x) -> bool:
+        """True when every standardized argument ``x`` lies where no cap acts."""
+        return bool(np.all((x >= getattr(self, "_lo", -math.inf)) & (x <= getattr(self, "_hi", math.inf))))
 
     # ---- validation and presentation -----------------------------------------------------
     def check_domain(self, z, name: str = "y_true") -> None:
@@ -578,6 +598,17 @@ class Sigmoid(SigmoidFunction, _AffineLink):
         # negative binary entropy; finite (0) at y = 0 and y = 1
         return A.xlogx(y, xp) + A.xlogx(1.0 - y, xp)
 
+    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+        # logit(p) = log p - log(1 - p) with both means in log space: p underflows to 0 (or
+        # rounds to 1) for |x| beyond ~37, where the generic inverse is no longer exact
+        y, w = self._constant_inputs(y_true, sample_weight)
+        x = self.alpha * (y - self.beta)
+        if target != "score" or not self._uncapped(x):
+            return super().optimal_constant(y, w, target=target)
+        log_p = A.log_mean_exp(A.log_sigmoid(x), w)
+        log_q = A.log_mean_exp(A.log_sigmoid(-x), w)
+        return (log_p - log_q) / self.alpha + self.beta
+
 
 class Exp(ExpFunction, _AffineLink):
     r"""Exponential link: high-score sensitivity (paper eq. [7]).
@@ -604,6 +635,14 @@ class Exp(ExpFunction, _AffineLink):
 
     def _Fconj(self, y, xp):
         return A.xlogx(y, xp) - y
+
+    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+        # log-mean-exp: the mean of e^x underflows (-40 gave -27.6 through the old floor)
+        y, w = self._constant_inputs(y_true, sample_weight)
+        x = self.alpha * (y - self.beta)
+        if target != "score" or not self._uncapped(x):
+            return super().optimal_constant(y, w, target=target)
+        return A.log_mean_exp(x, w) / self.alpha + self.beta
 
 
 class NegExp(NegExpFunction, _AffineLink):
@@ -634,6 +673,14 @@ class NegExp(NegExpFunction, _AffineLink):
     def _Fconj(self, y, xp):
         # sup_x xy - e^{-x} at x = -log(-y): y log(-y)... = -y*log(-y) + y  (y < 0)
         return -A.xlogx(-y, xp) + y
+
+    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+        # -log-mean-exp(-x): the mean of -e^{-x} underflows to the range end 0 for large x
+        y, w = self._constant_inputs(y_true, sample_weight)
+        x = self.alpha * (y - self.beta)
+        if target != "score" or not self._uncapped(x):
+            return super().optimal_constant(y, w, target=target)
+        return -A.log_mean_exp(-x, w) / self.alpha + self.beta
 
 
 class Sinh(SinhFunction, _AffineLink):

@@ -295,10 +295,12 @@ def max_feature_id(buf):
     """Largest ``<id>`` among the ``<id>:<value>`` tokens of ``buf`` (comments skipped).
 
     A cheap pre-scan used to size the output before parsing; malformed tokens are ignored
-    here and reported by :func:`parse_chunk`.
+    here and reported by :func:`parse_chunk`. Returns ``(id, byte_offset)`` of the first
+    token holding that id (offset -1 when there is none), so a caller can name its line.
     """
     n = buf.shape[0]
     best = np.int64(0)
+    where = -1
     p = 0
     while p < n:
         c = buf[p]
@@ -307,6 +309,7 @@ def max_feature_id(buf):
                 p += 1
             continue
         if 48 <= c <= 57 and (p == 0 or _is_sep(buf[p - 1]) or buf[p - 1] == _NL):
+            t0 = p
             v = np.int64(0)
             k = 0
             while p < n and 48 <= buf[p] <= 57:
@@ -316,9 +319,10 @@ def max_feature_id(buf):
                 p += 1
             if p < n and buf[p] == _COLON and k <= 18 and v > best:
                 best = v
+                where = t0
             continue
         p += 1
-    return best
+    return best, where
 
 
 @numba.njit(cache=True)

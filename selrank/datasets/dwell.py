@@ -176,15 +176,55 @@ def read_session_clicks(path: str | os.PathLike):
     return parsed.select("session", "item", "time_ms")
 
 
+#: A ``time`` column (Unix seconds) above this is in milliseconds or finer (1e11 s is the year 5138).
+_MAX_UNIX_SECONDS = 1e11
+
+
+def _time_ms(clicks, name: str):
+    """``time_ms`` (int64 Unix milliseconds) from a ``time`` column of Unix seconds or datetimes."""
+    pl = _pl()
+    col = clicks.schema["time"]
+    if col == pl.Date or isinstance(col, pl.Datetime):
+        # datetimes: milliseconds since the epoch, rounded as numeric seconds are
+        return clicks.with_columns(
+            (pl.col("time").dt.epoch("us") / 1000.0).round(0).cast(pl.Int64).alias("time_ms")
+        )
+    if not col.is_numeric():
+        raise TypeError(
+            f"`{name}` column 'time' must be Unix seconds (numbers) or datetimes; got {col}"
+        )
+    top = clicks.select(pl.col("time").abs().max()).item()
+    if top is not None and top > _MAX_UNIX_SECONDS:
+        raise ValueError(
+            f"`{name}` column 'time' must be Unix seconds, but it reaches {top:.6g} (after the year "
+            "5000 as seconds): it looks like milliseconds or finer. Name a millisecond column "
+            "'time_ms', or divide by 1000"
+        )
+    return clicks.with_columns((pl.col("time") * 1000.0).round(0).cast(pl.Int64).alias("time_ms"))
+
+
+def _ids(clicks, column: str, name: str):
+    """An int64 id column; string ids that are not integers are hashed (the same id, the same hash)."""
+    pl = _pl()
+    dt = clicks.schema[column]
+    if dt.is_integer():
+        return pl.col(column).cast(pl.Int64)
+    if dt in (pl.String, pl.Categorical) or isinstance(dt, pl.Enum):
+        as_int = clicks.select(pl.col(column).cast(pl.String).cast(pl.Int64, strict=False))
+        if as_int.null_count().item() == clicks.select(pl.col(column).null_count()).item():
+            return pl.col(column).cast(pl.String).cast(pl.Int64)
+        # opaque ids (e.g. UUIDs): a stable 64-bit hash keeps equal ids equal across both logs
+        return pl.col(column).cast(pl.String).hash(seed=0).reinterpret(signed=True)
+    raise TypeError(f"`{name}` column {column!r} must hold integer or string ids; got {dt}")
+
+
 def _clicks_frame(clicks: Any, name: str):
     """Validate a click table: polars DataFrame with session, item and time or time_ms."""
     pl = _pl()
     if not isinstance(clicks, pl.DataFrame):
         raise TypeError(f"`{name}` must be a polars DataFrame; got {type(clicks).__name__}")
     if "time_ms" not in clicks.columns and "time" in clicks.columns:
-        clicks = clicks.with_columns(
-            (pl.col("time") * 1000.0).round(0).cast(pl.Int64).alias("time_ms")
-        )
+        clicks = _time_ms(clicks, name)
     missing = [c for c in ("session", "item", "time_ms") if c not in clicks.columns]
     if missing:
         raise ValueError(
@@ -192,8 +232,8 @@ def _clicks_frame(clicks: Any, name: str):
             f"missing {missing}; got {clicks.columns}"
         )
     out = clicks.select(
-        pl.col("session").cast(pl.Int64),
-        pl.col("item").cast(pl.Int64),
+        _ids(clicks, "session", name).alias("session"),
+        _ids(clicks, "item", name).alias("item"),
         pl.col("time_ms").cast(pl.Int64),
     )
     if out.null_count().sum_horizontal().item():

@@ -19,6 +19,8 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import sys
+import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,18 @@ def _open(path: Path):
     return gzip.open(path, "rb") if magic == _GZIP_MAGIC else open(path, "rb")
 
 
+def _read_into(fh, view, path: Path, done: int) -> int:
+    """``fh.readinto(view)``; a truncated or corrupt gzip stream is reported with the file name."""
+    try:
+        return fh.readinto(view)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(
+            f"{path}: the gzip stream is truncated or corrupt after {done} decompressed bytes "
+            f"({type(exc).__name__}: {exc}); download or copy the file again, or check it with "
+            "`gzip -t`"
+        ) from exc
+
+
 def _chunks(path: Path, chunk_bytes: int, kernel) -> Iterator[np.ndarray]:
     """Buffers of whole lines (the last one may lack its newline), as uint8 arrays.
 
@@ -53,11 +67,13 @@ def _chunks(path: Path, chunk_bytes: int, kernel) -> Iterator[np.ndarray]:
     """
     buf = np.empty(chunk_bytes, dtype=np.uint8)
     carry = 0  # bytes of an unfinished line kept at the start of `buf`
+    done = 0  # bytes read so far (decompressed), for error messages
     with _open(path) as fh:
         while True:
             if carry == buf.size:
                 buf = np.concatenate([buf, np.empty_like(buf)])
-            got = fh.readinto(memoryview(buf)[carry:])
+            got = _read_into(fh, memoryview(buf)[carry:], path, done)
+            done += got
             if not got:
                 if carry:
                     yield buf[:carry]
@@ -107,6 +123,57 @@ def _first_reappearance(qid: np.ndarray) -> int:
     s = run_ids[order]
     repeat = order[1:][s[1:] == s[:-1]]  # later runs of an id seen before
     return int(starts[repeat.min()])
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory the process may still use (``MemAvailable``; physical memory elsewhere)."""
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for raw in fh:
+                if raw.startswith(b"MemAvailable:"):
+                    return int(raw.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _width_bytes(n_rows: int, width: int, dt: np.dtype) -> int:
+    """Memory that scales with the number of features: the dense ``X``, the per-column
+    duplicate tracker (int64) and the ``feature_names`` tuple of ``"f<j>"`` strings."""
+    name = sys.getsizeof(f"f{width}") + 8  # the longest name plus its tuple slot
+    return n_rows * width * dt.itemsize + width * 8 + width * name
+
+
+def _line_of(buf: np.ndarray, offset: int, first_line: int, kernel) -> int:
+    return first_line + int(kernel.count_lines(buf[:offset]))
+
+
+def _check_width(path: Path, line: int | None, width: int, n_rows: int, dt: np.dtype, held: int = 0) -> None:
+    """Refuse, before allocating, a width whose arrays do not fit into the available memory.
+
+    ``line`` is the line of the feature id that set the width (``None`` when the width comes
+    from ``n_features=``); ``held`` is memory already allocated that stays alive while the
+    wider arrays are built.
+    """
+    need = _width_bytes(n_rows, width, dt) + held
+    avail = _available_memory()
+    if avail is None or need <= avail:
+        return
+    if line is None:
+        where, fix = f"{path}: cannot allocate the dense output for n_features={width}", "Pass a smaller `n_features=`"
+    else:
+        where = f"{path}, line {line}: cannot allocate the dense output for feature id {width}"
+        fix = ("If the id is a typo, fix that line. Pass `n_features=` to fix the width (a larger id "
+               "is then reported with its line)")
+    raise ValueError(
+        f"{where}: {n_rows} rows x {width} features need, with the per-feature names and "
+        f"bookkeeping, {need / 1e9:.1f} GB and {avail / 1e9:.1f} GB of memory are available. "
+        f"{fix}. read_svmlight has no sparse output: for genuinely sparse data use a sparse "
+        "reader such as sklearn.datasets.load_svmlight_file(path, query_id=True)"
+    )
 
 
 def _dense(path: Path, n_rows: int, width: int, dt: np.dtype) -> np.ndarray:
@@ -160,7 +227,10 @@ def read_svmlight(
         Naming the file and line: a label, query id or value that is not a number, a missing
         ``qid:``, a token that is not ``<id>:<value>``, a feature id below 1 or above
         ``n_features``, a feature repeated on one line, or a query whose rows are not
-        contiguous.
+        contiguous. Also, before anything is allocated, a feature id (or ``n_features``)
+        whose dense output, duplicate tracker and feature names would not fit into the
+        available memory (naming the line of the id); and a truncated or corrupt gzip
+        stream (naming the file).
     FileNotFoundError
         When ``path`` does not exist.
 
@@ -197,10 +267,14 @@ def read_svmlight(
     # so the output is allocated once, at its final size.
     n_lines = 0
     width = int(n_features) if fixed else 0
+    width_line = 1  # line of the largest id of the first chunk (for the memory guard)
     for k, buf in enumerate(_chunks(path, chunk_bytes, kernel)):
         n_lines += int(kernel.count_lines(buf)) + (buf[-1] != 10)
         if k == 0 and not fixed:
-            width = int(kernel.max_feature_id(buf))
+            fid, at = kernel.max_feature_id(buf)
+            width = int(fid)
+            width_line = _line_of(buf, int(at), 1, kernel) if at >= 0 else 1
+    _check_width(path, None if fixed else width_line, width, n_lines, dt)
     X = _dense(path, n_lines, width, dt)
     y = np.empty(n_lines, dtype=np.float64)
     qid = np.empty(n_lines, dtype=np.int64)
@@ -232,7 +306,12 @@ def read_svmlight(
             if code != kernel.NEED_WIDTH:
                 break
             # A later chunk holds a larger feature id than the first one: widen once for it.
-            width = max(int(fid), int(kernel.max_feature_id(buf)))
+            top, at = kernel.max_feature_id(buf)
+            if int(top) > int(fid):
+                width, bad_line = int(top), _line_of(buf, int(at), line, kernel)
+            else:
+                width, bad_line = int(fid), next_line
+            _check_width(path, bad_line, width, n_lines, dt, held=X.nbytes + seen.nbytes)
             wider = _dense(path, n_lines, width, dt)
             wider[:, : X.shape[1]] = X
             X = wider

@@ -94,10 +94,10 @@ class SoftmaxCrossEntropy(LabelLoss):
         self._params = {}
 
     def _value(self, z, t, xp):
-        return -xp.sum(t * (z - A.logsumexp(z, xp, keepdims=True)), axis=-1)
+        return -xp.sum(t * A.log_softmax(z, xp), axis=-1)
 
     def _derivatives(self, z, t, xp):
-        p = xp.exp(z - A.logsumexp(z, xp, keepdims=True))
+        p = xp.exp(A.log_softmax(z, xp))
         return p - t, p * (1.0 - p)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):

@@ -23,6 +23,7 @@ from .. import _array as A
 from ._base import as_target_array, as_weight
 from .baselines_base import (
     LabelLoss,
+    _const,
     check_bool,
     check_labels,
     label_class_means,
@@ -160,11 +161,12 @@ class NWaySoftmaxCrossEntropy(LabelLoss):
         pos = t3 > 0
         logt = xp.log(xp.where(pos, t3, xp.ones_like(t3)))
         if self.centered:
-            x = logt + xp.mean(z3, axis=-1, keepdims=True) - z3
+            d = z3 - _const(xp.max(z3, axis=-1, keepdims=True))  # exact differences: no float32 loss at 1e4
+            x = logt + xp.mean(d, axis=-1, keepdims=True) - d
             l1pa, rho = log1p_sum_exp(x, pos, xp, axis=-2)
             return z3, t3, xp.sum(l1pa, axis=-1), rho
         logp = log_softmax(z3, xp)
-        x = logt + loo_logsumexp(z3, xp) - z3  # log(t (1 - p) / p)
+        x = logt + loo_logsumexp(z3, xp, minus_self=True)  # log(t (1 - p) / p)
         l1pa, _ = log1p_sum_exp(x, pos, xp, axis=-2)
         ninf = xp.full_like(x, -np.inf)
         beta = xp.exp(xp.where(pos, logt - logp - l1pa[:, None, :], ninf))

@@ -64,17 +64,56 @@ def link_target_lists(y, lists_sum, alpha: float, what: str):
         )
 
 
-def solve_constant(scaling: Scaling, total: float) -> float:
+def _all_finite(x, xp) -> bool:
+    return bool(xp.all(xp.isfinite(x)))
+
+
+def widen_on_overflow(fn, z, owner: str, scaling: Scaling):
+    """``fn(z)`` (a tuple of arrays), recomputed in float64 where a narrower float overflows.
+
+    A capped scaling continues ``q`` linearly past its cap, so ``Q`` grows quadratically and
+    the Hessian term ``q²`` even faster: with ``scaling="exp"`` float32 overflows from scores
+    of about ``1e6`` and the softmax turns into ``inf - inf`` or ``0 · inf = NaN``. Such calls
+    are recomputed in float64 (differentiably for tensors) and cast back; results that the
+    input's dtype cannot hold are refused with a ``ValueError`` that says what to do. Values
+    computed from non-finite scores are returned as they are.
+    """
+    xp = A.get_namespace(z)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is handled below
+        out = fn(z)
+    if z.dtype == xp.float64 or all(_all_finite(a, xp) for a in out) or not _all_finite(z, xp):
+        return out
+    wide = fn(xp.astype(z, xp.float64))
+    with np.errstate(over="ignore"):  # checked on the next line
+        back = tuple(xp.astype(a, z.dtype) for a in wide)
+    if not all(_all_finite(a, xp) for a in back):
+        top = float(xp.max(xp.abs(z)))
+        raise ValueError(
+            f"{owner}: scores up to |y_pred| = {top:.3g} overflow {z.dtype} in the composite softmax of "
+            f"{scaling!r} (past its cap q grows linearly and Q quadratically); pass float64 scores, "
+            "or use a smaller `cap` or `alpha` for the scaling"
+        )
+    return back
+
+
+def solve_constant(scaling: Scaling, total: float, span: tuple[float, float] | None = None) -> float:
     r"""Minimise :math:`Q(c) - c\,T` over scalar ``c`` (the optimal constant of a composite softmax).
 
     For a convex ``Q`` this is the root of :math:`q(c) = T`. A grid over the standardized
-    argument ``[-30, 30]`` followed by golden-section refinement also handles non-convex ``Q``
-    and returns the grid end when the minimum lies beyond it.
+    argument ``[-30, 30]``, widened to ``span`` (the range of the observed scores, where
+    :math:`T`, a mean of :math:`q` values, has its preimage), followed by golden-section
+    refinement also handles non-convex ``Q`` and returns the grid end when the minimum lies
+    beyond it. Without the widening, targets in the flat region of ``q`` (all scores -40 for
+    the exp scaling) gave the grid end -30.
     """
     if scaling.constant:
         return 0.0
-    x = np.linspace(-30.0, 30.0, 6001)
-    z = x / scaling.alpha - scaling.beta
+    lo, hi = -30.0 / scaling.alpha - scaling.beta, 30.0 / scaling.alpha - scaling.beta
+    if span is not None and all(math.isfinite(v) for v in span):
+        lo, hi = min(lo, float(span[0])), max(hi, float(span[1]))
+    # fine steps of the standardized argument over [-30, 30], coarser beyond
+    z = np.unique(np.concatenate([np.linspace(-30.0, 30.0, 6001) / scaling.alpha - scaling.beta,
+                                  np.linspace(lo, hi, 6001)]))
     with np.errstate(over="ignore", invalid="ignore"):
         f = np.asarray(A.to_numpy(scaling.Q(z)), dtype=np.float64) - z * total
     f = np.where(np.isfinite(f), f, np.inf)
@@ -181,7 +220,11 @@ class Listwise(Loss):
         b = self.bind(y_true, group=group, sample_weight=sample_weight)
         per_query = np.asarray(A.to_numpy(b.groups.sum(b.hy)), dtype=np.float64)
         total = float(np.average(per_query, weights=b.unit_weight))
-        return solve_constant(self.scaling, total)
+        span = None
+        if self.target == "score":
+            y = np.asarray(A.to_numpy(b.yg), dtype=np.float64)
+            span = (float(np.min(y)), float(np.max(y)))
+        return solve_constant(self.scaling, total, span)
 
 
 class _BoundListwise(BoundLoss):
@@ -197,26 +240,31 @@ class _BoundListwise(BoundLoss):
             self.hy = self.yg
         self.row_weight = None if wg is None else groups.broadcast(wg)
 
-    def _parts(self, y_pred):
-        y_pred = self._check_pred(y_pred, (self.n_rows,))
-        zg = self.groups.to_grouped(y_pred)
-        return y_pred, zg, composite_softmax(self.scaling, self.gamma, zg, self.groups)
+    def _grouped(self, y_pred):
+        return self.groups.to_grouped(self._check_pred(y_pred, (self.n_rows,)))
 
     def _values(self, y_pred):
-        y_pred, zg, parts = self._parts(y_pred)
-        yg = self._like("yg", self.yg, y_pred)
+        return widen_on_overflow(self._values_of, self._grouped(y_pred), "Listwise", self.scaling)[0]
+
+    def _values_of(self, zg):
+        parts = composite_softmax(self.scaling, self.gamma, zg, self.groups)
+        yg = self._like("yg", self.yg, zg)
         if self.target == "link":
             xp = A.get_namespace(zg)
             pi = yg / self.scaling.alpha
-            return self.gamma * self.groups.sum(A.xlogx(pi, xp) - pi * parts["logp"])
-        parts_y = {k: self._like(f"parts_y.{k}", v, y_pred) for k, v in self.parts_y.items()}
-        return composite_softmax_bregman(self.scaling, self.gamma, zg, yg, self.groups, parts, parts_y)
+            return (self.gamma * self.groups.sum(A.xlogx(pi, xp) - pi * parts["logp"]),)
+        parts_y = {k: self._like(f"parts_y.{k}", v, zg) for k, v in self.parts_y.items()}
+        return (composite_softmax_bregman(self.scaling, self.gamma, zg, yg, self.groups, parts, parts_y),)
 
     def _grad_hess(self, y_pred):
-        y_pred, zg, parts = self._parts(y_pred)
-        g = parts["h"] - self._like("hy", self.hy, y_pred)
+        g, h = widen_on_overflow(self._grad_hess_of, self._grouped(y_pred), "Listwise", self.scaling)
+        return self.groups.from_grouped(g), self.groups.from_grouped(h)
+
+    def _grad_hess_of(self, zg):
+        parts = composite_softmax(self.scaling, self.gamma, zg, self.groups)
+        g = parts["h"] - self._like("hy", self.hy, zg)
         h = composite_softmax_hess_diag(parts, self.gamma)
-        w = self._like("row_weight", self.row_weight, y_pred)
+        w = self._like("row_weight", self.row_weight, zg)
         if w is not None:
             g, h = g * w, h * w
-        return self.groups.from_grouped(g), self.groups.from_grouped(h)
+        return g, h

@@ -22,7 +22,7 @@ from ._base import (
     check_target,
     one_hot,
 )
-from .listwise import configure_softmax, link_target_lists
+from .listwise import configure_softmax, link_target_lists, widen_on_overflow
 
 __all__ = ["Decomposed", "CompositeSoftmax", "class_targets"]
 
@@ -314,23 +314,29 @@ class _BoundCompositeSoftmax(_BoundMultiClass):
 
     def _values(self, y_pred):
         y_pred = self._targets_for(y_pred)
+        return widen_on_overflow(self._values_of, y_pred, "CompositeSoftmax", self.loss_fn.scaling)[0]
+
+    def _values_of(self, z):
         loss = self.loss_fn
-        parts = composite_softmax(loss.scaling, loss.gamma, y_pred, _LISTS)
-        y = self._like("y", self.y, y_pred)
+        parts = composite_softmax(loss.scaling, loss.gamma, z, _LISTS)
+        y = self._like("y", self.y, z)
         if loss.target == "link":
-            xp = A.get_namespace(y_pred)
+            xp = A.get_namespace(z)
             pi = y / loss.scaling.alpha
-            return loss.gamma * xp.sum(A.xlogx(pi, xp) - pi * parts["logp"], axis=-1)
-        parts_y = {k: self._like(f"parts_y.{k}", v, y_pred) for k, v in self.parts_y.items()}
-        return composite_softmax_bregman(loss.scaling, loss.gamma, y_pred, y, _LISTS, parts, parts_y)
+            return (loss.gamma * xp.sum(A.xlogx(pi, xp) - pi * parts["logp"], axis=-1),)
+        parts_y = {k: self._like(f"parts_y.{k}", v, z) for k, v in self.parts_y.items()}
+        return (composite_softmax_bregman(loss.scaling, loss.gamma, z, y, _LISTS, parts, parts_y),)
 
     def _grad_hess(self, y_pred):
         y_pred = self._targets_for(y_pred)
+        return widen_on_overflow(self._grad_hess_of, y_pred, "CompositeSoftmax", self.loss_fn.scaling)
+
+    def _grad_hess_of(self, z):
         loss = self.loss_fn
-        parts = composite_softmax(loss.scaling, loss.gamma, y_pred, _LISTS)
-        g = parts["h"] - self._like("hy", self.hy, y_pred)
+        parts = composite_softmax(loss.scaling, loss.gamma, z, _LISTS)
+        g = parts["h"] - self._like("hy", self.hy, z)
         h = composite_softmax_hess_diag(parts, loss.gamma)
-        w = self._like("unit_weight", self.unit_weight, y_pred)
+        w = self._like("unit_weight", self.unit_weight, z)
         if w is not None:
             g, h = g * w[:, None], h * w[:, None]
         return g, h

@@ -170,11 +170,17 @@ class ListMLELoss(RankingHead):
         else:
             order = key.argsort(dim=-1, descending=True, stable=True)
         zs, vs = z.gather(-1, order), valid.gather(-1, order)
+        # work with differences to the list maximum (a constant that cancels): subtracting a
+        # suffix log-sum-exp of 1e4 from a score of 1e4 would cost 1e-3 absolute in float32
+        ninf = torch.tensor(-math.inf, dtype=z.dtype, device=z.device)
+        top = torch.where(vs, zs, ninf).amax(dim=-1, keepdim=True).detach()
+        top = torch.where(torch.isfinite(top), top, _zero(z))
+        ds = zs - top
         # padded items sort last; e^(min - 1e4) = 0 keeps them out of every suffix sum exactly
-        low = (torch.where(vs, zs, torch.tensor(math.inf, dtype=z.dtype, device=z.device)).amin(dim=-1, keepdim=True)
+        low = (torch.where(vs, ds, torch.tensor(math.inf, dtype=z.dtype, device=z.device)).amin(dim=-1, keepdim=True)
                - 1e4).detach()
-        suffix = torch.logcumsumexp(torch.where(vs, zs, low).flip(-1), dim=-1).flip(-1)
-        return torch.where(vs, suffix - zs, _zero(z)).sum(dim=-1)
+        suffix = torch.logcumsumexp(torch.where(vs, ds, low).flip(-1), dim=-1).flip(-1)
+        return torch.where(vs, suffix - ds, _zero(z)).sum(dim=-1)
 
     def extra_repr(self) -> str:
         return f"ties={self.ties!r}, {super().extra_repr()}"
