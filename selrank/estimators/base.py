@@ -1,0 +1,390 @@
+"""The shared machinery of the estimators: loss resolution, backend dispatch, persistence."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _array as A
+from .._groups import Groups
+from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
+from ..losses import Loss, get_loss
+from ._validation import _as_features
+from .persistence import _FORMAT, _FORMAT_VERSION, _decode, _encode, load
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: F401 (re-exported)
+except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+    raise ImportError("selrank's estimators require scikit-learn: pip install 'selrank[gbdt]'") from exc
+
+__all__ = ["BACKENDS", "GBDT_DEFAULTS", "RANKER_LABEL_SCALE", "RANKER_LOSS_DEFAULTS", "load"]
+
+BACKENDS = ("lightgbm", "xgboost", "torch")
+
+#: Defaults of the GBDT backends when the estimator's own parameter is left at ``None``.
+GBDT_DEFAULTS = {"n_estimators": 1000, "learning_rate": 0.05, "early_stopping_rounds": 50}
+
+#: Target scores of a ranker are ``RANKER_LABEL_SCALE * label`` by default (chosen on the LETOR
+#: validation splits, see docs/estimators.md).
+RANKER_LABEL_SCALE = 0.25
+
+#: Loss parameters a ranker uses unless given (chosen on the LETOR validation splits): the
+#: listwise composite softmax with a temperature of 4.
+RANKER_LOSS_DEFAULTS: dict[str, dict[str, Any]] = {"listwise": {"gamma": 4.0}}
+
+
+# ----------------------------------------------------------------------------------------------
+# the shared estimator
+# ----------------------------------------------------------------------------------------------
+class _SelectiveEstimator(BaseEstimator):
+    """Shared machinery: loss resolution, backend dispatch, early stopping, persistence."""
+
+    _kind = "estimator"
+    _default_loss = "pointwise"
+
+    def __init__(self, loss=None, *, link=None, scaling=None, target: str | None = None, loss_params=None,
+                 label_scale: float = 1.0, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+                 backend: str = "lightgbm", n_estimators: int | None = None, learning_rate: float | None = None,
+                 early_stopping_rounds: int | None = None, eval_at=10, random_state: int | None = None,
+                 verbose: bool = False, **backend_params):
+        self.loss = loss
+        self.link = link
+        self.scaling = scaling
+        self.target = target
+        self.loss_params = loss_params
+        self.label_scale = label_scale
+        self.hessian = hessian
+        self.hessian_floor = hessian_floor
+        self.backend = backend
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.early_stopping_rounds = early_stopping_rounds
+        self.eval_at = eval_at
+        self.random_state = random_state
+        self.verbose = verbose
+        self._backend_params: dict[str, Any] = {}
+        self.set_params(**backend_params)
+
+    # -- scikit-learn parameter protocol (backend parameters pass through, as in LightGBM) -------
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = super().get_params(deep=deep)
+        params.update(self._backend_params)
+        return params
+
+    def set_params(self, **params):
+        own = set(self._get_param_names())
+        for key, value in params.items():
+            if key in own:
+                setattr(self, key, value)
+            else:
+                if key.endswith("_") or key.startswith("_"):
+                    raise ValueError(f"invalid backend parameter {key!r} for {type(self).__name__}")
+                self._backend_params[key] = value
+                setattr(self, key, value)
+        return self
+
+    # -- configuration ------------------------------------------------------------------------------
+    def _check_config(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"`backend` must be one of {BACKENDS}; got {self.backend!r}")
+        if self.hessian not in HESSIAN_POLICIES:
+            raise ValueError(f"`hessian` must be one of {HESSIAN_POLICIES}; got {self.hessian!r}")
+        A.positive_float(self.label_scale, "label_scale", type(self).__name__)
+        A.positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
+        for name in ("n_estimators", "early_stopping_rounds"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer) or v < (1 if name == "n_estimators" else 0)):
+                raise ValueError(f"`{name}` must be a positive integer or None; got {v!r}")
+        if self.learning_rate is not None:
+            A.positive_float(self.learning_rate, "learning_rate", type(self).__name__)
+        self._eval_ks()
+
+    def _eval_ks(self) -> list[int]:
+        ks = [self.eval_at] if isinstance(self.eval_at, int | np.integer) else list(self.eval_at or [])
+        if not ks or any(isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1 for k in ks):
+            raise ValueError(f"`eval_at` must be a positive int or a non-empty sequence of them; got {self.eval_at!r}")
+        return [int(k) for k in ks]
+
+    def _loss_arguments(self) -> dict[str, Any]:
+        params = dict(self.loss_params or {})
+        if not isinstance(params, dict):
+            raise TypeError(f"`loss_params` must be a dict; got {type(self.loss_params).__name__}")
+        for name in ("link", "scaling", "target"):
+            value = getattr(self, name)
+            if value is not None:
+                params[name] = value
+        return params
+
+    _loss_defaults: dict[str, dict[str, Any]] = {}
+
+    def _build_loss(self, loss=None) -> Loss:
+        loss = self._default_loss if loss is None and self.loss is None else (loss if loss is not None else self.loss)
+        params = self._loss_arguments()
+        if isinstance(loss, Loss):
+            if params:
+                raise ValueError(f"`loss` is a Loss object; link/scaling/target/loss_params {sorted(params)} must be set on it")
+            return loss
+        if not isinstance(loss, str):
+            raise TypeError(f"`loss` must be a name or a Loss; got {type(loss).__name__}")
+        for key, value in self._loss_defaults.get(loss.lower(), {}).items():
+            params.setdefault(key, value)
+        return get_loss(loss, **params)
+
+    def _backend_kwargs(self) -> dict[str, Any]:
+        return dict(self._backend_params)
+
+    # -- training -----------------------------------------------------------------------------------------
+    def _fit(self, X, y, *, group: Groups | None, sample_weight, eval_sets: list[dict], loss: Loss,
+             n_classes: int | None, metric: str):
+        """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
+        self._check_config()
+        if self.backend == "torch":
+            raise ValueError(f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}")
+        from ..gbdt import lightgbm_objective, xgboost_objective
+
+        options = {"hessian": self.hessian, "hessian_floor": self.hessian_floor, "label_scale": self.label_scale}
+        params = self._backend_kwargs()
+        if self.backend == "xgboost":
+            params.setdefault("min_child_weight", 1e-3)
+            options["min_leaf_hessian"] = float(params["min_child_weight"])
+            objective = xgboost_objective(loss, **options)
+        else:
+            objective = lightgbm_objective(loss, **options)
+        # validation of labels, weights, groups and the link's domain, before anything is built
+        fit_group = group if loss.structure == "group" else None
+        objective.fit_intercept(y, group=fit_group, sample_weight=sample_weight, n_classes=n_classes)
+        for k, ev in enumerate(eval_sets):
+            self._validate_eval(objective, loss, ev, n_classes, k)
+        n_rounds = self.n_estimators if self.n_estimators is not None else GBDT_DEFAULTS["n_estimators"]
+        lr = self.learning_rate if self.learning_rate is not None else GBDT_DEFAULTS["learning_rate"]
+        esr = self.early_stopping_rounds if self.early_stopping_rounds is not None else GBDT_DEFAULTS["early_stopping_rounds"]
+        if not eval_sets:
+            esr = 0
+            if self.n_estimators is None:
+                n_rounds = self._rounds_without_eval()
+        self.objective_ = objective
+        self.loss_ = loss
+        fit = self._fit_lightgbm if self.backend == "lightgbm" else self._fit_xgboost
+        fit(objective, X, y, group=group, sample_weight=sample_weight, eval_sets=eval_sets, n_classes=n_classes,
+            params=params, n_rounds=n_rounds, lr=lr, esr=esr, metric=metric)
+        self.intercept_ = objective.intercept_
+        return self
+
+    def _rounds_without_eval(self) -> int:
+        return 300
+
+    def _validate_eval(self, objective, loss, ev, n_classes, k):
+        try:
+            b = objective.bind(ev["y"], group=ev["group"] if loss.structure == "group" else None,
+                               sample_weight=ev["weight"], n_classes=n_classes)
+        except ValueError as exc:
+            raise ValueError(f"eval_set[{k}]: {exc}") from None
+        ev["bound"] = b
+
+    def _metric_fn(self, metric: str, ev: dict):
+        """``f(scores) -> (name, value, higher_is_better)`` on one eval set (intercept added)."""
+        if metric == "ndcg":
+            from ..metrics import ndcg
+
+            k = self._eval_ks()[0]
+            y, sizes = ev["y"], ev["group"].sizes if ev["group"] is not None else None
+
+            def fn(scores):
+                return f"ndcg@{k}", float(ndcg(y, scores, sizes, k=k)), True
+
+            return fn
+        bound = ev["bound"]
+        n_classes = bound.n_classes
+
+        def fn(scores):
+            # eval scores start from the intercept too (init_score / base_margin of the eval set)
+            s = scores.reshape(-1, n_classes) if n_classes else scores
+            return "selrank_loss", float(A.to_numpy(bound.full.loss(s, reduction="mean"))), False
+
+        return fn
+
+    def _fit_lightgbm(self, objective, X, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds, lr, esr,
+                      metric):
+        from ..gbdt._lightgbm import import_lightgbm
+
+        lgb = import_lightgbm()
+        p = {"learning_rate": lr, "verbosity": 1 if self.verbose else -1, "metric": "None"}
+        if self.random_state is not None:
+            p["seed"] = int(self.random_state)
+        if n_classes:
+            p["num_class"] = int(n_classes)
+        p.update(params)
+        p["objective"] = objective
+        sizes = None if group is None else group.sizes
+        train = lgb.Dataset(X, label=y, group=sizes, weight=sample_weight, params={"verbosity": p["verbosity"]},
+                            free_raw_data=False)
+        valids = [lgb.Dataset(ev["X"], label=ev["y"], group=None if ev["group"] is None else ev["group"].sizes,
+                              weight=ev["weight"], reference=train) for ev in eval_sets]
+        objective.set_init_score(train, *valids)
+        callbacks, feval = [], None
+        history: dict = {}
+        if valids:
+            fns = [self._metric_fn(metric, ev) for ev in eval_sets]
+            names = [f"valid_{k}" for k in range(len(valids))]
+            index = {id(v): k for k, v in enumerate(valids)}
+
+            def feval(preds, data):
+                name, value, higher = fns[index[id(data)]](np.asarray(preds))
+                return name, value, higher
+
+            callbacks.append(lgb.record_evaluation(history))
+            if esr:
+                callbacks.append(lgb.early_stopping(esr, first_metric_only=True, verbose=bool(self.verbose)))
+        booster = lgb.train(p, train, num_boost_round=n_rounds, valid_sets=valids or None,
+                            valid_names=names if valids else None, feval=feval, callbacks=callbacks)
+        self.booster_ = booster
+        self.best_iteration_ = int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
+        self.evals_result_ = history
+        self.n_estimators_ = booster.current_iteration() if self.best_iteration_ is None else self.best_iteration_
+
+    def _fit_xgboost(self, objective, X, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds, lr, esr,
+                     metric):
+        from ..gbdt._xgboost import import_xgboost
+
+        xgb = import_xgboost()
+        p = {"eta": lr, "verbosity": 1 if self.verbose else 0, "tree_method": "hist", "disable_default_eval_metric": 1}
+        if self.random_state is not None:
+            p["seed"] = int(self.random_state)
+        if n_classes:
+            p["num_class"] = int(n_classes)
+        p.update(params)
+        device = str(p.get("device", "cpu"))
+        data = None
+        if device.startswith("cuda"):
+            try:
+                import cupy
+
+                data = cupy.asarray(X)
+            except ImportError:
+                warnings.warn("device='cuda' without CuPy: trees are built on the GPU but gradients are computed on "
+                              "the host (pip install cupy for the device-resident loop)", UserWarning, stacklevel=3)
+        group_loss = objective.structure == "group"
+
+        def dmatrix(Xm, ym, groups, weight):
+            d = xgb.DMatrix(Xm, label=ym)
+            if groups is not None and group_loss:
+                d.set_group(groups.sizes)
+                if weight is not None:  # XGBoost ranking weights are per query: the mean of its rows
+                    d.set_weight(groups.mean_per_group(weight))
+            elif weight is not None:
+                d.set_weight(weight)
+            return d
+
+        dtrain = dmatrix(X, y, group, sample_weight)
+        evals = [(dmatrix(ev["X"], ev["y"], ev["group"], ev["weight"]), f"valid_{k}") for k, ev in enumerate(eval_sets)]
+        custom_metric = None
+        history: dict = {}
+        if evals:
+            fns = [self._metric_fn(metric, ev) for ev in eval_sets]
+            index = {id(d): k for k, (d, _) in enumerate(evals)}
+
+            def custom_metric(preds, d):
+                name, value, _ = fns[index[id(d)]](np.asarray(preds))
+                return name, value
+
+        higher = metric == "ndcg"
+        booster = objective.train(p, dtrain, n_rounds, data=data, evals=evals, custom_metric=custom_metric,
+                                  early_stopping_rounds=esr or None, maximize=higher if esr else None,
+                                  evals_result=history)
+        self.booster_ = booster
+        best = getattr(booster, "best_iteration", None) if evals and esr else None
+        self.best_iteration_ = None if best is None else int(best) + 1
+        self.evals_result_ = history
+        self.n_estimators_ = int(booster.num_boosted_rounds()) if self.best_iteration_ is None else self.best_iteration_
+
+    # -- prediction ----------------------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "intercept_") and not hasattr(self, "model_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(...) first")
+
+    def decision_function(self, X):
+        """Model scores (score space, intercept included)."""
+        self._check_fitted()
+        if hasattr(self, "model_"):
+            return np.asarray(A.to_numpy(self.model_.predict(X)), dtype=np.float64)
+        X = _as_features(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
+        c = np.asarray(self.intercept_)
+        if self.backend == "lightgbm":
+            kw = {} if self.best_iteration_ is None else {"num_iteration": self.best_iteration_}
+            raw = np.asarray(self.booster_.predict(X, raw_score=True, **kw), dtype=np.float64)
+            return raw + c
+        from ..gbdt._xgboost import import_xgboost
+
+        xgb = import_xgboost()
+        d = xgb.DMatrix(X)
+        d.set_base_margin(np.tile(c, (X.shape[0], 1)) if c.ndim else np.full(X.shape[0], float(c)))
+        kw = {} if self.best_iteration_ is None else {"iteration_range": (0, self.best_iteration_)}
+        return np.asarray(self.booster_.predict(d, output_margin=True, **kw), dtype=np.float64)
+
+    # -- persistence ----------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted estimator to a JSON file (parameters, intercept, the booster's own model text).
+
+        Losses, links and scalings from the registries are stored by name and parameters; a
+        user-defined callable link cannot be, and raises ``TypeError`` (pickle works instead).
+        """
+        self._check_fitted()
+        if self.backend == "torch":
+            raise ValueError("save() covers the GBDT backends; pickle a torch-backed estimator (or use NeuralRanker's own format)")
+        if self.backend == "lightgbm":
+            model = self.booster_.model_to_string()
+        else:
+            model = base64.b64encode(bytes(self.booster_.save_raw("ubj"))).decode("ascii")
+        fitted = {k: getattr(self, k) for k in self._fitted_extra() if hasattr(self, k)}
+        doc = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            "estimator": type(self).__name__,
+            "params": _encode(self.get_params(deep=False)),
+            "loss": _encode(self.loss_),
+            "intercept": np.asarray(self.intercept_).tolist(),
+            "best_iteration": self.best_iteration_,
+            "n_features_in": int(self.n_features_in_),
+            "fitted": _encode({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fitted.items()}),
+            "model": model,
+        }
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh)
+
+    def _fitted_extra(self) -> tuple[str, ...]:
+        return ()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike):
+        """Read an estimator written by :meth:`save`; it predicts exactly as the saved one."""
+        return load(path, expected=cls)
+
+    def _restore(self, doc: dict) -> None:
+        self.loss_ = _decode(doc["loss"])
+        c = np.asarray(doc["intercept"], dtype=np.float64)
+        self.intercept_ = float(c) if c.ndim == 0 else c
+        self.best_iteration_ = doc["best_iteration"]
+        self.n_features_in_ = int(doc["n_features_in"])
+        for k, v in _decode(doc.get("fitted", {})).items():
+            setattr(self, k, np.asarray(v) if isinstance(v, list) else v)
+        if self.backend == "lightgbm":
+            from ..gbdt._lightgbm import import_lightgbm
+
+            self.booster_ = import_lightgbm().Booster(model_str=doc["model"])
+        else:
+            from ..gbdt._xgboost import import_xgboost
+
+            booster = import_xgboost().Booster()
+            booster.load_model(bytearray(base64.b64decode(doc["model"])))
+            self.booster_ = booster
+
+

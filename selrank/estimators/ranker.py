@@ -1,0 +1,187 @@
+"""SelectiveRanker: learning to rank with a selective matching loss."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .._groups import Groups
+from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
+from ._validation import _as_features, _as_float_labels, _as_group, _as_sample_weight, _eval_list
+from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _SelectiveEstimator
+
+
+class SelectiveRanker(_SelectiveEstimator):
+    r"""Learning to rank with a selective matching loss (LightGBM, XGBoost or a torch network).
+
+    Parameters
+    ----------
+    loss : str or Loss, default "listwise"
+        ``"listwise"`` (composite softmax over each query), ``"pairwise"``, ``"pointwise"``,
+        or a :class:`~selrank.losses.Loss`.
+    link, scaling : str or object, optional
+        The link (pointwise, pairwise) or scaling (listwise) by name or object; ``None``
+        keeps the loss's default (``scaling="exp"``, ``Sinh(cap=3)``, ``link="exp"``).
+    target : {"score", "link"}, optional
+        Space of the targets (default: the loss's, ``"score"``).
+    loss_params : dict, optional
+        Further loss / link / scaling parameters (``alpha``, ``beta``, ``gamma``, ``cap``,
+        ``pairs``, ...). Unless given, the listwise loss uses ``gamma=4``
+        (:data:`RANKER_LOSS_DEFAULTS`).
+    label_scale : float, default 0.25
+        Target scores are ``label_scale * label``.
+    hessian : {"floor", "exact", "upper", "constant"}
+        Hessian policy (:class:`selrank.gbdt.GBDTObjective`).
+    hessian_floor : float
+        Floor as a fraction of the loss's reference Hessian.
+    backend : {"lightgbm", "xgboost", "torch"}
+    n_estimators : int, optional
+        Boosting rounds (default 1000 with an ``eval_set`` and early stopping, else 300).
+    learning_rate : float, optional
+        Default 0.05 for the GBDT backends; ``backend="torch"`` uses NeuralRanker's default.
+    early_stopping_rounds : int, optional
+        Rounds without improvement of NDCG@``eval_at`` on the first ``eval_set`` before
+        stopping (default 50; 0 disables).
+    eval_at : int or sequence of int
+        Cut-off ``k`` of NDCG@k for early stopping (the first one).
+    random_state : int, optional
+    verbose : bool
+    **backend_params
+        Passed to the backend unchanged: LightGBM / XGBoost parameters (``num_leaves``,
+        ``min_data_in_leaf``, ``max_depth``, ``device="cuda"``, ...) or NeuralRanker's
+        (``hidden_layers``, ``epochs``, ``batch_queries``, ``device``, ...).
+
+    Attributes
+    ----------
+    booster_ : lightgbm.Booster or xgboost.Booster
+    model_ : selrank.torch.NeuralRanker
+        (``backend="torch"``)
+    loss_ : Loss
+    objective_ : LightGBMObjective or XGBoostObjective
+    intercept_ : float
+        The optimal constant training started from (included in predictions).
+    best_iteration_ : int or None
+        Rounds kept by early stopping.
+    evals_result_ : dict
+        Metric history on the eval sets.
+    n_features_in_ : int
+    """
+
+    _kind = "ranker"
+    _default_loss = "listwise"
+    _loss_defaults = RANKER_LOSS_DEFAULTS
+
+    def __init__(self, loss="listwise", *, link=None, scaling=None, target=None, loss_params=None,
+                 label_scale: float = RANKER_LABEL_SCALE, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+                 backend: str = "lightgbm", n_estimators=None, learning_rate=None, early_stopping_rounds=None,
+                 eval_at=10, random_state=None, verbose: bool = False, **backend_params):
+        super().__init__(loss, link=link, scaling=scaling, target=target, loss_params=loss_params,
+                         label_scale=label_scale, hessian=hessian, hessian_floor=hessian_floor, backend=backend,
+                         n_estimators=n_estimators, learning_rate=learning_rate,
+                         early_stopping_rounds=early_stopping_rounds, eval_at=eval_at, random_state=random_state,
+                         verbose=verbose, **backend_params)
+
+    def fit(self, X, y, *, group, sample_weight=None, eval_set=None, eval_group=None, eval_sample_weight=None):
+        """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,)
+            Relevance labels (or teacher scores).
+        group : array-like
+            Query sizes (summing to ``n_rows``) or one query id per row (each query's rows
+            contiguous).
+        sample_weight : array-like of shape (n_rows,), optional
+            Per-row weights; a query's loss is weighted by the mean of its rows' weights.
+        eval_set : list of (X, y), optional
+            Validation data; the first drives early stopping on NDCG@``eval_at``.
+        eval_group : list of group arrays
+            One per ``eval_set`` item.
+        eval_sample_weight : list, optional
+
+        Returns
+        -------
+        self
+        """
+        self._check_config()
+        X = _as_features(X)
+        y = _as_float_labels(y, X.shape[0])
+        groups = _as_group(group, X.shape[0])
+        w = _as_sample_weight(sample_weight, X.shape[0])
+        eval_sets = self._eval_sets(eval_set, eval_group, eval_sample_weight, X.shape[1])
+        self.n_features_in_ = int(X.shape[1])
+        if self.backend == "torch":
+            return self._fit_torch(X, y, groups, w, eval_sets)
+        loss = self._build_loss()
+        return self._fit(X, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
+                         metric="ndcg")
+
+    def _eval_sets(self, eval_set, eval_group, eval_sample_weight, n_features: int) -> list[dict]:
+        if eval_set is None:
+            if eval_group is not None:
+                raise ValueError("`eval_group` was given without `eval_set`")
+            return []
+        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+            eval_set = [eval_set]
+        if not isinstance(eval_set, list | tuple):
+            raise TypeError(f"`eval_set` must be a list of (X, y) pairs; got {type(eval_set).__name__}")
+        groups = _eval_list(eval_group, len(eval_set), "eval_group")
+        weights = _eval_list(eval_sample_weight, len(eval_set), "eval_sample_weight")
+        out = []
+        for k, (item, g, w) in enumerate(zip(eval_set, groups, weights)):
+            if not isinstance(item, list | tuple) or len(item) != 2:
+                raise TypeError(f"`eval_set[{k}]` must be an (X, y) pair")
+            Xe = _as_features(item[0], f"eval_set[{k}][0]")
+            if Xe.shape[1] != n_features:
+                raise ValueError(f"`eval_set[{k}]` has {Xe.shape[1]} features; X has {n_features}")
+            ye = _as_float_labels(item[1], Xe.shape[0], f"eval_set[{k}][1]")
+            ge = _as_group(g, Xe.shape[0], f"eval_group[{k}]")
+            we = _as_sample_weight(w, Xe.shape[0], f"eval_sample_weight[{k}]")
+            out.append({"X": Xe, "y": ye, "group": ge, "weight": we})
+        return out
+
+    def _fit_torch(self, X, y, groups: Groups, w, eval_sets):
+        try:
+            from .neural import NeuralRanker
+        except ImportError as exc:
+            raise ImportError(f"backend='torch' needs selrank.torch.NeuralRanker ({exc}): pip install 'selrank[torch]'") from None
+        if self.n_estimators is not None:
+            raise ValueError("`n_estimators` applies to the GBDT backends; give `epochs=` for backend='torch'")
+        accepted = inspect.signature(NeuralRanker).parameters
+        kwargs = {"loss": self._build_loss()}
+        optional = {"learning_rate": self.learning_rate, "early_stopping_rounds": self.early_stopping_rounds,
+                    "eval_at": self.eval_at, "random_state": self.random_state, "verbose": self.verbose}
+        for name, value in optional.items():
+            if value is not None and name in accepted:
+                kwargs[name] = value
+        for name in ("hessian", "hessian_floor"):
+            if getattr(self, name) != inspect.signature(type(self)).parameters[name].default:
+                raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
+        kwargs.update(self._backend_params)
+        # target scores are label_scale * label on every backend
+        scale = 1.0 if "label_scale" in accepted else float(self.label_scale)
+        if "label_scale" in accepted:
+            kwargs.setdefault("label_scale", self.label_scale)
+        model = NeuralRanker(**kwargs)
+        fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
+        if eval_sets:
+            fit_kw["eval_set"] = [(ev["X"], ev["y"] * scale) for ev in eval_sets]
+            fit_kw["eval_group"] = [ev["group"].sizes for ev in eval_sets]
+        model.fit(X, y * scale, **fit_kw)
+        self.model_ = model
+        self.loss_ = kwargs["loss"]
+        return self
+
+    def predict(self, X):
+        """Ranking scores (higher ranks first), intercept included."""
+        return self.decision_function(X)
+
+    def score(self, X, y, *, group, sample_weight=None):
+        """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged."""
+        from ..metrics import ndcg
+
+        X = _as_features(X)
+        y = _as_float_labels(y, X.shape[0])
+        groups = _as_group(group, X.shape[0])
+        return float(ndcg(y, self.predict(X), groups.sizes, k=self._eval_ks()[0]))
