@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
+import sys
 import warnings
 from typing import Any
 
@@ -14,8 +16,16 @@ from .. import _array as A
 from .._groups import Groups
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
 from ..losses import Loss, get_loss
-from ._validation import _as_features
+from ._validation import (
+    Features,
+    as_features,
+    check_parameter_names,
+    lightgbm_parameter_names,
+    xgboost_parameter_names,
+)
 from .persistence import _FORMAT, _FORMAT_VERSION, _decode, _encode, load
+
+logger = logging.getLogger("selrank")
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: F401 (re-exported)
@@ -103,6 +113,22 @@ class _SelectiveEstimator(BaseEstimator):
         if self.learning_rate is not None:
             A.positive_float(self.learning_rate, "learning_rate", type(self).__name__)
         self._eval_ks()
+        self._check_backend_params()
+
+    def _check_backend_params(self) -> None:
+        """Refuse keyword arguments the backend does not know (typos), with the closest valid name."""
+        if not self._backend_params:
+            return
+        if self.backend == "lightgbm":
+            names = lightgbm_parameter_names()
+        elif self.backend == "xgboost":
+            names = xgboost_parameter_names(str(self._backend_params.get("booster", "gbtree")))
+        else:
+            from .neural import NeuralRanker
+
+            names = set(NeuralRanker._get_param_names())  # noqa: SLF001
+        check_parameter_names(type(self).__name__, self._backend_params, self._get_param_names(), self.backend,
+                              names)
 
     def _eval_ks(self) -> list[int]:
         ks = [self.eval_at] if isinstance(self.eval_at, int | np.integer) else list(self.eval_at or [])
@@ -138,28 +164,44 @@ class _SelectiveEstimator(BaseEstimator):
     def _backend_kwargs(self) -> dict[str, Any]:
         return dict(self._backend_params)
 
+    # -- features --------------------------------------------------------------------------------------
+    def _features(self, X, *, reset: bool, name: str = "X") -> Features:
+        """Checked features; ``feature_names_in_`` / ``n_features_in_`` are set (fit) or compared (predict).
+
+        Columns of a data frame must come in the order and with the names seen in ``fit``
+        (scikit-learn's message lists the missing, unexpected or reordered ones).
+        """
+        from sklearn.utils.validation import validate_data
+
+        feats = as_features(X, name)
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        return feats
+
     # -- training -----------------------------------------------------------------------------------------
-    def _fit(self, X, y, *, group: Groups | None, sample_weight, eval_sets: list[dict], loss: Loss,
+    def _make_objective(self, loss: Loss, params: dict | None = None):
+        from ..gbdt import lightgbm_objective, xgboost_objective
+
+        options = {"hessian": self.hessian, "hessian_floor": self.hessian_floor, "label_scale": self.label_scale}
+        if self.backend == "xgboost":
+            options["min_leaf_hessian"] = float((params or {}).get("min_child_weight", 1e-3))
+            return xgboost_objective(loss, **options)
+        return lightgbm_objective(loss, **options)
+
+    def _fit(self, X: Features, y, *, group: Groups | None, sample_weight, eval_sets: list[dict], loss: Loss,
              n_classes: int | None, metric: str):
         """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
         self._check_config()
         if self.backend == "torch":
             raise ValueError(f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}")
-        from ..gbdt import lightgbm_objective, xgboost_objective
-
-        options = {"hessian": self.hessian, "hessian_floor": self.hessian_floor, "label_scale": self.label_scale}
         params = self._backend_kwargs()
         if self.backend == "xgboost":
             params.setdefault("min_child_weight", 1e-3)
-            options["min_leaf_hessian"] = float(params["min_child_weight"])
-            objective = xgboost_objective(loss, **options)
-        else:
-            objective = lightgbm_objective(loss, **options)
+        objective = self._make_objective(loss, params)
         # validation of labels, weights, groups and the link's domain, before anything is built
         fit_group = group if loss.structure == "group" else None
         objective.fit_intercept(y, group=fit_group, sample_weight=sample_weight, n_classes=n_classes)
         for k, ev in enumerate(eval_sets):
-            self._validate_eval(objective, loss, ev, n_classes, k)
+            self._validate_eval(objective, loss, ev, n_classes, k, metric)
         n_rounds = self.n_estimators if self.n_estimators is not None else GBDT_DEFAULTS["n_estimators"]
         lr = self.learning_rate if self.learning_rate is not None else GBDT_DEFAULTS["learning_rate"]
         esr = self.early_stopping_rounds if self.early_stopping_rounds is not None else GBDT_DEFAULTS["early_stopping_rounds"]
@@ -167,21 +209,35 @@ class _SelectiveEstimator(BaseEstimator):
             esr = 0
             if self.n_estimators is None:
                 n_rounds = self._rounds_without_eval()
+        fit = self._fit_lightgbm if self.backend == "lightgbm" else self._fit_xgboost
+        booster, best, history = fit(objective, X, y, group=group, sample_weight=sample_weight, eval_sets=eval_sets,
+                                     n_classes=n_classes, params=params, n_rounds=n_rounds, lr=lr, esr=esr,
+                                     metric=metric)
         self.objective_ = objective
         self.loss_ = loss
-        fit = self._fit_lightgbm if self.backend == "lightgbm" else self._fit_xgboost
-        fit(objective, X, y, group=group, sample_weight=sample_weight, eval_sets=eval_sets, n_classes=n_classes,
-            params=params, n_rounds=n_rounds, lr=lr, esr=esr, metric=metric)
-        self.intercept_ = objective.intercept_
+        self.booster_ = booster
+        self.best_iteration_ = best
+        self.evals_result_ = history
+        self.intercept_ = objective.booster_intercept(booster)
+        self.n_estimators_ = self._rounds_of(booster) if best is None else best
         return self
 
     def _rounds_without_eval(self) -> int:
         return 300
 
-    def _validate_eval(self, objective, loss, ev, n_classes, k):
+    def _rounds_of(self, booster) -> int:
+        if self.backend == "lightgbm":
+            return int(booster.current_iteration())
+        return int(booster.num_boosted_rounds())
+
+    def _validate_eval(self, objective, loss, ev, n_classes, k, metric):
+        """Labels, groups and weights of ``eval_set[k]``, checked before boosting starts."""
         try:
             b = objective.bind(ev["y"], group=ev["group"] if loss.structure == "group" else None,
                                sample_weight=ev["weight"], n_classes=n_classes)
+            if metric == "ndcg" and np.any(ev["y"] < 0):
+                bad = int(np.flatnonzero(ev["y"] < 0)[0])
+                raise ValueError(f"NDCG (early stopping) needs labels >= 0; row {bad} holds {ev['y'][bad]!r}")
         except ValueError as exc:
             raise ValueError(f"eval_set[{k}]: {exc}") from None
         ev["bound"] = b
@@ -192,10 +248,10 @@ class _SelectiveEstimator(BaseEstimator):
             from ..metrics import ndcg
 
             k = self._eval_ks()[0]
-            y, sizes = ev["y"], ev["group"].sizes if ev["group"] is not None else None
+            y, groups = ev["y"], ev["group"]
 
             def fn(scores):
-                return f"ndcg@{k}", float(ndcg(y, scores, sizes, k=k)), True
+                return f"ndcg@{k}", float(ndcg(y, scores, groups, k=k)), True
 
             return fn
         bound = ev["bound"]
@@ -208,9 +264,13 @@ class _SelectiveEstimator(BaseEstimator):
 
         return fn
 
-    def _fit_lightgbm(self, objective, X, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds, lr, esr,
-                      metric):
-        from ..gbdt._lightgbm import import_lightgbm
+    def _progress_enabled(self) -> bool:
+        """A progress bar with ``verbose=True`` when stderr is a terminal (never in logs or CI)."""
+        return bool(self.verbose) and sys.stderr.isatty()
+
+    def _fit_lightgbm(self, objective, X: Features, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds,
+                      lr, esr, metric):
+        from ..gbdt._lightgbm import _MIN_ROWS_ALIASES, _param, import_lightgbm
 
         lgb = import_lightgbm()
         p = {"learning_rate": lr, "verbosity": 1 if self.verbose else -1, "metric": "None"}
@@ -219,18 +279,23 @@ class _SelectiveEstimator(BaseEstimator):
         if n_classes:
             p["num_class"] = int(n_classes)
         p.update(params)
-        p["objective"] = objective
-        sizes = None if group is None else group.sizes
-        train = lgb.Dataset(X, label=y, group=sizes, weight=sample_weight, params={"verbosity": p["verbosity"]},
-                            free_raw_data=False)
-        valids = [lgb.Dataset(ev["X"], label=ev["y"], group=None if ev["group"] is None else ev["group"].sizes,
-                              weight=ev["weight"], reference=train) for ev in eval_sets]
-        objective.set_init_score(train, *valids)
+        if _param(params, _MIN_ROWS_ALIASES) is None and X.n_rows < 40:
+            # LightGBM's default min_data_in_leaf=20 allows no split below 40 rows
+            p["min_data_in_leaf"] = max(1, X.n_rows // 10)
+            logger.info("%s: %d rows < 2 x min_data_in_leaf=20; training with min_data_in_leaf=%d",
+                        type(self).__name__, X.n_rows, p["min_data_in_leaf"])
+        names = _lightgbm_names(X.names)
+        ds_params = {"verbosity": p["verbosity"]}
+        train = lgb.Dataset(X.data, label=y, group=None if group is None else group.sizes, weight=sample_weight,
+                            params=ds_params, free_raw_data=False, feature_name=names or "auto")
+        valids = [lgb.Dataset(ev["X"].data, label=ev["y"], group=None if ev["group"] is None else ev["group"].sizes,
+                              weight=ev["weight"], reference=train, feature_name=names or "auto") for ev in eval_sets]
         callbacks, feval = [], None
         history: dict = {}
+        names_v = None
         if valids:
             fns = [self._metric_fn(metric, ev) for ev in eval_sets]
-            names = [f"valid_{k}" for k in range(len(valids))]
+            names_v = [f"valid_{k}" for k in range(len(valids))]
             index = {id(v): k for k, v in enumerate(valids)}
 
             def feval(preds, data):
@@ -240,15 +305,17 @@ class _SelectiveEstimator(BaseEstimator):
             callbacks.append(lgb.record_evaluation(history))
             if esr:
                 callbacks.append(lgb.early_stopping(esr, first_metric_only=True, verbose=bool(self.verbose)))
-        booster = lgb.train(p, train, num_boost_round=n_rounds, valid_sets=valids or None,
-                            valid_names=names if valids else None, feval=feval, callbacks=callbacks)
-        self.booster_ = booster
-        self.best_iteration_ = int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
-        self.evals_result_ = history
-        self.n_estimators_ = booster.current_iteration() if self.best_iteration_ is None else self.best_iteration_
+        if self._progress_enabled():
+            from ..gbdt._progress import lightgbm_progress
 
-    def _fit_xgboost(self, objective, X, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds, lr, esr,
-                     metric):
+            callbacks.append(lightgbm_progress(n_rounds, type(self).__name__))
+        booster = objective.train(p, train, n_rounds, valid_sets=valids or None, valid_names=names_v, feval=feval,
+                                  callbacks=callbacks)
+        best = int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
+        return booster, best, history
+
+    def _fit_xgboost(self, objective, X: Features, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds,
+                     lr, esr, metric):
         from ..gbdt._xgboost import import_xgboost
 
         xgb = import_xgboost()
@@ -260,18 +327,19 @@ class _SelectiveEstimator(BaseEstimator):
         p.update(params)
         device = str(p.get("device", "cpu"))
         data = None
-        if device.startswith("cuda"):
+        if device.startswith("cuda") and isinstance(X.data, np.ndarray | type(None)) is not False:
             try:
                 import cupy
 
-                data = cupy.asarray(X)
+                data = cupy.asarray(X.data)
             except ImportError:
                 warnings.warn("device='cuda' without CuPy: trees are built on the GPU but gradients are computed on "
                               "the host (pip install cupy for the device-resident loop)", UserWarning, stacklevel=3)
         group_loss = objective.structure == "group"
+        names = _xgboost_names(X.names)
 
         def dmatrix(Xm, ym, groups, weight):
-            d = xgb.DMatrix(Xm, label=ym)
+            d = xgb.DMatrix(Xm, label=ym, feature_names=names, enable_categorical=True)
             if groups is not None and group_loss:
                 d.set_group(groups.sizes)
                 if weight is not None:  # XGBoost ranking weights are per query: the mean of its rows
@@ -280,8 +348,9 @@ class _SelectiveEstimator(BaseEstimator):
                 d.set_weight(weight)
             return d
 
-        dtrain = dmatrix(X, y, group, sample_weight)
-        evals = [(dmatrix(ev["X"], ev["y"], ev["group"], ev["weight"]), f"valid_{k}") for k, ev in enumerate(eval_sets)]
+        dtrain = dmatrix(X.data, y, group, sample_weight)
+        evals = [(dmatrix(ev["X"].data, ev["y"], ev["group"], ev["weight"]), f"valid_{k}")
+                 for k, ev in enumerate(eval_sets)]
         custom_metric = None
         history: dict = {}
         if evals:
@@ -292,19 +361,21 @@ class _SelectiveEstimator(BaseEstimator):
                 name, value, _ = fns[index[id(d)]](np.asarray(preds))
                 return name, value
 
+        callbacks = []
+        if self._progress_enabled():
+            from ..gbdt._progress import xgboost_progress
+
+            callbacks.append(xgboost_progress(n_rounds, type(self).__name__))
         higher = metric == "ndcg"
         booster = objective.train(p, dtrain, n_rounds, data=data, evals=evals, custom_metric=custom_metric,
                                   early_stopping_rounds=esr or None, maximize=higher if esr else None,
-                                  evals_result=history)
-        self.booster_ = booster
+                                  evals_result=history, callbacks=callbacks or None)
         best = getattr(booster, "best_iteration", None) if evals and esr else None
-        self.best_iteration_ = None if best is None else int(best) + 1
-        self.evals_result_ = history
-        self.n_estimators_ = int(booster.num_boosted_rounds()) if self.best_iteration_ is None else self.best_iteration_
+        return booster, (None if best is None else int(best) + 1), history
 
     # -- prediction ----------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
-        if not hasattr(self, "intercept_") and not hasattr(self, "model_"):
+        if not hasattr(self, "booster_") and not hasattr(self, "model_"):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(...) first")
@@ -314,37 +385,39 @@ class _SelectiveEstimator(BaseEstimator):
         self._check_fitted()
         if hasattr(self, "model_"):
             return np.asarray(A.to_numpy(self.model_.predict(X)), dtype=np.float64)
-        X = _as_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features; the model was fitted with {self.n_features_in_}")
-        c = np.asarray(self.intercept_)
-        if self.backend == "lightgbm":
-            kw = {} if self.best_iteration_ is None else {"num_iteration": self.best_iteration_}
-            raw = np.asarray(self.booster_.predict(X, raw_score=True, **kw), dtype=np.float64)
-            return raw + c
-        from ..gbdt._xgboost import import_xgboost
+        feats = self._features(X, reset=False)
+        return np.asarray(self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
+                          dtype=np.float64)
 
-        xgb = import_xgboost()
-        d = xgb.DMatrix(X)
-        d.set_base_margin(np.tile(c, (X.shape[0], 1)) if c.ndim else np.full(X.shape[0], float(c)))
-        kw = {} if self.best_iteration_ is None else {"iteration_range": (0, self.best_iteration_)}
-        return np.asarray(self.booster_.predict(d, output_margin=True, **kw), dtype=np.float64)
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total gain of the splits on each feature, normalised to sum to 1 (zeros if no split)."""
+        self._check_fitted()
+        if hasattr(self, "model_"):
+            raise AttributeError("feature_importances_ is defined for the GBDT backends, not backend='torch'")
+        gain = np.asarray(self.objective_.feature_gain(self.booster_, self.n_features_in_), dtype=np.float64)
+        total = gain.sum()
+        return gain / total if total > 0 else gain
 
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Write the fitted estimator to a JSON file (parameters, intercept, the booster's own model text).
+        """Write the fitted estimator to a JSON file (parameters, intercept, the booster's own model).
 
         Losses, links and scalings from the registries are stored by name and parameters; a
         user-defined callable link cannot be, and raises ``TypeError`` (pickle works instead).
+        ``backend="torch"`` models are saved with :meth:`selrank.estimators.NeuralRanker.save`
+        (``est.model_.save(path)``).
         """
         self._check_fitted()
         if self.backend == "torch":
-            raise ValueError("save() covers the GBDT backends; pickle a torch-backed estimator (or use NeuralRanker's own format)")
-        if self.backend == "lightgbm":
-            model = self.booster_.model_to_string()
-        else:
-            model = base64.b64encode(bytes(self.booster_.save_raw("ubj"))).decode("ascii")
+            raise ValueError("save() covers the GBDT backends; for backend='torch' save the network with "
+                             "est.model_.save(path) (NeuralRanker.save) or pickle the estimator")
+        model = self.objective_.save_model(self.booster_)
+        if isinstance(model, bytes):
+            model = base64.b64encode(model).decode("ascii")
         fitted = {k: getattr(self, k) for k in self._fitted_extra() if hasattr(self, k)}
+        if hasattr(self, "feature_names_in_"):
+            fitted["feature_names_in_"] = list(self.feature_names_in_)
         doc = {
             "format": _FORMAT,
             "version": _FORMAT_VERSION,
@@ -375,16 +448,65 @@ class _SelectiveEstimator(BaseEstimator):
         self.best_iteration_ = doc["best_iteration"]
         self.n_features_in_ = int(doc["n_features_in"])
         for k, v in _decode(doc.get("fitted", {})).items():
-            setattr(self, k, np.asarray(v) if isinstance(v, list) else v)
-        if self.backend == "lightgbm":
-            from ..gbdt._lightgbm import import_lightgbm
+            value = np.asarray(v, dtype=object if k == "feature_names_in_" else None) if isinstance(v, list) else v
+            setattr(self, k, value)
+        self.objective_ = self._make_objective(self.loss_, self._backend_kwargs())
+        model = doc["model"] if self.backend == "lightgbm" else base64.b64decode(doc["model"])
+        self.booster_ = self.objective_.load_model(model)
+        self.objective_._write_intercept(self.booster_, self.intercept_)  # noqa: SLF001 (files before 0.2)
 
-            self.booster_ = import_lightgbm().Booster(model_str=doc["model"])
-        else:
-            from ..gbdt._xgboost import import_xgboost
+    # -- scikit-learn tags ----------------------------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values go down the trees' default branches
+        tags.input_tags.sparse = self.backend != "torch"
+        tags.non_deterministic = self.backend == "torch" and self._backend_params.get("random_state") is None
+        return tags
 
-            booster = import_xgboost().Booster()
-            booster.load_model(bytearray(base64.b64decode(doc["model"])))
-            self.booster_ = booster
+
+def _lightgbm_names(names: list[str] | None) -> list[str] | None:
+    """Column names LightGBM accepts as feature names (it refuses JSON special characters)."""
+    if not names or len(set(names)) != len(names):
+        return None
+    if any(any(ch in n for ch in '[]{}:,"') or not n for n in names):
+        return None
+    return names
 
 
+def _xgboost_names(names: list[str] | None) -> list[str] | None:
+    """Column names XGBoost accepts as feature names (no ``[``, ``]`` or ``<``)."""
+    if not names or len(set(names)) != len(names):
+        return None
+    if any(any(ch in n for ch in "[]<") or not n for n in names):
+        return None
+    return names
+
+
+def _eval_sets(est, eval_set, *, eval_group=None, eval_qid=None, eval_sample_weight=None, labels,
+               groups_needed: bool, groups_required: bool = False) -> list[dict]:
+    """Checked ``eval_set`` items: features like the training ones, labels, groups, weights."""
+    from ._validation import _as_group, _as_sample_weight, _eval_list, _eval_pairs
+
+    if eval_set is None:
+        for name, value in (("eval_group", eval_group), ("eval_qid", eval_qid),
+                            ("eval_sample_weight", eval_sample_weight)):
+            if value is not None:
+                raise ValueError(f"`{name}` was given without `eval_set`")
+        return []
+    pairs = _eval_pairs(eval_set)
+    gs = _eval_list(eval_group, len(pairs), "eval_group")
+    qs = _eval_list(eval_qid, len(pairs), "eval_qid")
+    ws = _eval_list(eval_sample_weight, len(pairs), "eval_sample_weight")
+    out = []
+    for k, ((Xe, ye), g, q, w) in enumerate(zip(pairs, gs, qs, ws)):
+        try:
+            feats = est._features(Xe, reset=False, name=f"eval_set[{k}][0]")  # noqa: SLF001
+        except ValueError as exc:
+            raise ValueError(f"eval_set[{k}]: {exc}") from None
+        n = feats.n_rows
+        y = labels(ye, n, f"eval_set[{k}][1]")
+        groups = None
+        if groups_needed:
+            groups = _as_group(g, n, f"eval_group[{k}]", qid=q, qid_name=f"eval_qid[{k}]", required=groups_required)
+        out.append({"X": feats, "y": y, "group": groups, "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]")})
+    return out

@@ -8,8 +8,8 @@ from .. import _array as A
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
-from ._validation import _as_features, _as_labels, _as_sample_weight, _eval_list
-from .base import ClassifierMixin, _SelectiveEstimator
+from ._validation import _as_labels, _as_sample_weight
+from .base import ClassifierMixin, _eval_sets, _SelectiveEstimator
 
 
 class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
@@ -68,10 +68,17 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         return loss
 
     def fit(self, X, y, *, sample_weight=None, eval_set=None, eval_sample_weight=None):
-        """Fit class labels ``y`` (any hashable values). Returns ``self``."""
+        """Fit class labels ``y`` (any hashable values; NaN and continuous targets are refused).
+
+        ``X`` as in :meth:`SelectiveRanker.fit`. Returns ``self``.
+        """
+        from sklearn.utils.multiclass import check_classification_targets
+
         self._check_config()
-        X = _as_features(X)
-        labels = _as_labels(y, X.shape[0])
+        feats = self._features(X, reset=True)
+        n = feats.n_rows
+        labels = _as_labels(y, n)
+        check_classification_targets(labels)  # NaN, continuous or multi-output y: scikit-learn's message
         classes, yi = np.unique(labels, return_inverse=True)
         if classes.size < 2:
             raise ValueError(f"SelectiveClassifier needs at least 2 classes in `y`; got {classes.tolist()}")
@@ -79,23 +86,19 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         self.n_classes_ = int(classes.size)
         loss = self._classifier_loss(self.n_classes_)
         n_classes = self.n_classes_ if loss.structure == "multiclass" else None
-        w = _as_sample_weight(sample_weight, X.shape[0])
-        eval_sets = []
-        if eval_set is not None:
-            if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
-                eval_set = [eval_set]
-            ws = _eval_list(eval_sample_weight, len(eval_set), "eval_sample_weight")
-            for k, ((Xe, ye), we) in enumerate(zip(eval_set, ws)):
-                Xe = _as_features(Xe, f"eval_set[{k}][0]")
-                le = _as_labels(ye, Xe.shape[0], f"eval_set[{k}][1]")
-                unknown = ~np.isin(le, classes)
-                if np.any(unknown):
-                    raise ValueError(f"`eval_set[{k}]` holds labels not seen in training: {np.unique(le[unknown]).tolist()[:5]}")
-                eval_sets.append({"X": Xe, "y": np.searchsorted(classes, le).astype(np.float64), "group": None,
-                                  "weight": _as_sample_weight(we, Xe.shape[0])})
-        self.n_features_in_ = int(X.shape[1])
-        return self._fit(X, yi.astype(np.float64), group=None, sample_weight=w, eval_sets=eval_sets, loss=loss,
-                         n_classes=n_classes, metric="loss")
+        w = _as_sample_weight(sample_weight, n)
+
+        def class_index(ye, n_rows, name):
+            le = _as_labels(ye, n_rows, name)
+            unknown = ~np.isin(le, classes)
+            if np.any(unknown):
+                raise ValueError(f"`{name}` holds labels not seen in training: {np.unique(le[unknown]).tolist()[:5]}")
+            return np.searchsorted(classes, le).astype(np.float64)
+
+        eval_sets = _eval_sets(self, eval_set, eval_sample_weight=eval_sample_weight, labels=class_index,
+                               groups_needed=False)
+        return self._fit(feats, yi.reshape(-1).astype(np.float64), group=None, sample_weight=w, eval_sets=eval_sets,
+                         loss=loss, n_classes=n_classes, metric="loss")
 
     def _fitted_extra(self) -> tuple[str, ...]:
         return ("classes_", "n_classes_")
@@ -137,4 +140,5 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
 
     def predict(self, X):
         """The most probable class."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # NotFittedError before classes_ is looked up
+        return self.classes_[np.argmax(proba, axis=1)]

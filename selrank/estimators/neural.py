@@ -387,7 +387,8 @@ class NeuralRanker:
         return get_head(self.loss, **(self.loss_params or {}))
 
     # -- fit / predict ------------------------------------------------------------------
-    def fit(self, X, y, *, group=None, sample_weight=None, eval_set=None, eval_group=None) -> NeuralRanker:
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
+            eval_qid=None) -> NeuralRanker:
         """Train the scorer.
 
         Parameters
@@ -395,14 +396,18 @@ class NeuralRanker:
         X : array-like [n_samples, n_features]
         y : array-like [n_samples]
             Relevance labels (or teacher scores, with a head that accepts them).
-        group : array-like
-            Query sizes (summing to ``n_samples``) or one query id per row; ``None``: one query.
+        group : array-like, optional
+            Query sizes (summing to ``n_samples``); ``[1] * n`` is ``n`` one-row queries.
+        qid : array-like, optional
+            One query id per row instead of ``group`` (rows of a query need not be
+            adjacent). Neither: all rows are one query.
         sample_weight : array-like, optional
             One weight per row or per query.
         eval_set : list of (X, y) pairs, optional
             Validation data; the first pair drives early stopping.
-        eval_group : list of array-like, optional
-            Groups of the ``eval_set`` pairs (required with ``eval_set``).
+        eval_group, eval_qid : list of array-like, optional
+            Query sizes or per-row ids of the ``eval_set`` pairs (one of them is required
+            with ``eval_set``).
 
         Returns
         -------
@@ -412,9 +417,9 @@ class NeuralRanker:
         device = _device(self.device)
         X = _features(X)
         y = _labels(y, X.shape[0])
-        groups = as_groups(group, X.shape[0])
+        groups = as_groups(group, X.shape[0], qid=qid)
         w = self._row_weights(sample_weight, groups)
-        evals = self._eval_data(eval_set, eval_group, X.shape[1])
+        evals = self._eval_data(eval_set, eval_group, X.shape[1], eval_qid)
         head = self._make_head()
 
         self.n_features_in_ = X.shape[1]
@@ -564,20 +569,24 @@ class NeuralRanker:
             raise ValueError("`sample_weight` must be finite, non-negative and not all zero")
         return w
 
-    def _eval_data(self, eval_set, eval_group, n_features: int):
+    def _eval_data(self, eval_set, eval_group, n_features: int, eval_qid=None):
         if eval_set is None:
-            if eval_group is not None:
-                raise ValueError("`eval_group` given without `eval_set`")
+            if eval_group is not None or eval_qid is not None:
+                raise ValueError("`eval_group` / `eval_qid` given without `eval_set`")
             return []
         if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
             raise TypeError("`eval_set` must be a list of (X, y) pairs, e.g. [(X_valid, y_valid)]")
         eval_set = list(eval_set)
-        if eval_group is None or len(list(eval_group)) != len(eval_set):
+        if eval_group is not None and eval_qid is not None:
+            raise ValueError("give either `eval_group` (query sizes) or `eval_qid` (per-row query ids), not both")
+        given, name = (eval_qid, "eval_qid") if eval_qid is not None else (eval_group, "eval_group")
+        if given is None or len(list(given)) != len(eval_set):
             raise ValueError(
-                f"`eval_group` must give the groups of each of the {len(eval_set)} eval_set pair(s); got {eval_group!r:.80}"
+                f"`eval_group` or `eval_qid` must give the queries of each of the {len(eval_set)} eval_set pair(s); "
+                f"got {given!r:.80}"
             )
         out = []
-        for i, (pair, g) in enumerate(zip(eval_set, eval_group)):
+        for i, (pair, g) in enumerate(zip(eval_set, given)):
             try:
                 Xe, ye = pair
             except (TypeError, ValueError):
@@ -586,8 +595,11 @@ class NeuralRanker:
             if Xe.shape[1] != n_features:
                 raise ValueError(f"eval_set[{i}] X has {Xe.shape[1]} features; the training data has {n_features}")
             ye = _labels(ye, Xe.shape[0], f"eval_set[{i}] y")
-            as_groups(g, Xe.shape[0])  # validate now, with the pair's row count
-            out.append((Xe, ye, g))
+            try:  # validate now, with the pair's row count
+                groups = as_groups(None, Xe.shape[0], qid=g) if name == "eval_qid" else as_groups(g, Xe.shape[0])
+            except ValueError as exc:
+                raise ValueError(f"{name}[{i}]: {exc}") from None
+            out.append((Xe, ye, groups))
         return out
 
     def _progress(self, rank: int):

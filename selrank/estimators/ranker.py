@@ -7,8 +7,8 @@ from typing import Any
 
 from .._groups import Groups
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
-from ._validation import _as_features, _as_float_labels, _as_group, _as_sample_weight, _eval_list
-from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _SelectiveEstimator
+from ._validation import _as_float_labels, _as_group, _as_sample_weight, as_features
+from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
 
 
 class SelectiveRanker(_SelectiveEstimator):
@@ -81,23 +81,32 @@ class SelectiveRanker(_SelectiveEstimator):
                          early_stopping_rounds=early_stopping_rounds, eval_at=eval_at, random_state=random_state,
                          verbose=verbose, **backend_params)
 
-    def fit(self, X, y, *, group, sample_weight=None, eval_set=None, eval_group=None, eval_sample_weight=None):
-        """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group``.
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
+            eval_sample_weight=None):
+        """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features)
+            A NumPy array, scipy sparse matrix, or a pandas / polars DataFrame (column names
+            are kept as ``feature_names_in_`` and must match at prediction; pandas
+            Categorical columns are categorical features).
         y : array-like of shape (n_rows,)
             Relevance labels (or teacher scores).
-        group : array-like
-            Query sizes (summing to ``n_rows``) or one query id per row (each query's rows
-            contiguous).
+        group : array-like of int, optional
+            Query sizes, adding up to ``n_rows`` (LightGBM's ``group``); ``[1] * n`` is
+            ``n`` one-row queries.
+        qid : array-like, optional
+            One query id per row instead (XGBoost's ``qid``), each query's rows contiguous.
+            Give ``group`` or ``qid``; ``qid`` is the one scikit-learn's cross-validation
+            can route and split (``docs/estimators.md``).
         sample_weight : array-like of shape (n_rows,), optional
             Per-row weights; a query's loss is weighted by the mean of its rows' weights.
         eval_set : list of (X, y), optional
-            Validation data; the first drives early stopping on NDCG@``eval_at``.
-        eval_group : list of group arrays
-            One per ``eval_set`` item.
+            Validation data; the first drives early stopping on NDCG@``eval_at``. Its
+            labels, groups and weights are checked before boosting starts.
+        eval_group, eval_qid : list of arrays
+            Query sizes or per-row ids, one per ``eval_set`` item.
         eval_sample_weight : list, optional
 
         Returns
@@ -105,41 +114,19 @@ class SelectiveRanker(_SelectiveEstimator):
         self
         """
         self._check_config()
-        X = _as_features(X)
-        y = _as_float_labels(y, X.shape[0])
-        groups = _as_group(group, X.shape[0])
-        w = _as_sample_weight(sample_weight, X.shape[0])
-        eval_sets = self._eval_sets(eval_set, eval_group, eval_sample_weight, X.shape[1])
-        self.n_features_in_ = int(X.shape[1])
+        feats = self._features(X, reset=True)
+        n = feats.n_rows
+        y = _as_float_labels(y, n)
+        groups = _as_group(group, n, qid=qid)
+        w = _as_sample_weight(sample_weight, n)
+        eval_sets = _eval_sets(self, eval_set, eval_group=eval_group, eval_qid=eval_qid,
+                               eval_sample_weight=eval_sample_weight, labels=_as_float_labels, groups_needed=True,
+                               groups_required=True)
         if self.backend == "torch":
-            return self._fit_torch(X, y, groups, w, eval_sets)
+            return self._fit_torch(feats.data, y, groups, w, eval_sets)
         loss = self._build_loss()
-        return self._fit(X, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
+        return self._fit(feats, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
                          metric="ndcg")
-
-    def _eval_sets(self, eval_set, eval_group, eval_sample_weight, n_features: int) -> list[dict]:
-        if eval_set is None:
-            if eval_group is not None:
-                raise ValueError("`eval_group` was given without `eval_set`")
-            return []
-        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
-            eval_set = [eval_set]
-        if not isinstance(eval_set, list | tuple):
-            raise TypeError(f"`eval_set` must be a list of (X, y) pairs; got {type(eval_set).__name__}")
-        groups = _eval_list(eval_group, len(eval_set), "eval_group")
-        weights = _eval_list(eval_sample_weight, len(eval_set), "eval_sample_weight")
-        out = []
-        for k, (item, g, w) in enumerate(zip(eval_set, groups, weights)):
-            if not isinstance(item, list | tuple) or len(item) != 2:
-                raise TypeError(f"`eval_set[{k}]` must be an (X, y) pair")
-            Xe = _as_features(item[0], f"eval_set[{k}][0]")
-            if Xe.shape[1] != n_features:
-                raise ValueError(f"`eval_set[{k}]` has {Xe.shape[1]} features; X has {n_features}")
-            ye = _as_float_labels(item[1], Xe.shape[0], f"eval_set[{k}][1]")
-            ge = _as_group(g, Xe.shape[0], f"eval_group[{k}]")
-            we = _as_sample_weight(w, Xe.shape[0], f"eval_sample_weight[{k}]")
-            out.append({"X": Xe, "y": ye, "group": ge, "weight": we})
-        return out
 
     def _fit_torch(self, X, y, groups: Groups, w, eval_sets):
         try:
@@ -166,7 +153,7 @@ class SelectiveRanker(_SelectiveEstimator):
         model = NeuralRanker(**kwargs)
         fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
         if eval_sets:
-            fit_kw["eval_set"] = [(ev["X"], ev["y"] * scale) for ev in eval_sets]
+            fit_kw["eval_set"] = [(ev["X"].data, ev["y"] * scale) for ev in eval_sets]
             fit_kw["eval_group"] = [ev["group"].sizes for ev in eval_sets]
         model.fit(X, y * scale, **fit_kw)
         self.model_ = model
@@ -177,11 +164,17 @@ class SelectiveRanker(_SelectiveEstimator):
         """Ranking scores (higher ranks first), intercept included."""
         return self.decision_function(X)
 
-    def score(self, X, y, *, group, sample_weight=None):
-        """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged."""
+    def score(self, X, y, *, group=None, qid=None, sample_weight=None):
+        """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged.
+
+        ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`. In scikit-learn
+        cross-validation route ``qid`` to it: ``est.set_score_request(qid=True)`` (or use
+        :func:`selrank.estimators.ndcg_scorer`).
+        """
         from ..metrics import ndcg
 
-        X = _as_features(X)
-        y = _as_float_labels(y, X.shape[0])
-        groups = _as_group(group, X.shape[0])
-        return float(ndcg(y, self.predict(X), groups.sizes, k=self._eval_ks()[0]))
+        self._check_fitted()
+        n = as_features(X).n_rows
+        y = _as_float_labels(y, n)
+        groups = _as_group(group, n, qid=qid)
+        return float(ndcg(y, self.predict(X), groups, k=self._eval_ks()[0]))

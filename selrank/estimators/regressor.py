@@ -9,8 +9,8 @@ import numpy as np
 from .. import _array as A
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
-from ._validation import _as_features, _as_float_labels, _as_group, _as_sample_weight, _eval_list
-from .base import RegressorMixin, _SelectiveEstimator
+from ._validation import _as_float_labels, _as_group, _as_sample_weight
+from .base import RegressorMixin, _eval_sets, _SelectiveEstimator
 
 
 class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
@@ -49,31 +49,26 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             params.pop("link", None)
         return params
 
-    def fit(self, X, y, *, group=None, sample_weight=None, eval_set=None, eval_group=None, eval_sample_weight=None):
-        """Fit ``y`` on ``X``; ``group`` only for group losses. Returns ``self``."""
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
+            eval_sample_weight=None):
+        """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
+
+        ``X`` as in :meth:`SelectiveRanker.fit`. Returns ``self``.
+        """
         self._check_config()
-        X = _as_features(X)
-        y = _as_float_labels(y, X.shape[0])
+        feats = self._features(X, reset=True)
+        n = feats.n_rows
+        y = _as_float_labels(y, n)
         loss = self._build_loss()
         if loss.structure == "multiclass":
             raise ValueError(f"SelectiveRegressor takes pointwise or group losses; {loss.name!r} is multi-class")
-        groups = _as_group(group, X.shape[0]) if loss.structure == "group" else None
-        w = _as_sample_weight(sample_weight, X.shape[0])
-        eval_sets = []
-        if eval_set is not None:
-            if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
-                eval_set = [eval_set]
-            gs = _eval_list(eval_group, len(eval_set), "eval_group")
-            ws = _eval_list(eval_sample_weight, len(eval_set), "eval_sample_weight")
-            for k, ((Xe, ye), g, we) in enumerate(zip(eval_set, gs, ws)):
-                Xe = _as_features(Xe, f"eval_set[{k}][0]")
-                if Xe.shape[1] != X.shape[1]:
-                    raise ValueError(f"`eval_set[{k}]` has {Xe.shape[1]} features; X has {X.shape[1]}")
-                ye = _as_float_labels(ye, Xe.shape[0], f"eval_set[{k}][1]")
-                ge = _as_group(g, Xe.shape[0], f"eval_group[{k}]") if groups is not None else None
-                eval_sets.append({"X": Xe, "y": ye, "group": ge, "weight": _as_sample_weight(we, Xe.shape[0])})
-        self.n_features_in_ = int(X.shape[1])
-        return self._fit(X, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
+        group_loss = loss.structure == "group"
+        groups = _as_group(group, n, qid=qid) if group_loss else None
+        w = _as_sample_weight(sample_weight, n)
+        eval_sets = _eval_sets(self, eval_set, eval_group=eval_group, eval_qid=eval_qid,
+                               eval_sample_weight=eval_sample_weight, labels=_as_float_labels,
+                               groups_needed=group_loss, groups_required=group_loss)
+        return self._fit(feats, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
                          metric="loss")
 
     def predict(self, X):
