@@ -257,8 +257,8 @@ class TestValidation:
         qid[[0, -1]] = qid[[-1, 0]]  # two rows out of place: queries no longer contiguous
         with pytest.raises(ValueError, match="contiguous.*sort the rows by query id"):
             SelectiveRanker().fit(X, y, qid=qid)
-        with pytest.raises(ValueError, match="needs query groups"):
-            SelectiveRanker().fit(X, y, group=None)
+        with pytest.warns(UserWarning, match="no query groups given: all 705 rows are ranked as one query"):
+            SelectiveRanker(n_estimators=2, **FAST).fit(X, y)
         # the sorting hint only where sorting helps
         with pytest.raises(ValueError, match="add up to") as info:
             SelectiveRanker().fit(X, y, group=sizes[:-1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
@@ -111,6 +112,8 @@ def as_features(X, name: str = "X") -> Features:
             arr = np.asarray(X)
         except Exception as exc:  # noqa: BLE001
             raise TypeError(f"`{name}` must be a numeric 2-D array; got {type(X).__name__}") from exc
+        if arr.dtype.kind == "c":
+            raise ValueError(f"Complex data not supported: `{name}` has dtype {arr.dtype}")
         if arr.dtype == object:
             try:
                 arr = arr.astype(np.float64)
@@ -120,13 +123,13 @@ def as_features(X, name: str = "X") -> Features:
             raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
         if arr.ndim != 2:
             hint = " (one sample: X.reshape(1, -1); one feature: X.reshape(-1, 1))" if arr.ndim == 1 else ""
-            raise ValueError(f"`{name}` must be 2-D (rows, features); got shape {arr.shape}{hint}")
+            raise ValueError(f"`{name}` must be 2-D (rows, features); got shape {arr.shape}. Reshape your data{hint}")
         out = Features(arr, None)
     n_rows, n_cols = out.shape
     if n_rows == 0:
-        raise ValueError(f"`{name}` has 0 rows (shape {out.shape}): at least 1 is needed")
+        raise ValueError(f"`{name}` has 0 sample(s) (shape={out.shape}) while a minimum of 1 is required.")
     if n_cols == 0:
-        raise ValueError(f"`{name}` has 0 features (shape {out.shape}): at least 1 is needed")
+        raise ValueError(f"`{name}` has 0 feature(s) (shape={out.shape}) while a minimum of 1 is required.")
     return out
 
 
@@ -135,12 +138,14 @@ def as_features(X, name: str = "X") -> Features:
 # ----------------------------------------------------------------------------------------------
 def _as_labels(y, n_rows: int, name: str = "y") -> np.ndarray:
     if y is None:
-        raise TypeError(f"`{name}` is required; got None")
+        raise ValueError(f"this estimator requires y to be passed, but the target y is None (`{name}`)")
     if hasattr(y, "to_numpy") and not A.is_numpy(y):
         y = y.to_numpy()
     arr = np.asarray(A.to_numpy(y))
     if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
+        from sklearn.utils.validation import column_or_1d
+
+        arr = column_or_1d(arr, warn=True)  # scikit-learn's DataConversionWarning
     if arr.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D (one label per row); got shape {arr.shape}")
     if arr.shape[0] != n_rows:
@@ -165,16 +170,25 @@ def _as_float_labels(y, n_rows: int, name: str = "y") -> np.ndarray:
 
 
 def _as_group(group, n_rows: int, name: str = "group", *, qid=None, qid_name: str = "qid",
-              required: bool = True) -> Groups | None:
-    """Query groups from sizes (``group``) or per-row ids (``qid``); ids must keep each query's rows together."""
+              required: bool | str = True) -> Groups | None:
+    """Query groups from sizes (``group``) or per-row ids (``qid``); ids must keep each query's rows together.
+
+    Neither given: ``None`` (``required=False``), an error (``True``) or, with
+    ``required="warn"``, all rows as one query and a warning that says how to pass groups.
+    """
     if group is None and qid is None:
         if not required:
             return None
-        raise ValueError(
-            f"ranking needs query groups: pass `{name}` (query sizes, adding up to n_rows={n_rows}) or "
-            f"`{qid_name}` (one query id per row). With scikit-learn cross-validation or search, route "
-            "qid per row: sklearn.set_config(enable_metadata_routing=True), est.set_fit_request(qid=True) and "
-            "a GroupKFold on the same ids (docs/estimators.md)")
+        message = (
+            f"pass `{name}` (query sizes, adding up to n_rows={n_rows}) or `{qid_name}` (one query id per row). "
+            "With scikit-learn cross-validation or search, route qid per row: "
+            "sklearn.set_config(enable_metadata_routing=True), est.set_fit_request(qid=True), "
+            "est.set_score_request(qid=True) and a GroupKFold on the same ids (docs/estimators.md)")
+        if required == "warn":
+            warnings.warn(f"no query groups given: all {n_rows} rows are ranked as one query; {message}",
+                          UserWarning, stacklevel=3)
+            return as_groups(None, n_rows)
+        raise ValueError(f"ranking needs query groups: {message}")
     if qid is not None:
         if group is not None:
             raise ValueError(f"give either `{name}` (query sizes) or `{qid_name}` (per-row query ids), not both")
@@ -206,7 +220,7 @@ def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
         bad = int(np.flatnonzero(arr < 0)[0])
         raise ValueError(f"`{name}` must be non-negative; row {bad} holds {arr[bad]!r}")
     if not arr.sum() > 0:
-        raise ValueError(f"`{name}` must have a positive sum")
+        raise ValueError(f"`{name}` must have a positive sum; all weights are zero")
     return arr
 
 

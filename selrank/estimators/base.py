@@ -27,6 +27,9 @@ from .persistence import _FORMAT, _FORMAT_VERSION, _decode, _encode, load
 
 logger = logging.getLogger("selrank")
 
+_WEIGHT_REASON = ("a weight is not a row count in gradient boosting: LightGBM's min_data_in_leaf and the feature "
+                  "binning count rows whatever their weight, so weight 2 differs from a repeated row")
+
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: F401 (re-exported)
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
@@ -95,8 +98,15 @@ class _SelectiveEstimator(BaseEstimator):
                 if key.endswith("_") or key.startswith("_"):
                     raise ValueError(f"invalid backend parameter {key!r} for {type(self).__name__}")
                 self._backend_params[key] = value
-                setattr(self, key, value)
         return self
+
+    def __getattr__(self, name: str):
+        # backend parameters read like attributes (est.num_leaves), as in LightGBM's estimators,
+        # without being instance attributes that __init__ would set
+        params = self.__dict__.get("_backend_params", {})
+        if name in params:
+            return params[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- configuration ------------------------------------------------------------------------------
     def _check_config(self) -> None:
@@ -456,6 +466,17 @@ class _SelectiveEstimator(BaseEstimator):
         self.objective_._write_intercept(self.booster_, self.intercept_)  # noqa: SLF001 (files before 0.2)
 
     # -- scikit-learn tags ----------------------------------------------------------------------------------
+    #: scikit-learn checks that cannot apply, with the reason (scikit-learn >= 1.6 has no tag for
+    #: them: pass ``expected_failed_checks=est._expected_failed_checks()`` to ``check_estimator``).
+    _EXPECTED_FAILED_CHECKS = {
+        "check_sample_weight_equivalence_on_dense_data": _WEIGHT_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_REASON,
+    }
+
+    def _expected_failed_checks(self) -> dict[str, str]:
+        """scikit-learn estimator checks that do not apply, each with a one-line reason."""
+        return dict(self._EXPECTED_FAILED_CHECKS)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # missing values go down the trees' default branches

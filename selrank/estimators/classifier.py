@@ -81,7 +81,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         check_classification_targets(labels)  # NaN, continuous or multi-output y: scikit-learn's message
         classes, yi = np.unique(labels, return_inverse=True)
         if classes.size < 2:
-            raise ValueError(f"SelectiveClassifier needs at least 2 classes in `y`; got {classes.tolist()}")
+            raise ValueError(f"SelectiveClassifier needs at least 2 classes in `y`; got one class {classes.tolist()}")
         self.classes_ = classes
         self.n_classes_ = int(classes.size)
         loss = self._classifier_loss(self.n_classes_)

@@ -95,7 +95,8 @@ class SelectiveRanker(_SelectiveEstimator):
             Relevance labels (or teacher scores).
         group : array-like of int, optional
             Query sizes, adding up to ``n_rows`` (LightGBM's ``group``); ``[1] * n`` is
-            ``n`` one-row queries.
+            ``n`` one-row queries. With neither ``group`` nor ``qid`` all rows are one
+            query, with a warning.
         qid : array-like, optional
             One query id per row instead (XGBoost's ``qid``), each query's rows contiguous.
             Give ``group`` or ``qid``; ``qid`` is the one scikit-learn's cross-validation
@@ -117,7 +118,7 @@ class SelectiveRanker(_SelectiveEstimator):
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)
-        groups = _as_group(group, n, qid=qid)
+        groups = _as_group(group, n, qid=qid, required="warn")
         w = _as_sample_weight(sample_weight, n)
         eval_sets = _eval_sets(self, eval_set, eval_group=eval_group, eval_qid=eval_qid,
                                eval_sample_weight=eval_sample_weight, labels=_as_float_labels, groups_needed=True,
@@ -176,5 +177,5 @@ class SelectiveRanker(_SelectiveEstimator):
         self._check_fitted()
         n = as_features(X).n_rows
         y = _as_float_labels(y, n)
-        groups = _as_group(group, n, qid=qid)
+        groups = _as_group(group, n, qid=qid, required="warn")
         return float(ndcg(y, self.predict(X), groups, k=self._eval_ks()[0]))

@@ -49,6 +49,12 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             params.pop("link", None)
         return params
 
+    _EXPECTED_FAILED_CHECKS = {
+        **_SelectiveEstimator._EXPECTED_FAILED_CHECKS,
+        "check_regressors_no_decision_function": "decision_function is the documented score-space output (before "
+                                                 "the link and label_scale); predict is in the space of y",
+    }
+
     def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
             eval_sample_weight=None):
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.

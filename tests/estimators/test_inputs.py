@@ -170,9 +170,9 @@ def test_constant_and_all_missing_features_train_a_constant_model(rng):
 
 
 def test_empty_data_is_refused(rng):
-    with pytest.raises(ValueError, match="0 rows"):
+    with pytest.raises(ValueError, match=r"0 sample\(s\)"):
         SelectiveRegressor().fit(np.zeros((0, 3)), np.zeros(0))
-    with pytest.raises(ValueError, match="0 features"):
+    with pytest.raises(ValueError, match=r"0 feature\(s\)"):
         SelectiveRegressor().fit(np.zeros((5, 0)), np.zeros(5))
 
 
