@@ -36,7 +36,7 @@ from typing import Any
 from .base import BACKENDS, GBDT_DEFAULTS, RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS
 from .classifier import SelectiveClassifier
 from .persistence import load
-from .ranker import SelectiveRanker
+from .ranker import SelectiveRanker, ndcg_scorer
 from .regressor import SelectiveRegressor
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "RANKER_LABEL_SCALE",
     "RANKER_LOSS_DEFAULTS",
     "load",
+    "ndcg_scorer",
 ]
 
 # NeuralRanker needs torch; imported on first use so that the GBDT estimators do not.

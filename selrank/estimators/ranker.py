@@ -179,3 +179,47 @@ class SelectiveRanker(_SelectiveEstimator):
         y = _as_float_labels(y, n)
         groups = _as_group(group, n, qid=qid, required="warn")
         return float(ndcg(y, self.predict(X), groups, k=self._eval_ks()[0]))
+
+
+def ndcg_scorer(k: int | None = 10, **ndcg_options):
+    """A scikit-learn scorer of mean NDCG@k that takes the query ids as ``qid`` (metadata routing).
+
+    For ``cross_val_score`` / ``GridSearchCV`` on ranking data: with
+    ``sklearn.set_config(enable_metadata_routing=True)``, pass ``params={"qid": qid,
+    "groups": qid}`` (the estimator's ``set_fit_request(qid=True)``, a ``GroupKFold`` on the
+    same ids). The scorer requests ``qid`` itself.
+
+    Parameters
+    ----------
+    k : int or None
+        The cut-off.
+    **ndcg_options
+        Passed to :func:`selrank.metrics.ndcg` (``gain``, ``ties``, ``no_relevant``).
+
+    Examples
+    --------
+    >>> import numpy as np, sklearn
+    >>> from sklearn.model_selection import GroupKFold, cross_val_score
+    >>> from selrank import SelectiveRanker
+    >>> from selrank.estimators import ndcg_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3)); y = np.clip(np.round(X[:, 0] + 1), 0, 2)
+    >>> qid = np.repeat(np.arange(15), 20)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     est = SelectiveRanker(n_estimators=5).set_fit_request(qid=True)
+    ...     scores = cross_val_score(est, X, y, cv=GroupKFold(3), scoring=ndcg_scorer(k=5),
+    ...                              params={"qid": qid, "groups": qid})
+    >>> scores.shape
+    (3,)
+    """
+    from sklearn import config_context
+    from sklearn.metrics import make_scorer
+
+    from ..metrics import ndcg
+
+    def ndcg_at_k(y_true, y_score, *, qid=None, group=None):
+        return float(ndcg(y_true, y_score, group, qid=qid, k=k, **ndcg_options))
+
+    scorer = make_scorer(ndcg_at_k, greater_is_better=True)
+    with config_context(enable_metadata_routing=True):
+        return scorer.set_score_request(qid=True)
