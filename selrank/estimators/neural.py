@@ -19,8 +19,11 @@ zero loss, zero gradient).
 from __future__ import annotations
 
 import inspect
+import json
+import logging
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -33,6 +36,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 
 from .._groups import Groups, as_groups
 from ..torch._base import RankingHead
+
+logger = logging.getLogger("selrank")
+
+_FORMAT = "selrank-neural-ranker"
+_FORMAT_VERSION = 1
+_FITTED = ("n_features_in_", "evals_result_", "best_iteration_", "best_score_", "n_epochs_")
 
 __all__ = ["NeuralRanker", "MLPScorer", "ACTIVATIONS", "NotFittedError"]
 
@@ -529,6 +538,73 @@ class NeuralRanker:
         self.best_iteration_ = best_epoch if best_state is not None else epoch
         self.best_score_ = float(best) if best_state is not None else None
 
+    def score(self, X, y, *, group=None, qid=None) -> float:
+        """Mean NDCG@k (the first ``eval_at``) of the predictions; ``group`` sizes or ``qid`` ids as in :meth:`fit`."""
+        from ..metrics import ndcg
+
+        X = _features(X)
+        y = _labels(y, X.shape[0])
+        return float(ndcg(y, self.predict(X), group, qid=qid, k=self._eval_ks()[0]))
+
+    # -- persistence --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the fitted ranker (parameters, network weights, feature scaling) with :func:`torch.save`.
+
+        The file holds tensors and JSON text only, so :meth:`load` reads it with
+        ``torch.load(weights_only=True)``. The loss must be a name or a registry
+        :class:`~selrank.losses.Loss` (a custom head object cannot be stored: pickle the
+        ranker instead).
+        """
+        from .persistence import _encode
+
+        if not hasattr(self, "model_"):
+            raise NotFittedError("this NeuralRanker is not fitted yet; call fit(X, y, group=...) first")
+        if isinstance(self.loss, RankingHead):
+            raise TypeError("cannot save a NeuralRanker whose loss is a head object; give the loss by name or "
+                            "as a selrank Loss, or pickle the ranker")
+        fitted = {k: getattr(self, k) for k in _FITTED}
+        fitted["n_features_in_"] = int(fitted["n_features_in_"])
+        doc = {
+            "format": _FORMAT,
+            "version": _FORMAT_VERSION,
+            "params": json.dumps(_encode({k: (list(v) if isinstance(v, tuple) else v)
+                                          for k, v in self.get_params().items() if k != "device"})),
+            "fitted": json.dumps(fitted),
+            "state": {k: v.detach().cpu() for k, v in self.model_.state_dict().items()},
+            "feature_mean": torch.as_tensor(self.feature_mean_),
+            "feature_scale": torch.as_tensor(self.feature_scale_),
+        }
+        torch.save(doc, os.fspath(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, device: Any = "cpu") -> NeuralRanker:
+        """Read a ranker written by :meth:`save` onto ``device``; it predicts as the saved one."""
+        from .persistence import _decode
+
+        try:
+            doc = torch.load(os.fspath(path), map_location="cpu", weights_only=True)
+        except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
+            raise ValueError(f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})") from None
+        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+            raise ValueError(f"{os.fspath(path)!r} is not a saved NeuralRanker (format {_FORMAT!r} expected)")
+        if doc.get("version") != _FORMAT_VERSION:
+            raise ValueError(f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads "
+                             f"{_FORMAT_VERSION}")
+        params = _decode(json.loads(doc["params"]))
+        params["hidden_layers"] = tuple(params["hidden_layers"])
+        est = cls(**params, device=device)
+        hidden = est._check_params()
+        fitted = json.loads(doc["fitted"])
+        for k, v in fitted.items():
+            setattr(est, k, v)
+        est.feature_mean_ = doc["feature_mean"].numpy()
+        est.feature_scale_ = doc["feature_scale"].numpy()
+        model = MLPScorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
+        model.load_state_dict(doc["state"])
+        est.model_ = model.to(_device(device)).eval()
+        est.head_ = est._make_head()
+        return est
+
     def predict(self, X) -> np.ndarray:
         """Scores of the rows of ``X`` (higher ranks first), shape ``[n_samples]``."""
         if not hasattr(self, "model_"):
@@ -628,7 +704,7 @@ class _Progress:
             self.bar.set_postfix(info)
             self.bar.update(1)
         else:
-            print(f"epoch {epoch}: " + ", ".join(f"{k}={v}" for k, v in info.items()), flush=True)
+            logger.info("NeuralRanker epoch %d: %s", epoch, ", ".join(f"{k}={v}" for k, v in info.items()))
 
     def close(self):
         if self.bar is not None:

@@ -28,6 +28,7 @@ def lightgbm_progress(total: int, desc: str = "boosting"):
             bar.close()
 
     callback.order = 40  # after LightGBM's own callbacks (early stopping has order 30)
+    callback.bar = bar
     return callback
 
 
