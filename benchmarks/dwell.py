@@ -151,7 +151,7 @@ def session_bootstrap(y, preds: dict, baseline: str, band, session, *, n: int, s
     Sessions are resampled with replacement; per-session sums make every resample one
     matrix product.
     """
-    groups = as_groups(session, y.size)
+    groups = as_groups(None, y.size, qid=session)
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(groups.n_groups, np.full(groups.n_groups, 1.0 / groups.n_groups), size=n).astype(float)
     inband = ((y >= band[0]) & (y <= band[1])).astype(float)
@@ -426,7 +426,7 @@ def investigation(d: Data, smelu_band: DwellBand, chosen: dict, p_sm: np.ndarray
     # diagnostic, not a competitor: squared error on the session-centred target (y minus the
     # session's mean dwell) learns only within-session differences; does the data hold any?
     def centred(session, yy):
-        g = as_groups(session, yy.size)
+        g = as_groups(None, yy.size, qid=session)
         return yy - g.from_grouped(g.broadcast(g.mean_per_group(g.to_grouped(yy))))
 
     tr_sess = d.session_fit, d.session_val

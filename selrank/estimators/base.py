@@ -247,7 +247,7 @@ class _SelectiveEstimator(BaseEstimator):
                                sample_weight=ev["weight"], n_classes=n_classes)
             if metric == "ndcg" and np.any(ev["y"] < 0):
                 bad = int(np.flatnonzero(ev["y"] < 0)[0])
-                raise ValueError(f"NDCG (early stopping) needs labels >= 0; row {bad} holds {ev['y'][bad]!r}")
+                raise ValueError(f"NDCG (early stopping) needs labels >= 0; row {bad} holds {float(ev['y'][bad])!r}")
         except ValueError as exc:
             raise ValueError(f"eval_set[{k}]: {exc}") from None
         ev["bound"] = b
