@@ -4,8 +4,6 @@ eval lists and backend parameter names."""
 from __future__ import annotations
 
 import difflib
-import functools
-import inspect
 import warnings
 from typing import Any
 
@@ -249,50 +247,6 @@ def _eval_pairs(eval_set) -> list:
 # ----------------------------------------------------------------------------------------------
 # backend parameter names (misspelled keywords are refused with the closest valid name)
 # ----------------------------------------------------------------------------------------------
-@functools.cache
-def lightgbm_parameter_names() -> frozenset[str]:
-    """Every LightGBM parameter name and alias, from LightGBM itself (``LGBM_DumpParamAliases``)."""
-    import lightgbm
-
-    aliases = lightgbm.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001
-    names = set(aliases)
-    for values in aliases.values():
-        names.update(values)
-    return frozenset(names)
-
-
-@functools.cache
-def xgboost_parameter_names(booster: str = "gbtree") -> frozenset[str]:
-    """XGBoost parameter names: the configuration a booster of this kind reports
-    (``Booster.save_config``), the scikit-learn wrapper's names and XGBoost's aliases."""
-    import json
-
-    import xgboost
-
-    d = xgboost.DMatrix(np.zeros((2, 1)), label=np.zeros(2))
-    names: set[str] = set()
-
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                if not isinstance(v, dict | list):
-                    names.add(k)
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    kinds = {booster, "gbtree"} if booster in ("gbtree", "dart", "gblinear") else {"gbtree"}
-    for kind in kinds:
-        walk(json.loads(xgboost.train({"booster": kind, "verbosity": 0}, d, 1).save_config()))
-    names.update(p for p in inspect.signature(xgboost.XGBModel.__init__).parameters if p not in ("self", "kwargs"))
-    # aliases XGBoost's parameter structures declare (DMLC_DECLARE_ALIAS) and the global config
-    names.update({"learning_rate", "eta", "gamma", "min_split_loss", "reg_lambda", "lambda", "reg_alpha", "alpha",
-                  "nthread", "n_jobs", "seed", "random_state", "verbosity", "eval_metric", "use_rmm", "max_bin",
-                  "nthreads", "debug_synchronize"})
-    return frozenset(names)
-
-
 def suggest(name: str, valid) -> str:
     """`` (did you mean 'x'?)`` with the closest valid name, or an empty string."""
     close = difflib.get_close_matches(name, sorted(valid), n=1, cutoff=0.6)

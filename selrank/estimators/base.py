@@ -20,8 +20,6 @@ from ._validation import (
     Features,
     as_features,
     check_parameter_names,
-    lightgbm_parameter_names,
-    xgboost_parameter_names,
 )
 from .persistence import _FORMAT, _FORMAT_VERSION, _decode, _encode, load
 
@@ -129,16 +127,19 @@ class _SelectiveEstimator(BaseEstimator):
         """Refuse keyword arguments the backend does not know (typos), with the closest valid name."""
         if not self._backend_params:
             return
-        if self.backend == "lightgbm":
-            names = lightgbm_parameter_names()
-        elif self.backend == "xgboost":
-            names = xgboost_parameter_names(str(self._backend_params.get("booster", "gbtree")))
-        else:
+        if self.backend == "torch":
             from .neural import NeuralRanker
 
             names = set(NeuralRanker._get_param_names())  # noqa: SLF001
+        else:
+            names = self._objective_class().parameter_names(self._backend_params)
         check_parameter_names(type(self).__name__, self._backend_params, self._get_param_names(), self.backend,
                               names)
+
+    def _objective_class(self):
+        from ..gbdt import LightGBMObjective, XGBoostObjective
+
+        return XGBoostObjective if self.backend == "xgboost" else LightGBMObjective
 
     def _eval_ks(self) -> list[int]:
         ks = [self.eval_at] if isinstance(self.eval_at, int | np.integer) else list(self.eval_at or [])
@@ -229,16 +230,11 @@ class _SelectiveEstimator(BaseEstimator):
         self.best_iteration_ = best
         self.evals_result_ = history
         self.intercept_ = objective.booster_intercept(booster)
-        self.n_estimators_ = self._rounds_of(booster) if best is None else best
+        self.n_estimators_ = objective.n_rounds(booster) if best is None else best
         return self
 
     def _rounds_without_eval(self) -> int:
         return 300
-
-    def _rounds_of(self, booster) -> int:
-        if self.backend == "lightgbm":
-            return int(booster.current_iteration())
-        return int(booster.num_boosted_rounds())
 
     def _validate_eval(self, objective, loss, ev, n_classes, k, metric):
         """Labels, groups and weights of ``eval_set[k]``, checked before boosting starts."""
@@ -481,7 +477,7 @@ class _SelectiveEstimator(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # missing values go down the trees' default branches
         tags.input_tags.sparse = self.backend != "torch"
-        tags.non_deterministic = self.backend == "torch" and self._backend_params.get("random_state") is None
+        tags.non_deterministic = self.backend == "torch" and self.random_state is None
         return tags
 
 

@@ -222,9 +222,10 @@ class LightGBMObjective(GBDTObjective):
         self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
         intercept = self.intercept_
         # construct with the training parameters (as lightgbm.train would) to see which features remain
-        train_set._update_params({**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"})  # noqa: SLF001
-        train_set.construct()
-        if _usable_features(train_set) == 0:
+        if init_model is None:  # (continued training sets a predictor on the unconstructed data set)
+            train_set._update_params({**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"})  # noqa: SLF001
+            train_set.construct()
+        if init_model is None and _usable_features(train_set) == 0:
             _warn(_no_feature_message(train_set, train_set.params or {}) + "; the model is the constant intercept")
             booster = _constant_booster(lgb, train_set, p)
         else:
@@ -234,6 +235,18 @@ class LightGBMObjective(GBDTObjective):
                                 keep_training_booster=keep_training_booster)
         self._write_intercept(booster, intercept)
         return booster
+
+    @staticmethod
+    def n_rounds(booster) -> int:
+        """Boosting rounds in ``booster``."""
+        return int(booster.current_iteration())
+
+    @staticmethod
+    def parameter_names(params: dict | None = None) -> frozenset[str]:
+        """Every LightGBM parameter name and alias (LightGBM's own table)."""
+        lgb = import_lightgbm()
+        aliases = lgb.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001
+        return frozenset(set(aliases).union(*aliases.values()))
 
     @staticmethod
     def feature_gain(booster, n_features: int) -> np.ndarray:

@@ -3,6 +3,7 @@ r"""XGBoost adapter: a selrank loss as ``xgboost.train(obj=...)`` and a device-r
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -209,6 +210,16 @@ class XGBoostObjective(GBDTObjective):
         booster.set_attr(**{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())})
 
     @staticmethod
+    def n_rounds(booster) -> int:
+        """Boosting rounds in ``booster``."""
+        return int(booster.num_boosted_rounds())
+
+    @staticmethod
+    def parameter_names(params: dict | None = None) -> frozenset[str]:
+        """XGBoost parameter names for ``params["booster"]`` (see :func:`_parameter_names`)."""
+        return _parameter_names(str((params or {}).get("booster", "gbtree")))
+
+    @staticmethod
     def feature_gain(booster, n_features: int) -> np.ndarray:
         """Total split gain of each feature."""
         scores = booster.get_score(importance_type="total_gain")
@@ -297,6 +308,35 @@ class XGBoostObjective(GBDTObjective):
             evals_result.update(container.history)
         self._write_intercept(bst, self.intercept_)
         return bst
+
+
+@functools.cache
+def _parameter_names(booster: str = "gbtree") -> frozenset[str]:
+    """XGBoost's parameter names: the configuration a booster of this kind reports
+    (``Booster.save_config``), the scikit-learn wrapper's names and the declared aliases."""
+    import inspect
+
+    xgb = import_xgboost()
+    d = xgb.DMatrix(np.zeros((2, 1)), label=np.zeros(2))
+    names: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(v, dict | list):
+                    names.add(k)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for kind in {booster, "gbtree"} if booster in ("gbtree", "dart", "gblinear") else {"gbtree"}:
+        walk(json.loads(xgb.train({"booster": kind, "verbosity": 0}, d, 1).save_config()))
+    names.update(p for p in inspect.signature(xgb.XGBModel.__init__).parameters if p not in ("self", "kwargs"))
+    # aliases of XGBoost's parameter structures (DMLC_DECLARE_ALIAS) and the global configuration
+    names.update({"learning_rate", "eta", "gamma", "min_split_loss", "reg_lambda", "lambda", "reg_alpha", "alpha",
+                  "nthread", "n_jobs", "seed", "random_state", "verbosity", "eval_metric", "use_rmm", "max_bin"})
+    return frozenset(names)
 
 
 def _margin(c: np.ndarray, n: int) -> np.ndarray:
