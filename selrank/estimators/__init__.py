@@ -3,7 +3,8 @@ r"""scikit-learn style estimators over the GBDT adapters (and the torch head).
 :class:`SelectiveRanker`, :class:`SelectiveRegressor` and :class:`SelectiveClassifier`
 train LightGBM (default) or XGBoost with a selective matching loss, starting from the loss's
 optimal constant; ``SelectiveRanker(backend="torch")`` trains
-:class:`selrank.torch.NeuralRanker` with the same loss. They follow scikit-learn's
+:class:`~selrank.estimators.NeuralRanker` (:mod:`selrank.estimators.neural`, also importable
+as ``selrank.torch.NeuralRanker``) with the same loss. They follow scikit-learn's
 conventions: ``__init__`` only stores parameters (backend parameters pass through as extra
 keyword arguments, as in LightGBM's own estimators), ``get_params`` / ``set_params`` /
 :func:`sklearn.base.clone` work, fitted attributes end in ``_`` and ``fit`` returns ``self``.
@@ -13,8 +14,12 @@ Losses are chosen by name or object: ``loss="listwise"`` with ``scaling="exp"``,
 scaling parameter in ``loss_params`` (``{"alpha": 0.5, "gamma": 2.0}``). Labels become target
 scores ``label_scale * label`` for losses whose targets are scores.
 
-Defaults (``docs/estimators.md`` explains how they were chosen on the LETOR validation
-splits): the ranker uses the listwise composite softmax with the exponential scaling.
+Queries are given as sizes (``group=``, as LightGBM) or per-row ids (``qid=``, as XGBoost),
+never guessed; :func:`ndcg_scorer` and ``set_fit_request(qid=True)`` route them through
+scikit-learn's cross-validation. Data frames keep their column names
+(``feature_names_in_``). Defaults (``docs/estimators.md`` explains how they were chosen on
+the LETOR validation splits): the ranker uses the listwise composite softmax with the
+exponential scaling.
 
 Examples
 --------

@@ -3,7 +3,7 @@
 (``selrank.torch.NeuralRanker`` and ``selrank.torch.ranker`` re-export it.)
 
 :class:`NeuralRanker` takes LETOR-style data — a feature matrix, one label per row and the
-query groups (sizes or per-row ids) — batches whole queries into padded ``[batch, list]``
+query groups (sizes as ``group=`` or per-row ids as ``qid=``) — batches whole queries into padded ``[batch, list]``
 tensors and trains an :class:`MLPScorer` with any head of :func:`selrank.torch.get_head`
 (a selective head, a torch baseline or a core loss). ``eval_set`` drives early stopping on
 NDCG@k (:func:`selrank.metrics.ndcg`).
