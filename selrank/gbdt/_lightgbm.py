@@ -115,6 +115,8 @@ class LightGBMObjective(GBDTObjective):
 
     def _bind_dataset(self, dataset, n_classes=None) -> _Binding:
         params = getattr(dataset, "params", None) or {}
+        if self.structure == "group":
+            _check_subset_keeps_queries(dataset)
         if n_classes is None:
             nc = _param(params, _NUM_CLASS_ALIASES)
             n_classes = int(nc) if nc is not None and int(nc) > 1 else None
@@ -274,6 +276,32 @@ class LightGBMObjective(GBDTObjective):
                 self._write_intercept(booster, json.loads(line[len(_INTERCEPT_LINE):]))
                 break
         return booster
+
+
+def _check_subset_keeps_queries(dataset) -> None:
+    """Refuse a row subset (``Dataset.subset``, as :func:`lightgbm.cv` makes) that cuts queries.
+
+    With a custom objective ``lightgbm.cv`` splits rows, not queries: a query's documents land
+    on both sides and the held-out scores are optimistic (MQ2008: NDCG@10 0.94 instead of 0.77).
+    """
+    used = getattr(dataset, "used_indices", None)
+    parent = getattr(dataset, "reference", None)
+    if used is None or parent is None:
+        return
+    sizes = _group_of(parent)
+    if sizes is None or np.size(sizes) == 0:
+        return
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.bincount(np.repeat(np.arange(sizes.size), sizes)[np.asarray(used, dtype=np.int64)],
+                         minlength=sizes.size)
+    cut = np.flatnonzero((counts > 0) & (counts < sizes))
+    if cut.size:
+        q = int(cut[0])
+        raise ValueError(
+            f"this training set is a row subset that cuts {cut.size} queries (query {q} keeps {int(counts[q])} of "
+            f"its {int(sizes[q])} rows): lightgbm.cv splits rows, not queries, with a custom objective. Use "
+            "selrank.gbdt.cv(params, train_set, ...) or lightgbm.cv(..., folds=GroupKFold(n)), whose folds keep "
+            "whole queries")
 
 
 def _warn(message: str) -> None:

@@ -43,11 +43,15 @@ def test_cv_on_whole_queries_and_refuses_folds_that_cut_them(rng):
     assert len(grouped["valid ndcg@10-mean"]) == len(with_splitter["valid ndcg@10-mean"]) == 10
     with pytest.raises(ValueError, match="fold 0 cuts .* queries"):
         cv({**PARAMS, "objective": obj}, lgb.Dataset(X, y, group=sizes), 10, folds=KFold(4, shuffle=True))
-    # lightgbm.cv's own split cuts queries with a custom objective: its held-out "queries" are
-    # fragments, which score higher than whole queries
+    # lightgbm.cv's own split cuts queries with a custom objective (held-out "queries" are
+    # fragments, which score higher than whole queries): the objective refuses such a subset
     obj2 = lightgbm_objective("listwise")
-    cut = lgb.cv({**PARAMS, "objective": obj2}, obj2.set_init_score(lgb.Dataset(X, y, group=sizes)), 10, nfold=4,
-                 stratified=False, seed=0)
-    assert cut["valid ndcg@10-mean"][-1] > grouped["valid ndcg@10-mean"][-1] + 0.02
+    with pytest.raises(ValueError, match=r"row subset that cuts \d+ queries.*selrank.gbdt.cv"):
+        lgb.cv({**PARAMS, "objective": obj2}, obj2.set_init_score(lgb.Dataset(X, y, group=sizes)), 10, nfold=4,
+               stratified=False, seed=0)
+    # lightgbm.cv with GroupKFold keeps whole queries and agrees with selrank.gbdt.cv's folds
+    direct = lgb.cv({**PARAMS, "objective": obj2}, obj2.set_init_score(lgb.Dataset(X, y, group=sizes)), 10,
+                    folds=GroupKFold(4))
+    np.testing.assert_allclose(direct["valid ndcg@10-mean"], with_splitter["valid ndcg@10-mean"], rtol=1e-12)
     with pytest.raises(TypeError, match="LightGBMObjective"):
         cv({**PARAMS, "objective": "lambdarank"}, lgb.Dataset(X, y, group=sizes), 2)
