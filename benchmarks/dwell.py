@@ -193,7 +193,7 @@ def paired_bootstrap(y, preds: dict, pairs, band, session, *, n: int, seed: int 
     the share of resamples in which the overall error is within ``budget`` of the baseline's
     (``p_within_budget``).
     """
-    groups = as_groups(session, y.size)
+    groups = as_groups(None, y.size, qid=session)
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(groups.n_groups, np.full(groups.n_groups, 1.0 / groups.n_groups), size=n).astype(float)
     counts = np.vstack([np.ones(groups.n_groups), counts])  # row 0: the test set itself
@@ -515,7 +515,7 @@ def investigation(d: Data, smelu_band: DwellBand, omega: float, chosen: dict, p_
     # diagnostic, not a competitor: squared error on the session-centred target (y minus the
     # session's mean dwell) learns only within-session differences; does the data hold any?
     def centred(session, yy):
-        g = as_groups(session, yy.size)
+        g = as_groups(None, yy.size, qid=session)
         return yy - g.from_grouped(g.broadcast(g.mean_per_group(g.to_grouped(yy))))
 
     tr_sess = d.session_fit, d.session_val

@@ -18,7 +18,7 @@ _LAZY = {
     "SelectiveRanker": "selrank.estimators",
     "SelectiveRegressor": "selrank.estimators",
     "SelectiveClassifier": "selrank.estimators",
-    "NeuralRanker": "selrank.torch",
+    "NeuralRanker": "selrank.estimators",
     "get_link": "selrank.links",
     "get_scaling": "selrank.scalings",
     "get_loss": "selrank.losses",

@@ -1,9 +1,10 @@
 """Query groups: one representation for sizes, per-row query ids and segment operations.
 
 Ranking data is a flat array of rows partitioned into queries. Users hand that partition
-over in two ways: LightGBM-style *sizes* (``[3, 5, 2]``) or XGBoost-style per-row *query
-ids* (``[7, 7, 7, 9, 9, ...]``). :func:`as_groups` turns either into a :class:`Groups`
-object which every group-wise computation in selrank (losses, metrics, GBDT adapters)
+over in two ways, each under its own keyword: LightGBM-style *sizes* ``group=[3, 5, 2]`` or
+XGBoost-style per-row *query ids* ``qid=[7, 7, 7, 9, 9, ...]``. Which one an array is, is never
+guessed (``n`` one-row queries have sizes ``[1] * n``). :func:`as_groups` turns either into a
+:class:`Groups` object which every group-wise computation in selrank (losses, metrics, GBDT adapters)
 uses, so the parsing rules and error messages are the same everywhere.
 
 Group-wise work is done with segment reductions (``np.add.reduceat``,
@@ -258,31 +259,69 @@ class Groups:
         return int(np.sum(self.sizes * (self.sizes - 1) // 2))
 
 
-def as_groups(group: Any, n_rows: int, *, require_contiguous: bool = False) -> Groups:
-    """Interpret ``group`` as query sizes or per-row query ids.
+def _host_vector(x: Any, name: str) -> np.ndarray:
+    if hasattr(x, "to_numpy") and not is_numpy(x) and not is_torch(x):
+        x = x.to_numpy()  # polars / pandas Series
+    v = to_numpy(x)
+    if v.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D; got shape {v.shape}")
+    return v
+
+
+def as_groups(group: Any = None, n_rows: int | None = None, *, qid: Any = None,
+              require_contiguous: bool = False) -> Groups:
+    """Query groups from query *sizes* (``group``) or per-row query *ids* (``qid``).
+
+    The two keywords follow the ecosystem: ``group`` are query sizes as LightGBM takes them,
+    ``qid`` one query id per row as XGBoost takes them. Nothing is guessed from an array's
+    length: ``group=np.ones(n)`` is ``n`` one-row queries, and an array that is not a valid
+    list of sizes is refused with a message naming ``qid=``.
 
     Parameters
     ----------
-    group : Groups, array-like of int, or None
-        * a :class:`Groups` object: used as is (its row count is checked);
-        * an array whose length differs from ``n_rows``: query sizes, which must be
-          positive and add up to ``n_rows``;
-        * an array of length ``n_rows``: one query id per row (any hashable numeric or
-          string values). To pass ``n_rows`` singleton queries, give ids
-          (``np.arange(n_rows)``), since all-ones sizes of that length read as one query.
-        * ``None``: all rows form one query.
+    group : Groups or array-like of int, optional
+        A :class:`Groups` object (used as is; its row count is checked) or query sizes,
+        positive and adding up to ``n_rows``.
     n_rows : int
         Number of rows in the data.
+    qid : array-like, optional
+        One query id per row (any numeric or string values). Rows of a query need not be
+        adjacent unless ``require_contiguous`` is set.
     require_contiguous : bool
         Refuse query ids whose rows are not adjacent (what LightGBM and XGBoost need).
+
+    Returns
+    -------
+    Groups
+        With neither ``group`` nor ``qid``: all rows form one query.
+
+    Raises
+    ------
+    ValueError
+        Both ``group`` and ``qid`` given; sizes that are not positive whole numbers adding up
+        to ``n_rows`` (the message suggests ``qid=`` when the array has one value per row);
+        ids of the wrong length, not finite, or not contiguous when that is required.
 
     Examples
     --------
     >>> as_groups([2, 3], 5).sizes
     array([2, 3])
-    >>> as_groups([7, 7, 9, 9, 9], 5).sizes
+    >>> as_groups(qid=[7, 7, 9, 9, 9], n_rows=5).sizes
     array([2, 3])
+    >>> as_groups([1, 1, 1], 3).n_groups   # three one-row queries
+    3
     """
+    if n_rows is None:
+        raise TypeError("as_groups() needs `n_rows`, the number of rows of the data")
+    n_rows = int(n_rows)
+    if group is not None and qid is not None:
+        raise ValueError("give either `group` (query sizes) or `qid` (one query id per row), not both")
+    if qid is not None:
+        q = _host_vector(qid, "qid")
+        if q.size != n_rows:
+            raise ValueError(f"`qid` must hold one query id per row, {n_rows} values; got {q.size}"
+                             + ("; for query sizes pass group=" if q.size < n_rows else ""))
+        return Groups.from_ids(q, require_contiguous=require_contiguous)
     if isinstance(group, Groups):
         if group.n_rows != n_rows:
             raise ValueError(
@@ -291,14 +330,16 @@ def as_groups(group: Any, n_rows: int, *, require_contiguous: bool = False) -> G
         return group
     if group is None:
         return Groups(np.array([n_rows], dtype=np.int64))
-    if hasattr(group, "to_numpy") and not is_numpy(group) and not is_torch(group):
-        group = group.to_numpy()  # polars / pandas Series
-    g = to_numpy(group)
-    if g.ndim != 1:
-        raise ValueError(f"`group` must be 1-D (sizes or per-row query ids); got shape {g.shape}")
-    if g.size == n_rows:
-        return Groups.from_ids(g, require_contiguous=require_contiguous)
-    return Groups.from_sizes(g, n_rows)
+    g = _host_vector(group, "group")
+    try:
+        return Groups.from_sizes(g, n_rows)
+    except ValueError as exc:
+        if g.size == n_rows and n_rows > 0:
+            raise ValueError(
+                f"{exc}; `group` holds query sizes (adding up to n_rows={n_rows}) and this array has one "
+                "value per row: for per-row query ids pass qid= instead"
+            ) from None
+        raise
 
 
 class DenseLists:

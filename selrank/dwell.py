@@ -621,7 +621,7 @@ def time_holdout(session, time, *, fraction: float = 0.15) -> np.ndarray:
     s = to_numpy(session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session)
     if s.ndim != 1 or s.shape[0] != t.shape[0]:
         raise ValueError(f"`session` and `time` must both have shape ({t.shape[0]},); got {s.shape} and {t.shape}")
-    groups = as_groups(s, t.size)
+    groups = as_groups(None, t.size, qid=s)
     start = np.minimum.reduceat(groups.to_grouped(t), groups.offsets[:-1])
     order = np.argsort(start, kind="stable")
     n_out = max(1, int(round(fraction * groups.n_groups)))
@@ -659,7 +659,7 @@ def _session_ids(session, n_rows: int, name: str) -> np.ndarray:
     if s.ndim != 1 or s.shape[0] != n_rows:
         raise ValueError(f"`{name}` must hold one session id per row, shape ({n_rows},); got shape {s.shape}")
     try:
-        as_groups(s, n_rows, require_contiguous=True)
+        as_groups(None, n_rows, qid=s, require_contiguous=True)
     except ValueError as exc:
         raise ValueError(f"`{name}`: {exc}; sort the rows by session (load_dwell's rows already are)") from None
     return s
@@ -703,7 +703,7 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
         SelectiveRegressor(link=dwell_link(band), **params).fit(X, y_log, eval_set=eval_set)
 
     With ``within_session_weight = λ > 0`` a within-session part is added (a
-    :class:`~selrank.losses.Combined` loss, fitted with ``group=session``):
+    :class:`~selrank.losses.Combined` loss, fitted with ``qid=session``):
 
     .. math::
         L = \sum_{\text{rows } i} D_{\text{SmeLU}}(\hat s_i, y_i)
@@ -838,7 +838,7 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
     loss = Combined([Pointwise(dwell_link(b)), within], weights=[1.0, lam])
     # link=None: the loss object carries the link (the estimator's default link would clash)
     model = SelectiveRegressor(loss=loss, link=None, **params)
-    return model.fit(X, y_log, group=session, eval_set=eval_set, eval_group=eval_groups, sample_weight=sample_weight)
+    return model.fit(X, y_log, qid=session, eval_set=eval_set, eval_qid=eval_groups, sample_weight=sample_weight)
 
 
 def outside_band_weights(y_log, band, outside_weight: float) -> np.ndarray:

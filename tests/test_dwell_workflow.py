@@ -424,7 +424,7 @@ def test_within_session_model_clones_saves_and_loads(sessions, tmp_path):
 
     X, y, session, _ = sessions
     model = fit_dwell_model(X, y, band=(1.0, 5.0), session=session, within_session_weight=0.1, n_estimators=8, **TREE)
-    again = clone(model).fit(X, y, group=session)
+    again = clone(model).fit(X, y, qid=session)
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
     model.save(tmp_path / "session.json")
     np.testing.assert_array_equal(load(tmp_path / "session.json").predict(X), model.predict(X))

@@ -96,8 +96,10 @@ class TestRanker:
         X, y, sizes = ranking
         qid = np.repeat(np.arange(100, 100 + sizes.size), sizes)
         a = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, group=sizes)
-        b = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, group=qid)
+        b = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, qid=qid)
         np.testing.assert_array_equal(a.predict(X), b.predict(X))
+        with pytest.raises(ValueError, match="one value per row: for per-row query ids pass qid="):
+            SelectiveRanker(n_estimators=5, **FAST).fit(X, y, group=qid)  # never guessed from the length
 
     def test_backend_parameters_pass_through(self, ranking):
         X, y, sizes = ranking
@@ -254,9 +256,13 @@ class TestValidation:
         qid = np.repeat(np.arange(sizes.size), sizes)
         qid[[0, -1]] = qid[[-1, 0]]  # two rows out of place: queries no longer contiguous
         with pytest.raises(ValueError, match="contiguous.*sort the rows by query id"):
-            SelectiveRanker().fit(X, y, group=qid)
-        with pytest.raises(ValueError, match="required"):
-            SelectiveRanker().fit(X, y, group=None)
+            SelectiveRanker().fit(X, y, qid=qid)
+        with pytest.warns(UserWarning, match="no query groups given: all 705 rows are ranked as one query"):
+            SelectiveRanker(n_estimators=2, **FAST).fit(X, y)
+        # the sorting hint only where sorting helps
+        with pytest.raises(ValueError, match="add up to") as info:
+            SelectiveRanker().fit(X, y, group=sizes[:-1])
+        assert "sort the rows" not in str(info.value)
 
     def test_domain_and_shapes(self, rng):
         X = rng.normal(size=(50, 2))
@@ -341,7 +347,7 @@ def test_regressor_accepts_a_loss_object_with_its_own_link():
     y = X[:, 0] + 0.3 * rng.normal(size=120) + 4.0
     session = np.repeat(np.arange(40), 3)
     loss = Combined([Pointwise("smelu", beta=4.0, c=2.0), Listwise("constant")], weights=[1.0, 0.2])
-    model = SelectiveRegressor(loss=loss, n_estimators=15, num_threads=1).fit(X, y, group=session)
+    model = SelectiveRegressor(loss=loss, n_estimators=15, num_threads=1).fit(X, y, qid=session)
     assert np.corrcoef(model.predict(X), y)[0, 1] > 0.5
     with pytest.raises(ValueError, match="must be set on it"):
-        SelectiveRegressor(loss=loss, link="exp", n_estimators=5).fit(X, y, group=session)
+        SelectiveRegressor(loss=loss, link="exp", n_estimators=5).fit(X, y, qid=session)

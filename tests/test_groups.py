@@ -13,7 +13,7 @@ from selrank._groups import Groups, as_groups
 def test_sizes_ids_and_none():
     g = as_groups([2, 3], 5)
     assert g.sizes.tolist() == [2, 3] and g.is_grouped
-    g = as_groups(np.array(["q1", "q1", "q2", "q2", "q2"]), 5)
+    g = as_groups(qid=np.array(["q1", "q1", "q2", "q2", "q2"]), n_rows=5)
     assert g.sizes.tolist() == [2, 3] and g.ids.tolist() == ["q1", "q2"]
     assert as_groups(None, 4).sizes.tolist() == [4]
     assert as_groups(g, 5) is g
@@ -21,13 +21,13 @@ def test_sizes_ids_and_none():
 
 def test_non_contiguous_ids_are_gathered_stably():
     ids = np.array([5, 9, 5, 7, 9])
-    g = as_groups(ids, 5)
+    g = as_groups(qid=ids, n_rows=5)
     assert g.sizes.tolist() == [2, 2, 1] and g.ids.tolist() == [5, 9, 7]
     x = np.arange(5.0)
     assert g.to_grouped(x).tolist() == [0.0, 2.0, 1.0, 4.0, 3.0]
     np.testing.assert_array_equal(g.from_grouped(g.to_grouped(x)), x)
     with pytest.raises(ValueError, match="contiguous.*query 5 reappears at row 2"):
-        as_groups(ids, 5, require_contiguous=True)
+        as_groups(qid=ids, n_rows=5, require_contiguous=True)
 
 
 @pytest.mark.parametrize(
@@ -38,12 +38,32 @@ def test_non_contiguous_ids_are_gathered_stably():
         ([2.5, 2.5], 5, "whole numbers"),
         (np.zeros((2, 2)), 4, "1-D"),
         ([], 3, "empty"),
-        (np.array([1.0, np.nan, 2.0]), 3, "finite"),
     ],
 )
 def test_bad_groups(group, n, match):
     with pytest.raises(ValueError, match=match):
         as_groups(group, n)
+
+
+def test_bad_query_ids():
+    with pytest.raises(ValueError, match="finite"):
+        as_groups(qid=np.array([1.0, np.nan, 2.0]), n_rows=3)
+    with pytest.raises(ValueError, match="one query id per row, 3 values; got 2"):
+        as_groups(qid=[1, 1], n_rows=3)
+
+
+def test_sizes_are_never_read_as_ids():
+    """Issue 11: an array of one value per row was guessed to be query ids, so ``[1] * n``
+    (n one-row queries, as LightGBM stores them) became one query of n rows."""
+    g = as_groups(np.ones(6), 6)
+    assert g.n_groups == 6 and g.sizes.tolist() == [1] * 6
+    with pytest.raises(ValueError, match=r"add up to 21 rows but the data has 6.*pass qid= instead"):
+        as_groups(np.arange(1, 7), 6)
+    with pytest.raises(ValueError, match="positive.*pass qid= instead"):
+        as_groups(np.array([0, 0, 1, 1, 2, 2]), 6)
+    with pytest.raises(ValueError, match="not both"):
+        as_groups([6], 6, qid=np.zeros(6))
+    assert as_groups(qid=np.arange(6), n_rows=6).n_groups == 6
 
 
 def test_segment_ops_numpy_and_torch_agree(rng):

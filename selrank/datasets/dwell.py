@@ -54,7 +54,7 @@ class DwellSplit:
     """Per-click dwell rows of one period; unpacks as ``X, y``.
 
     Rows of a session are contiguous and in time order, sessions ordered by their first click,
-    so ``group=split.session`` gives within-session ranking.
+    so ``qid=split.session`` gives within-session ranking.
 
     Attributes
     ----------

@@ -6,7 +6,10 @@ objective. The gradient and Hessian diagonal are the core loss's
 query sizes, XGBoost's ``group_ptr`` / ``qid``), multi-class layouts, the intercept (training
 starts from the loss's optimal constant through ``init_score`` / ``base_margin``), a Hessian
 policy (:data:`HESSIAN_POLICIES`) and validation of labels, weights and groups before the
-first tree is built. :mod:`selrank.gbdt.dask` trains with ``xgboost.dask``.
+first tree is built. Both adapters ``train`` (from the optimal constant), ``predict``,
+``save_model`` and ``load_model`` the same way, and the intercept travels with the booster.
+:func:`cv` cross-validates on folds of whole queries; :mod:`selrank.gbdt.dask` trains with
+``xgboost.dask``.
 
 Examples
 --------
@@ -31,6 +34,7 @@ from ._objective import (
     GBDTObjective,
 )
 from ._xgboost import XGBoostObjective, xgboost_objective
+from .cv import cv
 
 __all__ = [
     "GBDTObjective",
@@ -38,6 +42,7 @@ __all__ = [
     "XGBoostObjective",
     "lightgbm_objective",
     "xgboost_objective",
+    "cv",
     "HESSIAN_POLICIES",
     "DEFAULT_HESSIAN_FLOOR",
     "NOMINAL_LEAF_ROWS",

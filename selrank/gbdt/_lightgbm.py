@@ -3,6 +3,8 @@ r"""LightGBM adapter: a selrank loss as ``params["objective"]`` or an ``LGBM*`` 
 from __future__ import annotations
 
 import inspect
+import json
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,9 @@ _MIN_HESS_ALIASES = ("min_sum_hessian_in_leaf", "min_sum_hessian_per_leaf", "min
                      "min_child_weight")
 _MIN_ROWS_ALIASES = ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf")
 _NUM_CLASS_ALIASES = ("num_class", "num_classes")
+_MAX_BINDINGS = 16
+#: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
+_INTERCEPT_LINE = "selrank_intercept:"
 
 
 def import_lightgbm():
@@ -102,12 +107,16 @@ class LightGBMObjective(GBDTObjective):
             b = self._bindings.get(id(dataset))
             if b is None or b.source is not dataset:
                 b = self._bind_dataset(dataset, n_classes)
-                self._bindings = {k: v for k, v in self._bindings.items() if k == "arrays"}
+                # keep a few recent data sets (lgb.cv trains its folds round-robin)
+                keep = [k for k in self._bindings if k != "arrays"][-(_MAX_BINDINGS - 1):]
+                self._bindings = {k: v for k, v in self._bindings.items() if k == "arrays" or k in keep}
                 self._bindings[id(dataset)] = b
         return self._run(b, preds)
 
     def _bind_dataset(self, dataset, n_classes=None) -> _Binding:
         params = getattr(dataset, "params", None) or {}
+        if self.structure == "group":
+            _check_subset_keeps_queries(dataset)
         if n_classes is None:
             nc = _param(params, _NUM_CLASS_ALIASES)
             n_classes = int(nc) if nc is not None and int(nc) > 1 else None
@@ -134,7 +143,7 @@ class LightGBMObjective(GBDTObjective):
         return g, h
 
     # -- intercept and prediction ----------------------------------------------------------------------
-    def fit_intercept(self, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+    def fit_intercept(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
         """Optimal constant from a :class:`lightgbm.Dataset` or from label arrays; stores ``intercept_``."""
         if _is_dataset(label):
             dataset = label
@@ -146,7 +155,7 @@ class LightGBMObjective(GBDTObjective):
                 n_classes = int(np.max(_label_of(dataset))) + 1
             return super().fit_intercept(_label_of(dataset), group=_group_of(dataset),
                                          sample_weight=_weight_of(dataset), n_classes=n_classes)
-        return super().fit_intercept(label, group=group, sample_weight=sample_weight, n_classes=n_classes)
+        return super().fit_intercept(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
 
     def set_init_score(self, *datasets):
         """Set ``init_score`` of LightGBM Datasets to the optimal constant; returns the first.
@@ -176,12 +185,156 @@ class LightGBMObjective(GBDTObjective):
             ds.set_init_score(self.init_score(n, None if c.ndim == 0 else c.size))
         return datasets[0]
 
-    def predict(self, booster, X, **kwargs):
-        """Scores of ``booster`` on ``X`` including the intercept (``raw_score`` plus ``intercept_``)."""
-        if self.intercept_ is None:
-            raise ValueError("the intercept is not known: call fit_intercept / set_init_score before training")
+    def predict(self, booster, X, *, intercept=None, n_iterations: int | None = None, **kwargs):
+        """Scores of ``booster`` on ``X`` including the intercept it was trained from.
+
+        ``raw_score`` plus :meth:`~GBDTObjective.booster_intercept` (stored in the booster by
+        :meth:`train` and :meth:`save_model`), from the first ``n_iterations`` rounds (all:
+        ``None``); further keyword arguments go to :meth:`lightgbm.Booster.predict`.
+        """
+        c = self.booster_intercept(booster, intercept)
+        if n_iterations is not None:
+            kwargs["num_iteration"] = int(n_iterations)
         raw = np.asarray(booster.predict(X, raw_score=True, **kwargs), dtype=np.float64)
-        return raw + np.asarray(self.intercept_)
+        return raw + np.asarray(c)
+
+    # -- training and persistence -----------------------------------------------------------------
+    def train(self, params: dict | None, train_set, num_boost_round: int = 100, *, valid_sets=None,
+              valid_names=None, feval=None, init_model=None, callbacks=None, keep_training_booster: bool = False):
+        """Train with this objective from the optimal constant; the booster keeps its intercept.
+
+        :func:`lightgbm.train` with ``params["objective"] = self``, after
+        :meth:`set_init_score` on ``train_set`` and ``valid_sets``. The intercept is stored in
+        the returned booster (:meth:`predict`, :meth:`save_model`), so one objective can train
+        several boosters. When LightGBM keeps no feature to split on (all constant or all
+        missing, or fewer than ``2 * min_data_in_leaf`` rows) a custom objective would crash
+        LightGBM; a constant model (the intercept) is returned instead, with a warning that
+        names the cause, as LightGBM's built-in objectives do.
+
+        Returns
+        -------
+        lightgbm.Booster
+        """
+        lgb = import_lightgbm()
+        p = dict(params or {})
+        if p.get("objective", self) is not self:
+            raise ValueError(f"params['objective'] is {p['objective']!r}; LightGBMObjective.train trains with itself")
+        p.pop("objective", None)
+        valid_sets = list(valid_sets or [])
+        self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
+        intercept = self.intercept_
+        # construct with the training parameters (as lightgbm.train would) to see which features remain
+        if init_model is None:  # (continued training sets a predictor on the unconstructed data set)
+            train_set._update_params({**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"})  # noqa: SLF001
+            train_set.construct()
+        if init_model is None and _usable_features(train_set) == 0:
+            _warn(_no_feature_message(train_set, train_set.params or {}) + "; the model is the constant intercept")
+            booster = _constant_booster(lgb, train_set, p)
+        else:
+            p["objective"] = self
+            booster = lgb.train(p, train_set, num_boost_round, valid_sets=valid_sets or None, valid_names=valid_names,
+                                feval=feval, init_model=init_model, callbacks=callbacks,
+                                keep_training_booster=keep_training_booster)
+        self._write_intercept(booster, intercept)
+        return booster
+
+    @staticmethod
+    def n_rounds(booster) -> int:
+        """Boosting rounds in ``booster``."""
+        return int(booster.current_iteration())
+
+    @staticmethod
+    def parameter_names(params: dict | None = None) -> frozenset[str]:
+        """Every LightGBM parameter name and alias (LightGBM's own table)."""
+        lgb = import_lightgbm()
+        aliases = lgb.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001
+        return frozenset(set(aliases).union(*aliases.values()))
+
+    @staticmethod
+    def feature_gain(booster, n_features: int) -> np.ndarray:
+        """Total split gain of each feature."""
+        return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)[:n_features]
+
+    def save_model(self, booster, **kwargs) -> str:
+        """LightGBM's model text with the booster's intercept (a line LightGBM's parser skips).
+
+        ``lightgbm.Booster(model_str=...)`` still reads it; :meth:`load_model` also restores
+        the intercept. Keyword arguments go to :meth:`lightgbm.Booster.model_to_string`.
+        """
+        c = self.booster_intercept(booster)
+        text = booster.model_to_string(**kwargs)
+        line = f"{_INTERCEPT_LINE}{json.dumps(np.asarray(c).tolist())}\n"
+        cut = text.rfind("pandas_categorical:")  # LightGBM reads that one from the last line
+        return text[:cut] + line + text[cut:] if cut >= 0 else text + line
+
+    def load_model(self, model_str: str):
+        """A booster from :meth:`save_model`'s text, with its intercept."""
+        lgb = import_lightgbm()
+        booster = lgb.Booster(model_str=model_str)
+        for line in model_str.splitlines():
+            if line.startswith(_INTERCEPT_LINE):
+                self._write_intercept(booster, json.loads(line[len(_INTERCEPT_LINE):]))
+                break
+        return booster
+
+
+def _check_subset_keeps_queries(dataset) -> None:
+    """Refuse a row subset (``Dataset.subset``, as :func:`lightgbm.cv` makes) that cuts queries.
+
+    With a custom objective ``lightgbm.cv`` splits rows, not queries: a query's documents land
+    on both sides and the held-out scores are optimistic (MQ2008: NDCG@10 0.94 instead of 0.77).
+    """
+    used = getattr(dataset, "used_indices", None)
+    parent = getattr(dataset, "reference", None)
+    if used is None or parent is None:
+        return
+    sizes = _group_of(parent)
+    if sizes is None or np.size(sizes) == 0:
+        return
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.bincount(np.repeat(np.arange(sizes.size), sizes)[np.asarray(used, dtype=np.int64)],
+                         minlength=sizes.size)
+    cut = np.flatnonzero((counts > 0) & (counts < sizes))
+    if cut.size:
+        q = int(cut[0])
+        raise ValueError(
+            f"this training set is a row subset that cuts {cut.size} queries (query {q} keeps {int(counts[q])} of "
+            f"its {int(sizes[q])} rows): lightgbm.cv splits rows, not queries, with a custom objective. Use "
+            "selrank.gbdt.cv(params, train_set, ...) or lightgbm.cv(..., folds=GroupKFold(n)), whose folds keep "
+            "whole queries")
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _usable_features(dataset) -> int:
+    """Features LightGBM kept after binning (constant, all-missing and pre-filtered ones are dropped)."""
+    return sum(dataset.feature_num_bin(i) > 0 for i in range(dataset.num_feature()))
+
+
+def _no_feature_message(dataset, params: dict) -> str:
+    mdl = _param(params, _MIN_ROWS_ALIASES)
+    mdl = 20 if mdl is None else int(mdl)
+    n = dataset.num_data()
+    return (f"LightGBM kept none of the {dataset.num_feature()} features to split on: each is constant or missing, "
+            f"or the data has fewer than 2 x min_data_in_leaf = {2 * mdl} rows ({n}); lower min_data_in_leaf "
+            "(and min_data_in_bin), or set feature_pre_filter=False")
+
+
+def _constant_booster(lgb, train_set, params: dict):
+    """A booster of the data set's features whose raw output is 0 (the model is its intercept)."""
+    k = _param(params, _NUM_CLASS_ALIASES)
+    k = int(k) if k is not None and int(k) > 1 else 1
+    n_feat = train_set.num_feature()
+    X = np.zeros((max(2, k), n_feat))
+    p = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
+    p.update({"objective": "multiclass", "num_class": k} if k > 1 else {"objective": "regression"})
+    data = lgb.Dataset(X, label=np.arange(X.shape[0]) % k, feature_name=train_set.get_feature_name(), params=p)
+    booster = lgb.train(p, data, 1)
+    for tree in range(booster.num_trees()):
+        booster.set_leaf_output(tree, 0, 0.0)
+    return booster
 
 
 def _constructed(dataset) -> bool:
@@ -241,7 +394,7 @@ def lightgbm_objective(loss: Loss | str = "listwise", **options) -> LightGBMObje
         build the loss (``link="sigmoid"``, ``scaling="exp"``, ``target="link"``, ...).
     **options
         ``hessian`` (``"floor"`` | ``"exact"`` | ``"upper"`` | ``"constant"``),
-        ``hessian_floor``, ``label_scale``, ``group``, ``min_leaf_hessian``,
+        ``hessian_floor``, ``label_scale``, ``group`` (query sizes) or ``qid``, ``min_leaf_hessian``,
         ``min_leaf_rows``, ``n_jobs``, ``block_rows`` — see :class:`~selrank.gbdt.GBDTObjective`.
 
     Returns

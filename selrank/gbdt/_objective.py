@@ -73,6 +73,12 @@ BLOCKED = (Pointwise, Pairwise, Listwise, Decomposed, CompositeSoftmax)
 _VANISH = 1e-12  # a Hessian below this fraction of the reference counts as vanished
 
 
+def _intercept_value(c):
+    """An intercept as a float (one output) or a float64 array (one value per class)."""
+    arr = np.asarray(c, dtype=np.float64)
+    return float(arr) if arr.ndim == 0 else arr
+
+
 def resolve_loss(loss: Loss | str, **loss_params) -> Loss:
     """A core loss from a :class:`~selrank.losses.Loss` or a registry name and parameters."""
     return get_loss(loss, **loss_params)
@@ -123,8 +129,11 @@ class GBDTObjective:
         Target scores are ``label_scale * label`` when the loss takes targets in score
         space (``target="score"``); labels given in link space are used as they are.
     group : array-like, optional
-        Query sizes or per-row ids for calls that do not carry a group (LightGBM < 4.7's
-        scikit-learn classes); a group passed with the data takes precedence.
+        Query sizes for calls that do not carry a group (LightGBM < 4.7's scikit-learn
+        classes, ``XGBRegressor``); a group passed with the data takes precedence.
+    qid : array-like, optional
+        The same as one query id per row (each query's rows contiguous). Give ``group`` or
+        ``qid``, not both.
     min_leaf_hessian, min_leaf_rows : float, optional
         The library's smallest leaf Hessian sum and row count, for the floor. Read from the
         data set's parameters where the library exposes them; otherwise the library
@@ -142,13 +151,13 @@ class GBDTObjective:
     """
 
     backend = "gbdt"
-    _OPTIONS = ("hessian", "hessian_floor", "label_scale", "group", "min_leaf_hessian", "min_leaf_rows",
+    _OPTIONS = ("hessian", "hessian_floor", "label_scale", "group", "qid", "min_leaf_hessian", "min_leaf_rows",
                 "n_jobs", "block_rows")
     _default_min_leaf_hessian = 1e-3
     _default_min_leaf_rows = NOMINAL_LEAF_ROWS
 
     def __init__(self, loss: Loss | str = "listwise", *, hessian: str = "floor",
-                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR, label_scale: float = 1.0, group=None,
+                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR, label_scale: float = 1.0, group=None, qid=None,
                  min_leaf_hessian: float | None = None, min_leaf_rows: int | None = None,
                  n_jobs: int | None = None, block_rows: int = 65536, **loss_params):
         owner = type(self).__name__
@@ -160,7 +169,10 @@ class GBDTObjective:
         self.hessian = hessian
         self.hessian_floor = A.positive_float(hessian_floor, "hessian_floor", owner, allow_zero=True)
         self.label_scale = A.positive_float(label_scale, "label_scale", owner)
+        if group is not None and qid is not None:
+            raise ValueError(f"give {owner} either `group` (query sizes) or `qid` (per-row query ids), not both")
         self.group = group
+        self.qid = qid
         self.min_leaf_hessian = None if min_leaf_hessian is None else A.positive_float(
             min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
         if min_leaf_rows is not None and (isinstance(min_leaf_rows, bool) or int(min_leaf_rows) != min_leaf_rows
@@ -175,6 +187,7 @@ class GBDTObjective:
         self.block_rows = int(block_rows)
         self.intercept_: float | np.ndarray | None = None
         self.hessian_scale_: float | None = None
+        self._fitted_intercepts: list[np.ndarray] = []
         self._init_state()
 
     # -- state that does not travel (pickling for Dask workers, cloning) ----------------------
@@ -191,6 +204,7 @@ class GBDTObjective:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("_fitted_intercepts", [])
         self.__dict__.update(state)
         self._init_state()
 
@@ -234,39 +248,32 @@ class GBDTObjective:
             raise ValueError(f"labels of a {self.structure} loss must be 1-D; got shape {tuple(y.shape)}")
         return y if self.loss.target == "link" else y * self.label_scale
 
-    def _groups(self, group, n_rows: int) -> Groups | None:
+    def _groups(self, group, n_rows: int, qid=None) -> Groups | None:
+        """Query groups of a group loss: sizes (``group``) or per-row ids (``qid``), never guessed."""
         if self.structure != "group":
             return None
-        if group is None:
-            group = self.group
-        if group is None:
+        if group is None and qid is None:
+            group, qid = self.group, self.qid
+        if group is None and qid is None:
             raise ValueError(
-                f"the {self.loss.name} loss needs query groups, but none were given: pass `group` with the "
-                "data (Dataset(group=...), DMatrix(qid=...) / set_group, fit(..., group=...)) or to the "
-                "objective (lightgbm_objective(..., group=sizes))"
+                f"the {self.loss.name} loss needs query groups, but none were given: pass query sizes "
+                "(Dataset(group=...), DMatrix.set_group, fit(..., group=...)) or per-row ids (DMatrix(qid=...), "
+                "fit(..., qid=...)) with the data, or give them to the objective (lightgbm_objective(..., group=sizes))"
             )
-        if isinstance(group, Groups):
-            groups = as_groups(group, n_rows)
-        else:
-            g = np.asarray(A.to_numpy(group))
-            if g.ndim != 1:
-                raise ValueError(f"`group` must be 1-D (query sizes or per-row query ids); got shape {g.shape}")
-            groups = as_groups(g, n_rows, require_contiguous=True)
-        if not groups.is_grouped:  # as_groups(require_contiguous=True) already refused this
-            raise ValueError("the rows of each query must be contiguous; sort the rows by query id")
-        return groups
+        return as_groups(group, n_rows, qid=qid, require_contiguous=True)
 
     # -- binding -------------------------------------------------------------------------------
-    def bind(self, label, *, group=None, sample_weight=None, n_classes: int | None = None,
+    def bind(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None,
              min_leaf_hessian: float | None = None, min_leaf_rows: int | None = None) -> _Binding:
         """Validate and bind one training set (labels, groups, weights); done before training.
 
-        Raises ``ValueError`` for NaN/inf labels or weights, labels outside the link's domain,
-        group sizes that do not add up, or query ids whose rows are not contiguous.
+        ``group`` are query sizes, ``qid`` per-row query ids (contiguous). Raises
+        ``ValueError`` for NaN/inf labels or weights, labels outside the link's domain, group
+        sizes that do not add up, or query ids whose rows are not contiguous.
         """
         y = self.targets(label, n_classes)
         n = int(y.shape[0])
-        groups = self._groups(group, n)
+        groups = self._groups(group, n, qid)
         w_unit, row_w = self._weights(sample_weight, n, groups)
         kw = {} if groups is None else {"group": groups}
         full = self.loss.bind(y, sample_weight=w_unit, **kw)
@@ -452,7 +459,7 @@ class GBDTObjective:
         return self._apply_policy(b, g, h)
 
     # -- public helpers ------------------------------------------------------------------------------
-    def grad_hess(self, y_pred, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+    def grad_hess(self, y_pred, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
         """Gradient and Hessian (after the policy) for arrays, binding on first use.
 
         ``y_pred`` is ``[n]`` or ``[n, K]`` (multi-class); the binding for ``label`` is cached
@@ -470,6 +477,8 @@ class GBDTObjective:
         if n_classes is None and self.structure == "multiclass":
             shape = np.shape(y_pred)
             n_classes = int(shape[1]) if len(shape) == 2 else None
+        if qid is not None:
+            group = as_groups(group, int(np.shape(label)[0]), qid=qid, require_contiguous=True)
         b = self._binding_for_arrays(label, group, sample_weight, n_classes)
         return self._evaluate(b, y_pred)
 
@@ -501,7 +510,7 @@ class GBDTObjective:
                 return False
         return True
 
-    def fit_intercept(self, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+    def fit_intercept(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
         """Validate the training labels and store (and return) the optimal constant ``intercept_``.
 
         Also stores the reference Hessian ``hessian_scale_`` of these labels, which later
@@ -516,10 +525,86 @@ class GBDTObjective:
         1.433781
         """
         self.hessian_scale_ = None
-        b = self.bind(label, group=group, sample_weight=sample_weight, n_classes=n_classes)
+        b = self.bind(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
+        self._check_degenerate_start(b, label, n_classes)
         self.intercept_ = b.intercept
         self.hessian_scale_ = b.ref
+        self._fitted_intercepts.append(np.asarray(b.intercept, dtype=np.float64).copy())
         return b.intercept
+
+    # -- the intercept travels with the booster ---------------------------------------------
+    def booster_intercept(self, booster, intercept=None):
+        """The intercept ``booster`` was trained from (a float, or one value per class).
+
+        :meth:`train` stores it in the booster (and :meth:`save_model` in the saved model),
+        so an objective that trained several boosters predicts each with its own. A booster
+        trained by the library directly (after ``set_init_score`` / ``set_base_margin``)
+        carries none: then the objective's intercept is used if it fitted only one, and a
+        ``ValueError`` asks for ``obj.train`` or ``intercept=`` when it fitted several.
+        """
+        if intercept is not None:
+            return _intercept_value(intercept)
+        stored = self._read_intercept(booster)
+        if stored is not None:
+            return stored
+        fitted = getattr(self, "_fitted_intercepts", [])
+        if not fitted:
+            if self.intercept_ is not None:
+                return _intercept_value(self.intercept_)
+            raise ValueError("the intercept is not known: train with obj.train(...), or call fit_intercept / "
+                             f"{self._start_hint.split(' before')[0]} before training")
+        distinct = []
+        for c in fitted:
+            if not any(c.shape == d.shape and np.array_equal(c, d) for d in distinct):
+                distinct.append(c)
+        if len(distinct) > 1:
+            shown = ", ".join(str(np.round(d, 6).tolist()) for d in distinct[:4])
+            raise ValueError(
+                f"this booster carries no intercept (it was not trained with obj.train) and the objective fitted "
+                f"{len(distinct)} different intercepts ({shown}) on its training sets: which one belongs to this "
+                "booster is unknown. Train with obj.train(...), which stores the intercept in the booster, or pass "
+                "intercept=")
+        return _intercept_value(distinct[0])
+
+    def _read_intercept(self, booster):
+        value = getattr(booster, "_selrank_intercept", None)
+        return None if value is None else _intercept_value(value)
+
+    def _write_intercept(self, booster, intercept) -> None:
+        booster._selrank_intercept = _intercept_value(intercept)  # noqa: SLF001
+
+    def _check_degenerate_start(self, b: _Binding, label, n_classes) -> None:
+        """Refuse targets that saturate the loss at its optimal constant (nothing to learn from).
+
+        A composite softmax with the exponential scaling and target scores in the tens
+        (labels x50, say) has a Hessian ~1e19 times its gradient at the start: every Newton
+        step is ~1e-10 and the model stays constant. The mean Newton step ``sum|g| / sum h``
+        is compared with the spread of the targets.
+        """
+        if not A.is_numpy(np.asarray(label)) or b.full is None:
+            return
+        t = np.asarray(A.to_numpy(self.targets(label, n_classes)), dtype=np.float64)
+        shape = (b.n_rows,) if b.n_classes is None else (b.n_rows, b.n_classes)
+        start = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), shape).copy()
+        g, h = b.full.grad_hess(start)
+        sg = float(np.abs(np.asarray(A.to_numpy(g))).sum())
+        sh = float(np.asarray(A.to_numpy(h)).sum())
+        spread = float(np.std(t))
+        if not (sg > 0 and sh > 0 and spread > 0 and math.isfinite(sg) and math.isfinite(sh)):
+            return
+        step = sg / sh
+        if step >= 1e-6 * spread:
+            return
+        top = float(np.max(np.abs(t)))
+        if self.loss.target == "score":
+            fix = (f"scale the targets down: label_scale={self.label_scale * 2.0 / top:.3g} (targets up to 2) instead "
+                   f"of {self.label_scale:g}, or divide the labels")
+        else:
+            fix = "rescale the labels"
+        raise ValueError(
+            f"{self.loss!r} is saturated at its optimal constant: target scores reach {top:.3g} and the mean Newton "
+            f"step is {step:.2g} for targets spread over {spread:.3g}, so the trees would learn nothing (a constant "
+            f"model). {fix[0].upper() + fix[1:]}")
 
     def init_score(self, n_rows: int, n_classes: int | None = None):
         """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""

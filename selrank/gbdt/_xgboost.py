@@ -3,6 +3,8 @@ r"""XGBoost adapter: a selrank loss as ``xgboost.train(obj=...)`` and a device-r
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from typing import Any
 
 import numpy as np
@@ -12,6 +14,9 @@ from ..losses import Loss
 from ._objective import GBDTObjective, _Binding
 
 __all__ = ["XGBoostObjective", "xgboost_objective", "import_xgboost"]
+
+#: Booster attribute holding the intercept (saved with the model by XGBoost itself).
+_INTERCEPT_ATTR = "selrank_intercept"
 
 
 def import_xgboost():
@@ -108,7 +113,7 @@ class XGBoostObjective(GBDTObjective):
             label = label.reshape(-1, n_classes)
         if self.structure == "multiclass" and n_classes is None:
             raise ValueError(f"the {self.loss.name} loss is multi-class: set params['num_class'] to the number of classes")
-        if group is None and self.group is None and self.structure == "group":
+        if group is None and self.group is None and self.qid is None and self.structure == "group":
             raise ValueError(
                 f"the {self.loss.name} loss needs query groups: build the DMatrix with qid=... (sorted) or "
                 "call dtrain.set_group(sizes)"
@@ -126,7 +131,7 @@ class XGBoostObjective(GBDTObjective):
         return self._evaluate(b, preds)
 
     # -- intercept and prediction ---------------------------------------------------------------------
-    def fit_intercept(self, label, *, group=None, sample_weight=None, n_classes: int | None = None):
+    def fit_intercept(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
         """Optimal constant from a DMatrix or from label arrays; stores ``intercept_``."""
         if _is_dmatrix(label):
             y, w, g = _dmatrix_info(label)
@@ -136,8 +141,10 @@ class XGBoostObjective(GBDTObjective):
                 y = y.reshape(n, n_classes)
             elif self.structure == "multiclass" and n_classes is None:
                 n_classes = int(np.max(y)) + 1
-            return super().fit_intercept(y, group=g if g is not None else group, sample_weight=w, n_classes=n_classes)
-        return super().fit_intercept(label, group=group, sample_weight=sample_weight, n_classes=n_classes)
+            if g is not None:
+                group, qid = g, None
+            return super().fit_intercept(y, group=group, qid=qid, sample_weight=w, n_classes=n_classes)
+        return super().fit_intercept(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
 
     def set_base_margin(self, *dmatrices):
         """Set ``base_margin`` of DMatrices to the optimal constant; returns the first.
@@ -165,27 +172,72 @@ class XGBoostObjective(GBDTObjective):
             d.set_base_margin(self.init_score(int(d.num_row()), None if c.ndim == 0 else c.size))
         return dmatrices[0]
 
-    def predict(self, booster, X, *, iteration_range=None):
-        """Scores on ``X`` (an array, CuPy array or DMatrix) including the intercept.
+    def predict(self, booster, X, *, iteration_range=None, intercept=None, n_iterations: int | None = None):
+        """Scores on ``X`` (an array, CuPy array, DataFrame or DMatrix) including the intercept.
 
         XGBoost adds its ``base_score`` (0.5 for custom objectives) when no base margin is
-        given; this passes the intercept as the base margin instead, so the scores are
-        ``intercept_ + trees``.
+        given; this passes the booster's intercept (:meth:`~GBDTObjective.booster_intercept`,
+        stored by :meth:`train`) as the base margin instead, so the scores are
+        ``intercept + trees``.
         """
-        if self.intercept_ is None:
-            raise ValueError("the intercept is not known: call fit_intercept / set_base_margin before training")
         xgb = import_xgboost()
-        c = np.asarray(self.intercept_)
+        c = np.asarray(self.booster_intercept(booster, intercept))
+        if n_iterations is not None:
+            iteration_range = (0, int(n_iterations))
         kw = {} if iteration_range is None else {"iteration_range": iteration_range}
         if isinstance(X, xgb.DMatrix):
-            X.set_base_margin(self.init_score(int(X.num_row()), None if c.ndim == 0 else c.size))
+            X.set_base_margin(_margin(c, int(X.num_row())))
             return np.asarray(booster.predict(X, output_margin=True, **kw), dtype=np.float64)
         n = int(X.shape[0])
-        margin = self.init_score(n, None if c.ndim == 0 else c.size)
+        margin = _margin(c, n)
         if not A.is_numpy(X) and hasattr(X, "__cuda_array_interface__"):
             margin = _device_like(margin, X)
+        if hasattr(X, "dtypes") and not A.is_numpy(X):  # a DataFrame: categories need a DMatrix
+            d = xgb.DMatrix(X, base_margin=margin, enable_categorical=True)
+            return np.asarray(booster.predict(d, output_margin=True, **kw), dtype=np.float64)
         out = booster.inplace_predict(X, predict_type="margin", base_margin=margin, **kw)
         return out if not A.is_numpy(out) else np.asarray(out, dtype=np.float64)
+
+    def _read_intercept(self, booster):
+        value = booster.attr(_INTERCEPT_ATTR) if hasattr(booster, "attr") else None
+        if value is None:
+            return super()._read_intercept(booster)
+        from ._objective import _intercept_value
+
+        return _intercept_value(json.loads(value))
+
+    def _write_intercept(self, booster, intercept) -> None:
+        booster.set_attr(**{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())})
+
+    @staticmethod
+    def n_rounds(booster) -> int:
+        """Boosting rounds in ``booster``."""
+        return int(booster.num_boosted_rounds())
+
+    @staticmethod
+    def parameter_names(params: dict | None = None) -> frozenset[str]:
+        """XGBoost parameter names for ``params["booster"]`` (see :func:`_parameter_names`)."""
+        return _parameter_names(str((params or {}).get("booster", "gbtree")))
+
+    @staticmethod
+    def feature_gain(booster, n_features: int) -> np.ndarray:
+        """Total split gain of each feature."""
+        scores = booster.get_score(importance_type="total_gain")
+        names = booster.feature_names or [f"f{i}" for i in range(n_features)]
+        return np.array([float(scores.get(name, 0.0)) for name in names[:n_features]])
+
+    def save_model(self, booster, raw_format: str = "ubj") -> bytes:
+        """The booster as XGBoost saves it (``save_raw``); its intercept is a booster attribute in it."""
+        if booster.attr(_INTERCEPT_ATTR) is None:
+            self._write_intercept(booster, self.booster_intercept(booster))
+        return bytes(booster.save_raw(raw_format))
+
+    def load_model(self, raw) -> Any:
+        """A booster from :meth:`save_model`'s bytes (or a file name), with its intercept."""
+        xgb = import_xgboost()
+        booster = xgb.Booster()
+        booster.load_model(bytearray(raw) if isinstance(raw, bytes | bytearray) else raw)
+        return booster
 
     # -- training -----------------------------------------------------------------------------------------
     def train(self, params: dict, dtrain, num_boost_round: int = 10, *, data=None, evals=(),
@@ -204,6 +256,9 @@ class XGBoostObjective(GBDTObjective):
         without a GPU). Evaluation and early stopping use XGBoost's callbacks as
         :func:`xgboost.train` does.
 
+        The intercept is stored in the booster (attribute ``selrank_intercept``, saved with
+        the model), so :meth:`predict` uses the right one for each booster.
+
         Returns
         -------
         xgboost.Booster
@@ -212,9 +267,11 @@ class XGBoostObjective(GBDTObjective):
         evals = list(evals) if evals else []
         self.set_base_margin(dtrain, *[d for d, _ in evals])
         if data is None:
-            return xgb.train(params, dtrain, num_boost_round, evals=evals, obj=self, custom_metric=custom_metric,
-                             early_stopping_rounds=early_stopping_rounds, maximize=maximize,
-                             verbose_eval=verbose_eval, callbacks=callbacks, evals_result=evals_result)
+            bst = xgb.train(params, dtrain, num_boost_round, evals=evals, obj=self, custom_metric=custom_metric,
+                            early_stopping_rounds=early_stopping_rounds, maximize=maximize,
+                            verbose_eval=verbose_eval, callbacks=callbacks, evals_result=evals_result)
+            self._write_intercept(bst, self.intercept_)
+            return bst
         if str(params.get("booster", "gbtree")) == "dart":
             raise ValueError("the device loop adds each round's trees to the margins; the dart booster drops trees: "
                              "train dart with data=None")
@@ -249,7 +306,41 @@ class XGBoostObjective(GBDTObjective):
         bst = container.after_training(bst)
         if evals_result is not None:
             evals_result.update(container.history)
+        self._write_intercept(bst, self.intercept_)
         return bst
+
+
+@functools.cache
+def _parameter_names(booster: str = "gbtree") -> frozenset[str]:
+    """XGBoost's parameter names: the configuration a booster of this kind reports
+    (``Booster.save_config``), the scikit-learn wrapper's names and the declared aliases."""
+    import inspect
+
+    xgb = import_xgboost()
+    d = xgb.DMatrix(np.zeros((2, 1)), label=np.zeros(2))
+    names: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(v, dict | list):
+                    names.add(k)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for kind in {booster, "gbtree"} if booster in ("gbtree", "dart", "gblinear") else {"gbtree"}:
+        walk(json.loads(xgb.train({"booster": kind, "verbosity": 0}, d, 1).save_config()))
+    names.update(p for p in inspect.signature(xgb.XGBModel.__init__).parameters if p not in ("self", "kwargs"))
+    # aliases of XGBoost's parameter structures (DMLC_DECLARE_ALIAS) and the global configuration
+    names.update({"learning_rate", "eta", "gamma", "min_split_loss", "reg_lambda", "lambda", "reg_alpha", "alpha",
+                  "nthread", "n_jobs", "seed", "random_state", "verbosity", "eval_metric", "use_rmm", "max_bin"})
+    return frozenset(names)
+
+
+def _margin(c: np.ndarray, n: int) -> np.ndarray:
+    return np.full(n, float(c)) if c.ndim == 0 else np.tile(c, (n, 1))
 
 
 def _boost(bst, dtrain, iteration: int, grad, hess) -> None:
@@ -286,7 +377,7 @@ def xgboost_objective(loss: Loss | str = "listwise", **options) -> XGBoostObject
         A core loss or its registry name; keyword arguments that are not objective options
         build the loss.
     **options
-        ``hessian``, ``hessian_floor``, ``label_scale``, ``group``, ``min_leaf_hessian``
+        ``hessian``, ``hessian_floor``, ``label_scale``, ``group`` or ``qid``, ``min_leaf_hessian``
         (set it to the ``min_child_weight`` you train with; default XGBoost's 1),
         ``min_leaf_rows``, ``n_jobs``, ``block_rows`` — see :class:`~selrank.gbdt.GBDTObjective`.
 

@@ -149,13 +149,15 @@ def xgboost_dask_train(client, objective: XGBoostObjective | Loss | str, params:
     q_local = None if qid is None else np.asarray(qid.compute())
     w_local = None if sample_weight is None else np.asarray(sample_weight.compute())
     n_classes = int(params["num_class"]) if obj.structure == "multiclass" and "num_class" in params else None
-    obj.fit_intercept(y_local, group=q_local, sample_weight=w_local, n_classes=n_classes)
+    obj.fit_intercept(y_local, qid=q_local, sample_weight=w_local, n_classes=n_classes)
     c = np.asarray(obj.intercept_)
     dtrain = dxgb.DaskDMatrix(client, X, y, qid=qid, weight=sample_weight, base_margin=_full_like(y, c))
     dev = []
     for ex, ey, eq, name in evals:
         dev.append((dxgb.DaskDMatrix(client, ex, ey, qid=eq, base_margin=_full_like(ey, c)), name))
-    return dxgb.train(client, params, dtrain, num_boost_round=num_boost_round, evals=dev, obj=obj, **train_kwargs)
+    out = dxgb.train(client, params, dtrain, num_boost_round=num_boost_round, evals=dev, obj=obj, **train_kwargs)
+    obj._write_intercept(out["booster"], obj.intercept_)  # noqa: SLF001 (the booster keeps its intercept)
+    return out
 
 
 def xgboost_dask_predict(client, objective: XGBoostObjective, booster, X, y_like=None):

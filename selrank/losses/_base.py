@@ -22,6 +22,7 @@ Conventions (the same for every loss):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -117,24 +118,45 @@ class Loss(Params):
     #: blocks (the GBDT objective does so for large data).
     separable: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # every bind() takes per-row query ids as ``qid=`` (resolved here, once for all losses)
+        bind = cls.__dict__.get("bind")
+        if bind is not None and not getattr(bind, "_takes_qid", False):
+            @functools.wraps(bind)
+            def bind_with_qid(self, y_true, *, group=None, qid=None, **kw):
+                return bind(self, y_true, group=_group_or_qid(group, qid, y_true), **kw)
+
+            bind_with_qid._takes_qid = True
+            cls.bind = bind_with_qid
+
     # -- public API --------------------------------------------------------------------
     def bind(self, y_true, *, group=None, sample_weight=None) -> BoundLoss:
-        """Fix targets, groups and weights; returns a :class:`BoundLoss`."""
+        """Fix targets, groups and weights; returns a :class:`BoundLoss`.
+
+        ``group`` are query sizes (or a :class:`~selrank._groups.Groups`); per-row query
+        ids come as ``qid=`` (every subclass's ``bind`` accepts it).
+        """
         raise NotImplementedError
 
-    def loss(self, y_pred, y_true, *, group=None, sample_weight=None, reduction: str = "mean"):
+    def loss(self, y_pred, y_true, *, group=None, qid=None, sample_weight=None, reduction: str = "mean"):
         """Loss of ``y_pred`` for ``y_true`` (see the module docstring for units and reductions).
 
-        Differentiable with respect to a torch ``y_pred`` (autograd flows through).
+        ``group`` are query sizes (or a :class:`~selrank._groups.Groups`), ``qid`` one query
+        id per row; give at most one. Differentiable with respect to a torch ``y_pred``
+        (autograd flows through).
         """
         check_reduction(reduction)
+        group = _group_or_qid(group, qid, y_true)
         return self.bind(y_true, group=group, sample_weight=sample_weight).loss(y_pred, reduction=reduction)
 
-    def grad_hess(self, y_pred, y_true, *, group=None, sample_weight=None):
+    def grad_hess(self, y_pred, y_true, *, group=None, qid=None, sample_weight=None):
         """Gradient and Hessian diagonal of the weighted summed loss w.r.t. ``y_pred``.
 
-        Returns arrays of ``y_pred``'s shape, namespace, device and dtype.
+        ``group`` are query sizes, ``qid`` per-row query ids (see :meth:`loss`). Returns
+        arrays of ``y_pred``'s shape, namespace, device and dtype.
         """
+        group = _group_or_qid(group, qid, y_true)
         return self.bind(y_true, group=group, sample_weight=sample_weight).grad_hess(y_pred)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None):
@@ -281,4 +303,13 @@ def group_weights(groups: Groups, sample_weight, name: str = "sample_weight") ->
 
 
 def bind_groups(group, n_rows: int) -> Groups:
+    """Groups of a group loss from query sizes or a :class:`Groups` (ids come as ``qid=``)."""
     return as_groups(group, n_rows)
+
+
+def _group_or_qid(group, qid, y_true):
+    """``group`` unchanged, or the :class:`Groups` of per-row query ids ``qid``."""
+    if qid is None:
+        return group
+    n = int(y_true.shape[0]) if hasattr(y_true, "shape") else len(y_true)
+    return as_groups(group, n, qid=qid)

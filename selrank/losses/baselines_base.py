@@ -337,8 +337,8 @@ class _BoundLabel(BoundLoss):
 class BatchLabelLoss(LabelLoss):
     r"""Base of the batch losses (Keren et al., §5): one loss value per *batch* of samples.
 
-    A batch is all rows (``group=None``) or each group of ``group`` (sizes or per-row ids,
-    as for query groups): ``loss(..., reduction="mean")`` of a partition into batches is the
+    A batch is all rows (``group=None``) or each group of ``group`` (sizes, or per-row ids
+    as ``qid=``, as for query groups): ``loss(..., reduction="mean")`` of a partition into batches is the
     mean batch loss, the paper's :math:`\mathbb E_B[L(B)]` over that partition.
 
     * ``reduction="none"`` returns one weighted value per batch, shape ``[n_batches]`` (not

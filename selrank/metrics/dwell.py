@@ -11,7 +11,7 @@ seconds) enter as ``log1p(max(prediction, 0))``.
   :func:`selrank.metrics.region.region_error`.
 * :func:`overall_error` — the same over all rows.
 * :func:`session_ranking` — how well the predicted dwell orders the clicks *within* each
-  session: NDCG (:func:`selrank.metrics.ndcg` with ``group=session``) or Kendall's
+  session: NDCG (:func:`selrank.metrics.ndcg` with ``qid=session``) or Kendall's
   :math:`\tau_b`, one value per session, averaged over the informative sessions.
 * :func:`calibration_table`, :func:`expected_calibration_error` — binned mean prediction
   against mean observation.
@@ -199,7 +199,7 @@ def session_ranking(y_true, y_pred, session, *, metric: str = "ndcg", k: int | N
     Each session is a list ranked by ``y_pred``; its relevance is the observed ``y_true``
     (log1p seconds).
 
-    * ``metric="ndcg"``: :func:`selrank.metrics.ndcg` with ``group=session``, tied
+    * ``metric="ndcg"``: :func:`selrank.metrics.ndcg` with ``qid=session``, tied
       predictions averaged over their orderings, ``gain="linear"`` by default (gain = log1p
       seconds; ``"exponential"`` gives ``2^y − 1 ≈ seconds``, which lets the longest — often
       idle — dwell of a session dominate).
@@ -221,7 +221,7 @@ def session_ranking(y_true, y_pred, session, *, metric: str = "ndcg", k: int | N
         Observed and predicted dwell (log1p seconds; any increasing transform of the
         predictions gives the same ranking).
     session : array-like
-        One session id per row (rows of a session need not be adjacent) or session sizes.
+        One session id per row (rows of a session need not be adjacent).
     metric : {"ndcg", "kendall"}
     k : int, optional
         NDCG cut-off (``None``: the whole session).
@@ -261,8 +261,11 @@ def session_ranking(y_true, y_pred, session, *, metric: str = "ndcg", k: int | N
         raise ValueError(f"`min_size` must be an int >= 2; got {min_size!r}")
     y, p = _pair(y_true, y_pred)
     if session is None:
-        raise TypeError("`session` is required: one session id per row, or session sizes")
-    groups = as_groups(session, y.size)
+        raise TypeError("`session` is required: one session id per row")
+    n_ids = int(np.size(session.to_numpy() if hasattr(session, "to_numpy") else session))
+    if n_ids != y.size:
+        raise ValueError(f"`session` must hold one session id per row, {y.size} values; got {n_ids}")
+    groups = as_groups(None, y.size, qid=session)
     yg, pg = groups.to_grouped(y), groups.to_grouped(p)
     keep = _informative(yg, groups, int(min_size))
     if not keep.any():

@@ -1,7 +1,7 @@
 """Ranking metrics: NDCG, DCG, MAP, MRR, ERR, precision@k and recall@k.
 
 Every metric takes flat ``y_true`` (labels), ``y_score`` (model scores) and ``group`` (query
-sizes or one query id per row, see :func:`selrank._groups.as_groups`), as NumPy arrays,
+sizes) or ``qid`` (one query id per row), see :func:`selrank._groups.as_groups`, as NumPy arrays,
 torch tensors, polars/pandas Series, or column names of a ``data`` frame. Conventions that
 libraries disagree on are parameters (see ``docs/metrics.md``):
 
@@ -124,7 +124,8 @@ def _as_vector(x: Any, name: str, *, column_ok: bool = False) -> np.ndarray:
     return arr
 
 
-def _prepare(y_true, y_score, group, data) -> tuple[np.ndarray, np.ndarray, Groups]:
+def _prepare(y_true, y_score, group, data, qid=None) -> tuple[np.ndarray, np.ndarray, Groups]:
+    """Labels, scores and groups (``group``: query sizes, ``qid``: per-row query ids, or column names)."""
     label = _as_vector(_column(y_true, data, "y_true"), "y_true").astype(np.float64)
     score = _as_vector(_column(y_score, data, "y_score"), "y_score")
     if score.dtype.kind != "f":
@@ -144,7 +145,8 @@ def _prepare(y_true, y_score, group, data) -> tuple[np.ndarray, np.ndarray, Grou
     if nan.any():
         bad = np.flatnonzero(nan)
         raise ValueError(f"`y_score` has {bad.size} NaN value(s), first at row {bad[0]}")
-    groups = as_groups(_column(group, data, "group"), label.size)
+    q = None if qid is None else _column(qid, data, "qid")
+    groups = as_groups(_column(group, data, "group"), label.size, qid=q)
     return label, score, groups
 
 
@@ -544,7 +546,7 @@ def _reduce(values: np.ndarray, reduction: str):
     return float(kept.mean() if reduction == "mean" else kept.sum())
 
 
-def _metric_call(name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options):
+def _metric_call(name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options, qid=None):
     metric = METRICS[name]
     k = _check_k(k)
     _check_choice(ties, "ties", TIES)
@@ -552,7 +554,7 @@ def _metric_call(name, y_true, y_score, group, *, k, ties, no_relevant, reductio
     policy = _resolve_policy(no_relevant, metric, name)
     if "gain" in options:
         _check_choice(options["gain"], "gain", GAINS)
-    label, score, groups = _prepare(y_true, y_score, group, data)
+    label, score, groups = _prepare(y_true, y_score, group, data, qid=qid)
     _validate_labels(label, name, options)
     rk = rank_groups(label, score, groups, ties)
     values, no_rel = metric.kernel(rk, k, **options)
@@ -591,7 +593,11 @@ _COMMON_DOC = """
     y_score : array-like, shape (n_rows,)
         Scores; higher ranks first. NaN is refused; float32 scores tie as float32 values.
     group : array-like or None
-        Query sizes, or one query id per row; ``None`` makes all rows one query.
+        Query sizes (LightGBM's ``group``), adding up to ``n_rows``; ``[1] * n`` is ``n``
+        one-row queries. ``None`` (and no ``qid``) makes all rows one query.
+    qid : array-like or None
+        One query id per row instead (XGBoost's ``qid``; rows of a query need not be
+        adjacent). Give ``group`` or ``qid``, not both.
     k : int or None
         Cut-off; ``None`` uses the whole list."""
 
@@ -601,6 +607,7 @@ def ndcg(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     gain: str = "exponential",
     ties: str = "average",
@@ -644,7 +651,7 @@ def ndcg(
     """
     return _metric_call(
         "ndcg", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data, options={"gain": gain},
+        reduction=reduction, data=data, qid=qid, options={"gain": gain},
     )  # fmt: skip
 
 
@@ -653,6 +660,7 @@ def dcg(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     gain: str = "exponential",
     ties: str = "average",
@@ -683,7 +691,7 @@ def dcg(
     """
     return _metric_call(
         "dcg", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data, options={"gain": gain},
+        reduction=reduction, data=data, qid=qid, options={"gain": gain},
     )  # fmt: skip
 
 
@@ -692,6 +700,7 @@ def average_precision(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     capped: bool = False,
@@ -732,7 +741,7 @@ def average_precision(
     """
     return _metric_call(
         "map", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data,
+        reduction=reduction, data=data, qid=qid,
         options={"relevance_threshold": relevance_threshold, "capped": bool(capped)},
     )  # fmt: skip
 
@@ -742,6 +751,7 @@ def reciprocal_rank(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
@@ -774,7 +784,7 @@ def reciprocal_rank(
     """
     return _metric_call(
         "mrr", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data, options={"relevance_threshold": relevance_threshold},
+        reduction=reduction, data=data, qid=qid, options={"relevance_threshold": relevance_threshold},
     )  # fmt: skip
 
 
@@ -783,6 +793,7 @@ def err(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     max_grade: float | None = None,
     ties: str = "average",
@@ -818,7 +829,7 @@ def err(
     """
     return _metric_call(
         "err", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data, options={"max_grade": max_grade},
+        reduction=reduction, data=data, qid=qid, options={"max_grade": max_grade},
     )  # fmt: skip
 
 
@@ -827,6 +838,7 @@ def precision_at_k(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     capped: bool = False,
@@ -863,7 +875,7 @@ def precision_at_k(
     """
     return _metric_call(
         "precision", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data,
+        reduction=reduction, data=data, qid=qid,
         options={"relevance_threshold": relevance_threshold, "capped": bool(capped)},
     )  # fmt: skip
 
@@ -873,6 +885,7 @@ def recall_at_k(
     y_score,
     group=None,
     *,
+    qid=None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
@@ -901,7 +914,7 @@ def recall_at_k(
     """
     return _metric_call(
         "recall", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
-        reduction=reduction, data=data, options={"relevance_threshold": relevance_threshold},
+        reduction=reduction, data=data, qid=qid, options={"relevance_threshold": relevance_threshold},
     )  # fmt: skip
 
 

@@ -345,9 +345,9 @@ def region_report(
 # --------------------------------------------------------------------------------------
 
 
-def _grouped_inputs(y_true, y_score, group):
+def _grouped_inputs(y_true, y_score, group, qid=None):
     y, s = _pair(y_true, y_score, ("y_true", "y_score"))
-    groups = as_groups(group, y.size)
+    groups = as_groups(group, y.size, qid=qid)
     return groups.to_grouped(y), groups.to_grouped(s), groups
 
 
@@ -356,6 +356,7 @@ def region_pairwise_accuracy(
     y_score,
     group=None,
     *,
+    qid=None,
     region,
     against=None,
     closed: str = "both",
@@ -376,8 +377,10 @@ def region_pairwise_accuracy(
     ----------
     y_true, y_score : array-like, shape (n,)
     group : array-like or None
-        Query sizes or per-row query ids (:func:`selrank._groups.as_groups`); ``None`` is one
+        Query sizes (:func:`selrank._groups.as_groups`); ``None`` (and no ``qid``) is one
         query.
+    qid : array-like or None
+        One query id per row instead of ``group``.
     region, against : (lo, hi)
     closed : {"both", "left", "right", "neither"}
     average : {"pairs", "queries", "none"}
@@ -404,7 +407,7 @@ def region_pairwise_accuracy(
     >>> region_pairwise_accuracy(y, s, [4, 2], region=(3, 4), against=(0, 0))  # 3 pairs with label 0
     0.6666...
     """
-    y, s, groups = _grouped_inputs(y_true, y_score, group)
+    y, s, groups = _grouped_inputs(y_true, y_score, group, qid)
     _check_choice(average, "average", ("pairs", "queries", "none"))
     in_a = in_region(y, region, closed=closed)
     if against is None:
@@ -474,6 +477,7 @@ def region_ranking(
     y_score,
     group=None,
     *,
+    qid=None,
     region,
     metric: str = "ndcg",
     closed: str = "both",
@@ -488,8 +492,8 @@ def region_ranking(
 
     Parameters
     ----------
-    y_true, y_score, group
-        As for :func:`selrank.metrics.ranking.ndcg`.
+    y_true, y_score, group, qid
+        As for :func:`selrank.metrics.ranking.ndcg` (``group``: query sizes, ``qid``: per-row ids).
     region : (lo, hi)
     metric : str
         ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``, ``"recall"``,
@@ -521,13 +525,13 @@ def region_ranking(
         if "k" in options:
             raise ValueError(f"cut-off given twice: in `metric` ({metric!r}) and as k={options['k']!r}")
         options["k"] = k
-    y, s, groups = _grouped_inputs(y_true, y_score, group)
+    y, s, groups = _grouped_inputs(y_true, y_score, group, qid)
     mask = in_region(y, region, closed=closed)
     counts = np.bincount(groups.row_group[mask], minlength=groups.n_groups)
     keep = mask & (counts[groups.row_group] >= min_rows)
     if not keep.any():
         raise ValueError(f"no query has {min_rows} or more rows with labels in region {tuple(region)!r}")
-    return _ranking_functions()[name](y[keep], s[keep], groups.row_group[keep], **options)
+    return _ranking_functions()[name](y[keep], s[keep], qid=groups.row_group[keep], **options)
 
 
 # --------------------------------------------------------------------------------------

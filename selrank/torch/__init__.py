@@ -11,7 +11,8 @@ label, ``reduction="mean" | "sum" | "none"`` and per-item or per-list weights:
   :class:`CombinedLoss`: weighted sums of heads (the core's ``Combined``);
 * torch-only baselines (:mod:`selrank.torch.baselines`): softmax cross entropy, ListNet,
   ListMLE, RankNet, LambdaLoss, ApproxNDCG;
-* :class:`NeuralRanker`: a scikit-learn style MLP ranker trained with any head.
+* :class:`NeuralRanker` (from :mod:`selrank.estimators.neural`): a scikit-learn style MLP
+  ranker trained with any head.
 
 Examples
 --------
@@ -53,7 +54,6 @@ from .heads import (
     get_head,
     head_for,
 )
-from .ranker import MLPScorer, NeuralRanker
 
 __all__ = [
     "RankingHead",
@@ -78,3 +78,18 @@ __all__ = [
     "NeuralRanker",
     "MLPScorer",
 ]
+
+# NeuralRanker is an estimator (selrank.estimators.neural) built on these heads; imported on
+# first use so that importing the heads does not import the estimators.
+_LAZY = {"NeuralRanker", "MLPScorer"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'selrank.torch' has no attribute {name!r}")
+    from ..estimators import neural
+
+    value = getattr(neural, name)
+    globals()[name] = value
+    return value
+

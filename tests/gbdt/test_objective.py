@@ -265,7 +265,11 @@ class TestValidation:
         with pytest.raises(ValueError, match="add up to 5 rows but the data has 6"):
             obj.fit_intercept(y, group=[2, 3])
         with pytest.raises(ValueError, match="contiguous"):
-            obj.fit_intercept(y, group=[1, 1, 2, 2, 1, 1])
+            obj.fit_intercept(y, qid=[1, 1, 2, 2, 1, 1])
+        with pytest.raises(ValueError, match="one value per row: for per-row query ids pass qid="):
+            obj.fit_intercept(y, group=[1, 1, 2, 2, 1, 1])  # ids are never guessed from the length
+        with pytest.raises(ValueError, match="not both"):
+            obj.fit_intercept(y, group=[6], qid=np.zeros(6))
         with pytest.raises(ValueError, match="needs query groups"):
             obj.fit_intercept(y)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from selrank._groups import as_groups
 from selrank.links import CallableLink, Exp, Identity, Sigmoid, Sinh, SmeLU
 from selrank.losses import Pairwise
 from selrank.losses import _kernels as K
@@ -90,7 +91,7 @@ def test_other_links_and_inputs_take_the_generic_path(rng):
     assert Pairwise(CallableLink(lambda t: t**3 + t)).bind(y, group=sizes)._kernel is None
     qid = np.repeat(np.arange(sizes.size), sizes)[::-1].copy()  # ids out of order: rows permuted
     qid[:3] = qid[-1]
-    bound = Pairwise().bind(y, group=qid)
+    bound = Pairwise().bind(y, group=as_groups(qid=qid, n_rows=y.size))
     assert bound._kernel is None and bound._pairs is not None
     # float32 predictions give float32 results from the generic path
     b = Pairwise().bind(y, group=sizes)

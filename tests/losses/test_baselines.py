@@ -77,12 +77,12 @@ def make_case(name, params, rng, scale=2.0):
     else:
         y = rng.normal(0.0, 1.0, shape)
     if loss.couples_samples:
-        kw["group"] = BATCH_IDS
+        kw["qid"] = BATCH_IDS
     return loss, z, y, kw
 
 
 def unit_count(loss, kw):
-    return len(np.unique(kw["group"])) if loss.couples_samples else N
+    return len(np.unique(kw["qid"])) if loss.couples_samples else N
 
 
 def as_torch(a, dtype=torch.float64, grad=False):
@@ -199,7 +199,7 @@ def reference_values(name, params, z, y, kw):
         return np.array(out)
     T = y if y.shape == z.shape else one_hot_rows(y, z.shape[-1])
     if name in ("batch_cross_entropy", "batch_max_margin"):
-        return _ref_batches(name, params, z.tolist(), T, kw["group"])
+        return _ref_batches(name, params, z.tolist(), T, kw["qid"])
     if name == "nway_softmax_cross_entropy":
         return np.array([_ref_nway(params, z[i].tolist(), T[i].tolist()) for i in range(len(z))])
     return np.array([_ref_row(name, params, z[i].tolist(), T[i].tolist()) for i in range(len(z))])

@@ -207,13 +207,13 @@ def test_group_sizes_ids_and_shuffled_rows_agree(name, params, rng):
     y, z, sizes, w = make_data(loss, rng)
     ids = np.repeat(np.array([11, 3, 7, 5, 2]), sizes)
     g1, h1 = loss.grad_hess(z, y, group=sizes, sample_weight=w)
-    g2, h2 = loss.grad_hess(z, y, group=ids, sample_weight=w)
+    g2, h2 = loss.grad_hess(z, y, qid=ids, sample_weight=w)
     np.testing.assert_allclose(g1, g2)
     perm = rng.permutation(z.size)
-    g3, h3 = loss.grad_hess(z[perm], y[perm], group=ids[perm], sample_weight=w[perm])
+    g3, h3 = loss.grad_hess(z[perm], y[perm], qid=ids[perm], sample_weight=w[perm])
     np.testing.assert_allclose(g3, g1[perm], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(h3, h1[perm], rtol=1e-12, atol=1e-14)
-    per_query = loss.loss(z[perm], y[perm], group=ids[perm], sample_weight=w[perm], reduction="sum")
+    per_query = loss.loss(z[perm], y[perm], qid=ids[perm], sample_weight=w[perm], reduction="sum")
     assert float(per_query) == pytest.approx(float(loss.loss(z, y, group=sizes, sample_weight=w, reduction="sum")), rel=1e-12)
 
 

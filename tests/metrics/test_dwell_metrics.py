@@ -183,7 +183,7 @@ def test_ranking_conventions():
     # exponential gain rewards the long dwell more
     y3 = np.array([0.0, 1.0, 8.0])
     wrong_top = np.array([0.0, 2.0, 1.0])
-    assert session_ranking(y3, wrong_top, [3]) > session_ranking(y3, wrong_top, [3], gain="exponential")
+    assert session_ranking(y3, wrong_top, [5, 5, 5]) > session_ranking(y3, wrong_top, [5, 5, 5], gain="exponential")
 
 
 def test_ranking_is_invariant_to_increasing_transforms_and_row_order(rng):
@@ -206,8 +206,8 @@ def test_ranking_bad_input():
         session_ranking(y, y, [1, 1, 1], min_size=1)
     with pytest.raises(ValueError, match="`k` applies"):
         session_ranking(y, y, [1, 1, 1], metric="kendall", k=2)
-    with pytest.raises(ValueError, match="add up"):
-        session_ranking(y, y, [1, 1])  # neither ids (length 3) nor sizes adding up to 3
+    with pytest.raises(ValueError, match="one session id per row, 3 values; got 2"):
+        session_ranking(y, y, [1, 1])  # session ids only: sizes are not guessed
     with pytest.raises(ValueError, match="NaN"):
         session_ranking(y, [1.0, np.nan, 2.0], [1, 1, 1])
     with pytest.raises(TypeError, match="session"):

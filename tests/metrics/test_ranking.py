@@ -261,8 +261,8 @@ def test_average_ties_invariant_to_row_order(rng):
     qid = np.repeat(np.arange(sizes.size), sizes)
     p = rng.permutation(y.size)
     for name, f in FUNCS.items():
-        a = f(y, s, qid, k=5, reduction="none", no_relevant="zero")
-        b = f(y[p], s[p], qid[p], k=5, reduction="none", no_relevant="zero")
+        a = f(y, s, qid=qid, k=5, reduction="none", no_relevant="zero")
+        b = f(y[p], s[p], qid=qid[p], k=5, reduction="none", no_relevant="zero")
         # ids in a new order number the queries by first appearance
         order = np.unique(qid[p], return_index=True)[1]
         first = qid[p][np.sort(order)]
@@ -450,12 +450,12 @@ def test_reproduces_xgboost_eval(rng):
     pred = bst.predict(d, output_margin=True)
     assert pred.dtype == np.float32 and np.unique(pred).size < pred.size
     got = evaluate(
-        yb, pred, qid, metrics=["ndcg@3", "ndcg@10", "map@5", "precision@5"], conventions="xgboost"
+        yb, pred, sizes, metrics=["ndcg@3", "ndcg@10", "map@5", "precision@5"], conventions="xgboost"
     )["mean"].to_list()
     assert got == pytest.approx(
         [want["ndcg@3"], want["ndcg@10"], want["map@5"], want["pre@5"]], abs=1e-6
     )
-    zero = ndcg(yb, pred, qid, k=5, ties="stable", no_relevant="zero")
+    zero = ndcg(yb, pred, qid=qid, k=5, ties="stable", no_relevant="zero")
     assert zero == pytest.approx(want["ndcg@5-"], abs=1e-6)
 
 
@@ -488,20 +488,37 @@ def test_single_row_queries():
     y = np.array([1.0, 0.0, 3.0])
     s = np.array([0.2, 0.1, 0.5])
     g = np.arange(3)  # three singleton queries given by ids
-    assert ndcg(y, s, g, reduction="none").tolist() == [1.0, 1.0, 1.0]
-    assert reciprocal_rank(y, s, g, no_relevant="zero", reduction="none").tolist() == [1, 0, 1]
-    assert precision_at_k(y, s, g, k=3, reduction="none").tolist() == [1 / 3, 0, 1 / 3]
+    assert ndcg(y, s, qid=g, reduction="none").tolist() == [1.0, 1.0, 1.0]
+    assert reciprocal_rank(y, s, qid=g, no_relevant="zero", reduction="none").tolist() == [1, 0, 1]
+    assert precision_at_k(y, s, qid=g, k=3, reduction="none").tolist() == [1 / 3, 0, 1 / 3]
+    # the same queries as sizes: [1] * n is n one-row queries, never one query of n rows
+    assert ndcg(y, s, np.ones(3), reduction="none").tolist() == [1.0, 1.0, 1.0]
+
+
+def test_group_is_sizes_and_qid_is_ids_never_guessed(rng):
+    """Issue 11: ndcg(y, s, np.ones(n)) gave 0.814 (one query) and np.arange(n) 1.0."""
+    n = 50
+    y = rng.integers(0, 4, n).astype(float)
+    s = rng.normal(size=n)
+    assert ndcg(y, s, np.ones(n)) == ndcg(y, s, qid=np.arange(n)) == 1.0
+    assert ndcg(y, s) < 0.95  # one query of n rows: not what n one-row queries give
+    with pytest.raises(ValueError, match="one value per row: for per-row query ids pass qid="):
+        ndcg(y, s, np.arange(n))  # ids under `group` are refused, not guessed
+    with pytest.raises(ValueError, match="not both"):
+        ndcg(y, s, np.ones(n), qid=np.arange(n))
+    with pytest.raises(ValueError, match="one query id per row, 50 values; got 2; for query sizes pass group="):
+        ndcg(y, s, qid=[25, 25])
 
 
 def test_inputs_torch_polars_float32_and_frames(rng):
     y, s, sizes, _ = random_queries(rng, 200, 8, n_score_levels=4)
     qid = np.repeat(np.arange(sizes.size) * 7 + 3, sizes)
-    want = ndcg(y, s, qid, k=5, reduction="none")
+    want = ndcg(y, s, qid=qid, k=5, reduction="none")
     torch = pytest.importorskip("torch")
     got = ndcg(
         torch.tensor(y),
         torch.tensor(s, dtype=torch.float32),
-        torch.tensor(qid),
+        qid=torch.tensor(qid),
         k=5,
         reduction="none",
     )
@@ -509,9 +526,9 @@ def test_inputs_torch_polars_float32_and_frames(rng):
     assert np.allclose(ndcg(y, s.astype(np.float32), sizes, k=5, reduction="none"), want)
     pl = pytest.importorskip("polars")
     df = pl.DataFrame({"label": y, "score": s, "qid": qid})
-    np.testing.assert_allclose(ndcg("label", "score", "qid", k=5, data=df, reduction="none"), want)
+    np.testing.assert_allclose(ndcg("label", "score", qid="qid", k=5, data=df, reduction="none"), want)
     np.testing.assert_allclose(
-        ndcg(df["label"], df["score"], df["qid"], k=5, reduction="none"), want
+        ndcg(df["label"], df["score"], qid=df["qid"], k=5, reduction="none"), want
     )
     # float32 ties are decided in float32: two values equal only after rounding tie
     a = np.float32(0.1) + np.float32(1e-9)
@@ -525,8 +542,8 @@ def test_unordered_query_ids_equal_grouped(rng):
     qid = np.repeat(np.arange(sizes.size), sizes)
     p = rng.permutation(y.size)
     for f in FUNCS.values():
-        assert f(y[p], s[p], qid[p], k=4, ties="average") == pytest.approx(
-            f(y, s, qid, k=4, ties="average"), rel=1e-12
+        assert f(y[p], s[p], qid=qid[p], k=4, ties="average") == pytest.approx(
+            f(y, s, qid=qid, k=4, ties="average"), rel=1e-12
         )
 
 

@@ -208,7 +208,7 @@ def test_region_pairwise_accuracy_with_shuffled_query_ids(rng):
     y, s, sizes, qid = _random_queries(rng, 20)
     perm = rng.permutation(y.size)
     ids = (qid * 7 + 3)[perm]  # non-contiguous, unsorted ids
-    got = region_pairwise_accuracy(y[perm], s[perm], ids, region=(2, None))
+    got = region_pairwise_accuracy(y[perm], s[perm], qid=ids, region=(2, None))
     assert got == pytest.approx(region_pairwise_accuracy(y, s, sizes, region=(2, None)), rel=1e-12)
 
 

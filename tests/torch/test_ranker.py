@@ -103,7 +103,7 @@ def test_query_ids_and_per_query_weights_match_sizes_and_per_row_weights(data):
     pos = np.concatenate([np.arange(m) for m in sizes])
     order = np.lexsort((ids, pos))
     base = NeuralRanker(**FAST).fit(X, y, group=sizes).predict(X)
-    mixed = NeuralRanker(**FAST).fit(X[order], y[order], group=ids[order]).predict(X)
+    mixed = NeuralRanker(**FAST).fit(X[order], y[order], qid=ids[order]).predict(X)
     np.testing.assert_allclose(mixed, base, rtol=1e-5, atol=1e-6)
     wq = np.linspace(0.5, 2.0, sizes.size)
     a = NeuralRanker(**FAST).fit(X, y, group=sizes, sample_weight=wq).predict(X)

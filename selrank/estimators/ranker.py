@@ -1,0 +1,225 @@
+"""SelectiveRanker: learning to rank with a selective matching loss."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .._groups import Groups
+from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
+from ._validation import _as_float_labels, _as_group, _as_sample_weight, as_features
+from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
+
+
+class SelectiveRanker(_SelectiveEstimator):
+    r"""Learning to rank with a selective matching loss (LightGBM, XGBoost or a torch network).
+
+    Parameters
+    ----------
+    loss : str or Loss, default "listwise"
+        ``"listwise"`` (composite softmax over each query), ``"pairwise"``, ``"pointwise"``,
+        or a :class:`~selrank.losses.Loss`.
+    link, scaling : str or object, optional
+        The link (pointwise, pairwise) or scaling (listwise) by name or object; ``None``
+        keeps the loss's default (``scaling="exp"``, ``Sinh(cap=3)``, ``link="exp"``).
+    target : {"score", "link"}, optional
+        Space of the targets (default: the loss's, ``"score"``).
+    loss_params : dict, optional
+        Further loss / link / scaling parameters (``alpha``, ``beta``, ``gamma``, ``cap``,
+        ``pairs``, ...). Unless given, the listwise loss uses ``gamma=4``
+        (:data:`RANKER_LOSS_DEFAULTS`).
+    label_scale : float, default 0.25
+        Target scores are ``label_scale * label``.
+    hessian : {"floor", "exact", "upper", "constant"}
+        Hessian policy (:class:`selrank.gbdt.GBDTObjective`).
+    hessian_floor : float
+        Floor as a fraction of the loss's reference Hessian.
+    backend : {"lightgbm", "xgboost", "torch"}
+    n_estimators : int, optional
+        Boosting rounds (default 1000 with an ``eval_set`` and early stopping, else 300).
+    learning_rate : float, optional
+        Default 0.05 for the GBDT backends; ``backend="torch"`` uses NeuralRanker's default.
+    early_stopping_rounds : int, optional
+        Rounds without improvement of NDCG@``eval_at`` on the first ``eval_set`` before
+        stopping (default 50; 0 disables).
+    eval_at : int or sequence of int
+        Cut-off ``k`` of NDCG@k for early stopping (the first one).
+    random_state : int, optional
+    verbose : bool
+    **backend_params
+        Passed to the backend unchanged: LightGBM / XGBoost parameters (``num_leaves``,
+        ``min_data_in_leaf``, ``max_depth``, ``device="cuda"``, ...) or NeuralRanker's
+        (``hidden_layers``, ``epochs``, ``batch_queries``, ``device``, ...).
+
+    Attributes
+    ----------
+    booster_ : lightgbm.Booster or xgboost.Booster
+    model_ : selrank.torch.NeuralRanker
+        (``backend="torch"``)
+    loss_ : Loss
+    objective_ : LightGBMObjective or XGBoostObjective
+    intercept_ : float
+        The optimal constant training started from (included in predictions).
+    best_iteration_ : int or None
+        Rounds kept by early stopping.
+    evals_result_ : dict
+        Metric history on the eval sets.
+    n_features_in_ : int
+    """
+
+    _kind = "ranker"
+    _default_loss = "listwise"
+    _loss_defaults = RANKER_LOSS_DEFAULTS
+
+    def __init__(self, loss="listwise", *, link=None, scaling=None, target=None, loss_params=None,
+                 label_scale: float = RANKER_LABEL_SCALE, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+                 backend: str = "lightgbm", n_estimators=None, learning_rate=None, early_stopping_rounds=None,
+                 eval_at=10, random_state=None, verbose: bool = False, **backend_params):
+        super().__init__(loss, link=link, scaling=scaling, target=target, loss_params=loss_params,
+                         label_scale=label_scale, hessian=hessian, hessian_floor=hessian_floor, backend=backend,
+                         n_estimators=n_estimators, learning_rate=learning_rate,
+                         early_stopping_rounds=early_stopping_rounds, eval_at=eval_at, random_state=random_state,
+                         verbose=verbose, **backend_params)
+
+    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
+            eval_sample_weight=None):
+        """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            A NumPy array, scipy sparse matrix, or a pandas / polars DataFrame (column names
+            are kept as ``feature_names_in_`` and must match at prediction; pandas
+            Categorical columns are categorical features).
+        y : array-like of shape (n_rows,)
+            Relevance labels (or teacher scores).
+        group : array-like of int, optional
+            Query sizes, adding up to ``n_rows`` (LightGBM's ``group``); ``[1] * n`` is
+            ``n`` one-row queries. With neither ``group`` nor ``qid`` all rows are one
+            query, with a warning.
+        qid : array-like, optional
+            One query id per row instead (XGBoost's ``qid``), each query's rows contiguous.
+            Give ``group`` or ``qid``; ``qid`` is the one scikit-learn's cross-validation
+            can route and split (``docs/estimators.md``).
+        sample_weight : array-like of shape (n_rows,), optional
+            Per-row weights; a query's loss is weighted by the mean of its rows' weights.
+        eval_set : list of (X, y), optional
+            Validation data; the first drives early stopping on NDCG@``eval_at``. Its
+            labels, groups and weights are checked before boosting starts.
+        eval_group, eval_qid : list of arrays
+            Query sizes or per-row ids, one per ``eval_set`` item.
+        eval_sample_weight : list, optional
+
+        Returns
+        -------
+        self
+        """
+        self._check_config()
+        feats = self._features(X, reset=True)
+        n = feats.n_rows
+        y = _as_float_labels(y, n)
+        groups = _as_group(group, n, qid=qid, required="warn")
+        w = _as_sample_weight(sample_weight, n)
+        eval_sets = _eval_sets(self, eval_set, eval_group=eval_group, eval_qid=eval_qid,
+                               eval_sample_weight=eval_sample_weight, labels=_as_float_labels, groups_needed=True,
+                               groups_required=True)
+        if self.backend == "torch":
+            return self._fit_torch(feats.data, y, groups, w, eval_sets)
+        loss = self._build_loss()
+        return self._fit(feats, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
+                         metric="ndcg")
+
+    def _fit_torch(self, X, y, groups: Groups, w, eval_sets):
+        try:
+            from .neural import NeuralRanker
+        except ImportError as exc:
+            raise ImportError(f"backend='torch' needs selrank.torch.NeuralRanker ({exc}): pip install 'selrank[torch]'") from None
+        if self.n_estimators is not None:
+            raise ValueError("`n_estimators` applies to the GBDT backends; give `epochs=` for backend='torch'")
+        accepted = inspect.signature(NeuralRanker).parameters
+        kwargs = {"loss": self._build_loss()}
+        optional = {"learning_rate": self.learning_rate, "early_stopping_rounds": self.early_stopping_rounds,
+                    "eval_at": self.eval_at, "random_state": self.random_state, "verbose": self.verbose}
+        for name, value in optional.items():
+            if value is not None and name in accepted:
+                kwargs[name] = value
+        for name in ("hessian", "hessian_floor"):
+            if getattr(self, name) != inspect.signature(type(self)).parameters[name].default:
+                raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
+        kwargs.update(self._backend_params)
+        # target scores are label_scale * label on every backend
+        scale = 1.0 if "label_scale" in accepted else float(self.label_scale)
+        if "label_scale" in accepted:
+            kwargs.setdefault("label_scale", self.label_scale)
+        model = NeuralRanker(**kwargs)
+        fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
+        if eval_sets:
+            fit_kw["eval_set"] = [(ev["X"].data, ev["y"] * scale) for ev in eval_sets]
+            fit_kw["eval_group"] = [ev["group"].sizes for ev in eval_sets]
+        model.fit(X, y * scale, **fit_kw)
+        self.model_ = model
+        self.loss_ = kwargs["loss"]
+        return self
+
+    def predict(self, X):
+        """Ranking scores (higher ranks first), intercept included."""
+        return self.decision_function(X)
+
+    def score(self, X, y, *, group=None, qid=None, sample_weight=None):
+        """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged.
+
+        ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`. In scikit-learn
+        cross-validation route ``qid`` to it: ``est.set_score_request(qid=True)`` (or use
+        :func:`selrank.estimators.ndcg_scorer`).
+        """
+        from ..metrics import ndcg
+
+        self._check_fitted()
+        n = as_features(X).n_rows
+        y = _as_float_labels(y, n)
+        groups = _as_group(group, n, qid=qid, required="warn")
+        return float(ndcg(y, self.predict(X), groups, k=self._eval_ks()[0]))
+
+
+def ndcg_scorer(k: int | None = 10, **ndcg_options):
+    """A scikit-learn scorer of mean NDCG@k that takes the query ids as ``qid`` (metadata routing).
+
+    For ``cross_val_score`` / ``GridSearchCV`` on ranking data: with
+    ``sklearn.set_config(enable_metadata_routing=True)``, pass ``params={"qid": qid,
+    "groups": qid}`` (the estimator's ``set_fit_request(qid=True)``, a ``GroupKFold`` on the
+    same ids). The scorer requests ``qid`` itself.
+
+    Parameters
+    ----------
+    k : int or None
+        The cut-off.
+    **ndcg_options
+        Passed to :func:`selrank.metrics.ndcg` (``gain``, ``ties``, ``no_relevant``).
+
+    Examples
+    --------
+    >>> import numpy as np, sklearn
+    >>> from sklearn.model_selection import GroupKFold, cross_val_score
+    >>> from selrank import SelectiveRanker
+    >>> from selrank.estimators import ndcg_scorer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 3)); y = np.clip(np.round(X[:, 0] + 1), 0, 2)
+    >>> qid = np.repeat(np.arange(15), 20)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     est = SelectiveRanker(n_estimators=5).set_fit_request(qid=True)
+    ...     scores = cross_val_score(est, X, y, cv=GroupKFold(3), scoring=ndcg_scorer(k=5),
+    ...                              params={"qid": qid, "groups": qid})
+    >>> scores.shape
+    (3,)
+    """
+    from sklearn import config_context
+    from sklearn.metrics import make_scorer
+
+    from ..metrics import ndcg
+
+    def ndcg_at_k(y_true, y_score, *, qid=None, group=None):
+        return float(ndcg(y_true, y_score, group, qid=qid, k=k, **ndcg_options))
+
+    scorer = make_scorer(ndcg_at_k, greater_is_better=True)
+    with config_context(enable_metadata_routing=True):
+        return scorer.set_score_request(qid=True)
