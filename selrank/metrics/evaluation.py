@@ -110,6 +110,7 @@ def evaluate(
     y_score,
     group=None,
     *,
+    qid=None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     gain: str | None = None,
     ties: str | None = None,
@@ -128,7 +129,11 @@ def evaluate(
     Parameters
     ----------
     y_true, y_score, group
-        As in :func:`ndcg`; column names when ``data`` is given.
+        As in :func:`ndcg` (``group``: query sizes, as LightGBM); column names when ``data``
+        is given.
+    qid : array-like or str, optional
+        One query id per row (XGBoost's ``qid``) instead of ``group``; never guessed from
+        the length of ``group``.
     metrics : str or sequence of str
         Names ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``,
         ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``).
@@ -173,7 +178,7 @@ def evaluate(
     pl = _require_polars()
     parsed = _parse_metrics(metrics)
     settings = _settings(conventions, gain, ties, no_relevant, capped)
-    label, score, groups = _prepare(y_true, y_score, group, data)
+    label, score, groups = _prepare(y_true, y_score, group, data, qid=qid)
     _validate_all(label, parsed, settings, relevance_threshold, max_grade)
     values, masks = _per_query_tables(
         label, score, groups, parsed, settings, relevance_threshold, max_grade
@@ -217,6 +222,7 @@ def compare(
     y_true,
     group=None,
     *,
+    qid=None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     baseline: str | None = None,
     test: str = "permutation",
@@ -242,8 +248,8 @@ def compare(
     ----------
     systems : mapping of name -> scores
         Scores per system (arrays, tensors, Series or column names of ``data``).
-    y_true, group
-        As in :func:`evaluate`.
+    y_true, group, qid
+        As in :func:`evaluate` (``group``: query sizes; ``qid``: per-row query ids).
     metrics : str or sequence of str
     baseline : str or None
         System the others are tested against; the first one by default.
@@ -294,7 +300,7 @@ def compare(
     groups = group
     per_system = {}
     for name, scores in zip(names, systems.values()):
-        lab, score, groups = _prepare(y_true, scores, groups, data)
+        lab, score, groups = _prepare(y_true, scores, groups, data, qid=qid if label is None else None)
         if label is None:
             label = lab
             _validate_all(label, parsed, settings, relevance_threshold, max_grade)

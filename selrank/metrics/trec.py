@@ -652,15 +652,22 @@ def _id_strings(values: Any, n: int, name: str, *, query: bool = False) -> list[
 
 
 def _by_query(n: int, group: Any, qid: Any, docno: Any):
-    """``(query name, docnos, row indices)`` per query, in query order."""
-    if group is None and qid is None:
-        groups = as_groups(None, n)
+    """``(query name, docnos, row indices)`` per query, in query order.
+
+    ``group`` are query sizes (as everywhere in selrank); ``qid`` per-row query ids. With
+    both, ``qid`` only names the queries of ``group`` and must be constant within each.
+    """
+    per_row = None if qid is None else _id_strings(qid, n, "qid", query=True)
+    if group is not None or per_row is None:
+        groups = as_groups(group, n)
     else:
-        groups = as_groups(group if group is not None else qid, n)
+        # per-row ids (strings or numbers) -> integer codes in order of first appearance
+        codes: dict[str, int] = {}
+        coded = np.fromiter((codes.setdefault(q, len(codes)) for q in per_row), np.int64, n)
+        groups = as_groups(None, n, qid=coded)
     rows = groups.to_grouped(np.arange(n))
     offsets = groups.offsets
-    if qid is not None:
-        per_row = _id_strings(qid, n, "qid", query=True)
+    if per_row is not None:
         names = []
         for g in range(groups.n_groups):
             seen = {per_row[i] for i in rows[offsets[g] : offsets[g + 1]].tolist()}
@@ -672,8 +679,6 @@ def _by_query(n: int, group: Any, qid: Any, docno: Any):
             names.append(seen.pop())
         if len(set(names)) != len(names):
             raise ValueError("`qid` gives the same id to two queries of `group`")
-    elif groups.ids is not None:
-        names = _id_strings(groups.ids, groups.n_groups, "group", query=True)
     else:
         names = [str(g) for g in range(groups.n_groups)]
     docs = [str(i) for i in range(n)] if docno is None else _id_strings(docno, n, "docno")
@@ -702,12 +707,12 @@ def scores_to_run(y_score, group=None, *, qid=None, docno=None, tag: str = "selr
     y_score : array-like, shape (n_rows,)
         Scores (NumPy array, torch tensor, polars/pandas Series); NaN is refused.
     group : array-like or None
-        Query sizes or one query id per row, as in the ranking metrics; ``None`` with
+        Query sizes, as in the ranking metrics (per-row ids go in ``qid``); ``None`` with
         ``qid=None`` makes all rows one query.
     qid : array-like, shape (n_rows,), optional
         Query id of each row (strings or integers, e.g. a LETOR split's ``qid``); names the
         queries. Alone it also defines them; with ``group`` it must be constant within each
-        group. Without it, queries are named by their ids in ``group`` or by their index.
+        group. Without it, queries are named by their index.
     docno : array-like, shape (n_rows,), optional
         Document id of each row (e.g. a LETOR split's ``docid``); by default the row's
         index (``'0'``, ``'1'``, ...), which :func:`labels_to_qrels` uses too.

@@ -264,3 +264,19 @@ def test_paired_comparison_candidate_against_each(rng):
     assert fwd["verdict"].to_list() == [flip[v] for v in back["verdict"]]
     with pytest.raises(ValueError, match="not both"):
         paired_comparison(systems, y, sizes, candidate="noise", reference="ref")
+
+
+def test_evaluate_and_compare_take_qid_and_refuse_ids_as_group():
+    rng = np.random.default_rng(3)
+    sizes = np.array([4, 1, 3, 1, 5])
+    qid = np.repeat(np.arange(sizes.size) * 7 + 2, sizes)
+    y = rng.integers(0, 3, sizes.sum()).astype(float)
+    s1, s2 = rng.normal(size=(2, sizes.sum()))
+    by_sizes = evaluate(y, s1, sizes, metrics=["ndcg@3", "map"])
+    by_ids = evaluate(y, s1, qid=qid, metrics=["ndcg@3", "map"])
+    assert by_sizes["mean"].to_list() == pytest.approx(by_ids["mean"].to_list(), abs=1e-12)
+    a = compare({"a": s1, "b": s2}, y, sizes, metrics="ndcg@3", test="t")
+    b = compare({"a": s1, "b": s2}, y, qid=qid, metrics="ndcg@3", test="t")
+    assert a["mean"].to_list() == pytest.approx(b["mean"].to_list(), abs=1e-12)
+    with pytest.raises(ValueError, match="qid"):
+        evaluate(y, s1, qid, metrics="ndcg@3")  # per-row ids given as sizes

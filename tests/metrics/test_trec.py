@@ -518,13 +518,16 @@ def test_scores_to_run_names_queries_and_documents():
     assert run.to_dict() == {"10": {"a": 0.5, "b": 0.25}, "3": {"c": 2.0, "d": 1.0}}
     assert run.tag == "m"
     # per-row ids, rows of a query apart: grouped, named by the ids, row index as docno
-    run = scores_to_run([1.0, 2.0, 3.0], ["x", "y", "x"])
+    run = scores_to_run([1.0, 2.0, 3.0], qid=["x", "y", "x"])
     assert run.to_dict() == {"x": {"0": 1.0, "2": 3.0}, "y": {"1": 2.0}}
     assert scores_to_run([1.0, 2.0, 3.0], qid=np.array([7.0, 8.0, 7.0])).to_dict() == {
         "7": {"0": 1.0, "2": 3.0},
         "8": {"1": 2.0},
     }
     assert scores_to_run([1.0, 2.0]).to_dict() == {"0": {"0": 1.0, "1": 2.0}}
+    # per-row ids given as `group` are refused (group= are sizes), not silently regrouped
+    with pytest.raises(ValueError, match="qid"):
+        scores_to_run([1.0, 2.0, 3.0], [5, 6, 5])
     qrels = labels_to_qrels(np.array([2.0, 0.0, 1.0]), qid=["a", "a", "b"], docno=["x", "y", "x"])
     assert qrels.to_dict() == {"a": {"x": 2, "y": 0}, "b": {"x": 1}}
 
