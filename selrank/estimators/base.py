@@ -21,7 +21,7 @@ from ._validation import (
     as_features,
     check_parameter_names,
 )
-from .persistence import _FORMAT, _FORMAT_VERSION, _decode, _encode, load
+from .persistence import _FORMAT, _FORMAT_VERSION, ESTIMATOR_CLASSES, _decode, _encode, load
 
 logger = logging.getLogger("selrank")
 
@@ -57,6 +57,11 @@ class _SelectiveEstimator(BaseEstimator):
 
     _kind = "estimator"
     _default_loss = "pointwise"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            ESTIMATOR_CLASSES[cls.__name__] = cls  # what `load` may rebuild
 
     def __init__(self, loss=None, *, link=None, scaling=None, target: str | None = None, loss_params=None,
                  label_scale: float = 1.0, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,

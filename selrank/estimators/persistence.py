@@ -11,6 +11,10 @@ from ..losses import LOSSES, Loss, get_loss
 _FORMAT = "selrank-estimator"
 _FORMAT_VERSION = 1
 
+#: Saved-estimator classes by name; filled by ``_SelectiveEstimator.__init_subclass__`` so that
+#: this module needs no import of the estimator modules (which import it).
+ESTIMATOR_CLASSES: dict[str, type] = {}
+
 
 # ----------------------------------------------------------------------------------------------
 # (de)serialisation of losses, links and scalings for save()/load()
@@ -80,10 +84,6 @@ def load(path: str | os.PathLike, *, expected: type | None = None):
     """
     import json
 
-    from .classifier import SelectiveClassifier
-    from .ranker import SelectiveRanker
-    from .regressor import SelectiveRegressor
-
     with open(path, encoding="utf-8") as fh:
         try:
             doc = json.load(fh)
@@ -93,8 +93,7 @@ def load(path: str | os.PathLike, *, expected: type | None = None):
         raise ValueError(f"{os.fspath(path)!r} is not a saved selrank estimator (format {_FORMAT!r} expected)")
     if doc.get("version") != _FORMAT_VERSION:
         raise ValueError(f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads {_FORMAT_VERSION}")
-    classes = {c.__name__: c for c in (SelectiveRanker, SelectiveRegressor, SelectiveClassifier)}
-    cls = classes.get(doc.get("estimator"))
+    cls = ESTIMATOR_CLASSES.get(doc.get("estimator"))
     if cls is None:
         raise ValueError(f"{os.fspath(path)!r} holds an unknown estimator {doc.get('estimator')!r}")
     if expected is not None and cls is not expected:
