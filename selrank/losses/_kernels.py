@@ -24,7 +24,16 @@ import math
 
 import numpy as np
 
-__all__ = ["available", "kernel_link", "pairwise_grad_hess", "pairwise_target_grad"]
+__all__ = [
+    "available",
+    "kernel_link",
+    "pairwise_grad_hess",
+    "pairwise_target_grad",
+    "pairwise_topk_grad_hess",
+    "pairwise_mean_grad_hess",
+    "draw_key",
+    "mix64",
+]
 
 try:  # numba is optional (the "fast" extra)
     import numba
@@ -33,6 +42,33 @@ try:  # numba is optional (the "fast" extra)
 except ImportError:  # pragma: no cover - exercised only without numba
     numba = None
     _NUMBA = False
+
+# splitmix64 (Steele, Lea & Flood 2014): the counter-based generator of the sampled pairs. The
+# partner of draw t of row r is a pure function of (seed, draw, r, t), so the NumPy sampler of
+# selrank.losses.pairwise and the kernel below draw the same pairs in any order or thread.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def mix64(x):
+    """splitmix64's output function on uint64 (NumPy arrays or, jitted, scalars); wraps mod 2**64."""
+    x = x ^ (x >> _S30)
+    x = x * _MIX1
+    x = x ^ (x >> _S27)
+    x = x * _MIX2
+    return x ^ (x >> _S31)
+
+
+def draw_key(seed: int, draw: int) -> np.uint64:
+    """The stream key of one draw of sampled pairs: row ``r``'s ``t``-th partner comes from
+    ``mix64(key + (r * m + t) * golden)`` (``m`` partners per row)."""
+    with np.errstate(over="ignore"):
+        s = mix64(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))
+        d = mix64(np.array([int(draw) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64) + _GOLDEN)
+        return np.uint64(mix64(s ^ d)[0])
+
 
 # link kinds understood by the kernel
 IDENTITY, EXP, SINH, SIGMOID = 0, 1, 2, 3
@@ -223,11 +259,137 @@ def _kernel(pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, i
             hess[i] += hi_sum
 
 
+def _query_exponentials(pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey):  # pragma: no cover - jitted
+    """Fill the factorised exponentials of one query (scores and targets, centred on their
+    mid-range); False when the query's range would overflow them (one exponential per pair)."""
+    if shift <= 0.0:
+        return False
+    pmin, pmax = pred[start], pred[start]
+    ymin, ymax = y[start], y[start]
+    for r in range(start + 1, stop):
+        pmin = min(pmin, pred[r])
+        pmax = max(pmax, pred[r])
+        ymin = min(ymin, y[r])
+        ymax = max(ymax, y[r])
+    if not (alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
+            and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT):
+        return False
+    pm = 0.5 * (pmin + pmax)
+    ym = 0.5 * (ymin + ymax)
+    for r in range(start, stop):
+        ep[r - start] = math.exp(alpha * (pred[r] - pm))
+        iep[r - start] = 1.0 / ep[r - start]
+        ey[r - start] = math.exp(alpha * (y[r] - ym))
+        iey[r - start] = 1.0 / ey[r - start]
+    return True
+
+
+def _one_pair(i, j, start, pred, y, w, distinct, params, factorised, shift, ishift, ep, iep, ey, iey,
+              grad, hess):  # pragma: no cover - jitted
+    """Add one unordered pair ``{i, j}`` (rows) to ``grad`` and ``hess``: oriented so that
+    ``y_a >= y_b`` (ties: the earlier row first, as the enumeration of all pairs does)."""
+    kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    if y[i] > y[j] or (y[i] == y[j] and i < j):
+        a, b = i, j
+    else:
+        a, b = j, i
+    if distinct and y[a] == y[b]:
+        return
+    xh = alpha * (pred[a] - pred[b] - beta)
+    xt = alpha * (y[a] - y[b] - beta)
+    eh = ieh = et = iet = 0.0
+    if kind != IDENTITY:
+        if factorised:
+            eh = ep[a - start] * iep[b - start] * shift
+            ieh = iep[a - start] * ep[b - start] * ishift
+            et = ey[a - start] * iey[b - start] * shift
+            iet = iey[a - start] * ey[b - start] * ishift
+        else:
+            if lo <= xh <= hi:
+                eh = math.exp(xh)
+                ieh = math.exp(-xh)
+            if lo <= xt <= hi:
+                et = math.exp(xt)
+                iet = math.exp(-xt)
+    fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+    ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+    g = (fh - ft) * w
+    h = alpha * dfh * w
+    grad[a] += g
+    grad[b] -= g
+    hess[a] += h
+    hess[b] += h
+
+
+def _topk_kernel(pred, y, offsets, qweight, distinct, params, k, grad, hess, ep, iep, ey, iey):  # pragma: no cover
+    """Pairs whose better-ranked document (by ``pred``, ties: the earlier row) is among the
+    first ``k`` of its query's ranking; each unordered pair once."""
+    kind, alpha, beta = params[0], params[1], params[2]
+    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    ishift = 1.0 / shift if shift > 0.0 else 0.0
+    for q in range(offsets.size - 1):
+        start, stop = offsets[q], offsets[q + 1]
+        n = stop - start
+        if n < 2:
+            continue
+        w = qweight[q] if qweight.size else 1.0
+        factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
+                                                              ep, iep, ey, iey)
+        order = np.argsort(-pred[start:stop], kind="mergesort")  # stable: ties keep row order
+        for r in range(min(k, n - 1)):
+            i = start + order[r]
+            for s in range(r + 1, n):
+                _one_pair(i, start + order[s], start, pred, y, w, distinct, params, factorised, shift, ishift,
+                          ep, iep, ey, iey, grad, hess)
+
+
+def _mean_kernel(pred, y, offsets, qweight, distinct, params, m, key, ysort, blo, bhi, grad, hess,
+                 ep, iep, ey, iey):  # pragma: no cover - jitted
+    """``m`` sampled partners per document: uniform over the other documents of its query
+    (``distinct``: over those with a different target, found through the target order
+    ``ysort`` and each row's run of equal targets ``[blo, bhi)`` in it)."""
+    kind, alpha, beta = params[0], params[1], params[2]
+    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    ishift = 1.0 / shift if shift > 0.0 else 0.0
+    for q in range(offsets.size - 1):
+        start, stop = offsets[q], offsets[q + 1]
+        n = stop - start
+        if n < 2:
+            continue
+        w = qweight[q] if qweight.size else 1.0
+        factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
+                                                              ep, iep, ey, iey)
+        for p in range(n):
+            row = start + p
+            lo = blo[row] if distinct else 0
+            run = bhi[row] - lo if distinct else 1
+            c = n - run
+            if c <= 0:
+                continue
+            cu = np.uint64(c)
+            for t in range(m):
+                u = _mix64(key + np.uint64(row * m + t) * _GOLDEN)
+                r = np.int64(u % cu)
+                if distinct:
+                    partner = ysort[start + (r if r < lo else r + run)]
+                else:
+                    partner = start + (r if r < p else r + 1)
+                _one_pair(row, partner, start, pred, y, w, distinct, params, factorised, shift, ishift,
+                          ep, iep, ey, iey, grad, hess)
+
+
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
     _capped = numba.njit(inline="always")(_capped)
     # reassociation lets LLVM vectorise the inner loop's sums (results move by rounding only)
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
+    _mix64 = numba.njit(inline="always")(mix64)
+    _query_exponentials = numba.njit(inline="always")(_query_exponentials)
+    _one_pair = numba.njit(inline="always")(_one_pair)
+    _topk_kernel = numba.njit(nogil=True, cache=True)(_topk_kernel)
+    _mean_kernel = numba.njit(nogil=True, cache=True)(_mean_kernel)
+else:  # pragma: no cover
+    _mix64 = mix64
 
 
 def pairwise_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
@@ -253,6 +415,40 @@ def pairwise_target_grad(y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray
     of the gradient that does not change between boosting rounds."""
     grad, _ = _run(y, y, offsets, qweight, distinct, params, 2)
     return -grad
+
+
+def pairwise_topk_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
+                            distinct: bool, params: tuple, k: int):
+    """Gradient and Hessian diagonal over the pairs of ``pair_method="topk"``: those whose
+    better-ranked document by ``pred`` (ties: the earlier row) is among the first ``k`` of its
+    query. Arguments as :func:`pairwise_grad_hess`."""
+    return _run_sampled(_topk_kernel, pred, y, offsets, qweight, distinct, params, (int(k),))
+
+
+def pairwise_mean_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
+                            distinct: bool, params: tuple, m: int, key, ysort: np.ndarray, blo: np.ndarray,
+                            bhi: np.ndarray):
+    """Gradient and Hessian diagonal over ``m`` sampled partners per document
+    (``pair_method="mean"``). ``key`` is :func:`draw_key`; ``ysort`` the rows in target order
+    within each query and ``[blo, bhi)`` each row's run of equal targets in it (positions
+    relative to the query start), used when ``distinct``."""
+    extra = (int(m), np.uint64(key), np.ascontiguousarray(ysort, dtype=np.int64),
+             np.ascontiguousarray(blo, dtype=np.int64), np.ascontiguousarray(bhi, dtype=np.int64))
+    return _run_sampled(_mean_kernel, pred, y, offsets, qweight, distinct, params, extra)
+
+
+def _run_sampled(kernel, pred, y, offsets, qweight, distinct, params, extra):
+    if not _NUMBA:
+        raise RuntimeError("the pairwise kernel needs numba: pip install 'selrank[fast]'")
+    n = pred.shape[0]
+    grad = np.zeros(n, dtype=np.float64)
+    hess = np.zeros(n, dtype=np.float64)
+    longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
+    scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
+    qw = np.zeros(0, dtype=np.float64) if qweight is None else np.ascontiguousarray(qweight, dtype=np.float64)
+    kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
+           np.ascontiguousarray(offsets), qw, bool(distinct), params, *extra, grad, hess, *scratch)
+    return grad, hess
 
 
 def _run(pred, y, offsets, qweight, distinct, params, side):
