@@ -284,49 +284,74 @@ def _query_exponentials(pred, y, start, stop, alpha, beta, shift, ep, iep, ey, i
     return True
 
 
-def _one_pair(i, j, start, pred, y, w, distinct, params, factorised, shift, ishift, ep, iep, ey, iey,
-              grad, hess):  # pragma: no cover - jitted
-    """Add one unordered pair ``{i, j}`` (rows) to ``grad`` and ``hess``: oriented so that
-    ``y_a >= y_b`` (ties: the earlier row first, as the enumeration of all pairs does)."""
+def _rank_order(x):  # pragma: no cover - jitted
+    """Positions of ``x`` by decreasing value, ties in position order (what a stable sort
+    gives, without numba's slow mergesort: quicksort, then each run of ties sorted)."""
+    order = np.argsort(-x)
+    n = x.size
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and x[order[j]] == x[order[i]]:
+            j += 1
+        if j - i > 1:
+            order[i:j] = np.sort(order[i:j])
+        i = j
+    return order
+
+
+def _topk_order(x, kk):  # pragma: no cover - jitted
+    """:func:`_rank_order`'s first ``kk`` positions, then the others in position order: all that
+    the top-k pairs need (the order among documents below rank ``kk`` does not select pairs),
+    in O(n + kk log kk) instead of a full sort."""
+    n = x.size
+    if 4 * kk >= n:
+        return _rank_order(x)
+    negx = -x
+    thr = np.partition(negx.copy(), kk - 1)[kk - 1]
+    top = np.empty(kk, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    cnt = 0
+    for i in range(n):
+        if negx[i] < thr:
+            top[cnt] = i
+            cnt += 1
+    rest = kk
+    for i in range(n):
+        if negx[i] == thr and cnt < kk:  # ties at the boundary: the earlier positions first
+            top[cnt] = i
+            cnt += 1
+        elif negx[i] >= thr:
+            out[rest] = i
+            rest += 1
+    ranked = _rank_order(x[top])
+    for r in range(kk):
+        out[r] = top[ranked[r]]
+    return out
+
+
+def _sampled_kernel(pred, y, offsets, qweight, distinct, params, topk, m, key, ysort, blo, bhi, grad, hess,
+                    ep, iep, ey, iey):  # pragma: no cover - jitted
+    """Gradient and Hessian over the selected pairs of each query.
+
+    ``topk``: the pairs whose better-ranked document (by ``pred``, ties: the earlier row) is
+    among the first ``m`` of the query, each unordered pair once. Otherwise (``"mean"``): ``m``
+    partners per document, drawn uniformly from the other documents of the query
+    (``distinct``: from those with a different target, found through the target order
+    ``ysort`` and each row's run of equal targets ``[blo, bhi)`` in it). Each pair is oriented
+    so that ``y_a >= y_b`` (ties: the earlier row first) — or not at all for an odd link, whose
+    pair terms do not depend on the orientation. Pair bodies are written in the loops rather
+    than in a helper: a call per pair costs reference counting of its array arguments.
+    """
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
-    if y[i] > y[j] or (y[i] == y[j] and i < j):
-        a, b = i, j
-    else:
-        a, b = j, i
-    if distinct and y[a] == y[b]:
-        return
-    xh = alpha * (pred[a] - pred[b] - beta)
-    xt = alpha * (y[a] - y[b] - beta)
-    eh = ieh = et = iet = 0.0
-    if kind != IDENTITY:
-        if factorised:
-            eh = ep[a - start] * iep[b - start] * shift
-            ieh = iep[a - start] * ep[b - start] * ishift
-            et = ey[a - start] * iey[b - start] * shift
-            iet = iey[a - start] * ey[b - start] * ishift
-        else:
-            if lo <= xh <= hi:
-                eh = math.exp(xh)
-                ieh = math.exp(-xh)
-            if lo <= xt <= hi:
-                et = math.exp(xt)
-                iet = math.exp(-xt)
-    fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-    ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-    g = (fh - ft) * w
-    h = alpha * dfh * w
-    grad[a] += g
-    grad[b] -= g
-    hess[a] += h
-    hess[b] += h
-
-
-def _topk_kernel(pred, y, offsets, qweight, distinct, params, k, grad, hess, ep, iep, ey, iey):  # pragma: no cover
-    """Pairs whose better-ranked document (by ``pred``, ties: the earlier row) is among the
-    first ``k`` of its query's ranking; each unordered pair once."""
-    kind, alpha, beta = params[0], params[1], params[2]
+    odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
     ishift = 1.0 / shift if shift > 0.0 else 0.0
+    longest = ep.size
+    if topk:  # the query in ranking order: the pairs of document r are then a contiguous run
+        ps, ys, rid = np.empty(longest), np.empty(longest), np.empty(longest, dtype=np.int64)
+        eps, ieps, eys, ieys = np.empty(longest), np.empty(longest), np.empty(longest), np.empty(longest)
+        gs, hs = np.empty(longest), np.empty(longest)
     for q in range(offsets.size - 1):
         start, stop = offsets[q], offsets[q + 1]
         n = stop - start
@@ -335,48 +360,139 @@ def _topk_kernel(pred, y, offsets, qweight, distinct, params, k, grad, hess, ep,
         w = qweight[q] if qweight.size else 1.0
         factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
                                                               ep, iep, ey, iey)
-        order = np.argsort(-pred[start:stop], kind="mergesort")  # stable: ties keep row order
-        for r in range(min(k, n - 1)):
-            i = start + order[r]
-            for s in range(r + 1, n):
-                _one_pair(i, start + order[s], start, pred, y, w, distinct, params, factorised, shift, ishift,
-                          ep, iep, ey, iey, grad, hess)
-
-
-def _mean_kernel(pred, y, offsets, qweight, distinct, params, m, key, ysort, blo, bhi, grad, hess,
-                 ep, iep, ey, iey):  # pragma: no cover - jitted
-    """``m`` sampled partners per document: uniform over the other documents of its query
-    (``distinct``: over those with a different target, found through the target order
-    ``ysort`` and each row's run of equal targets ``[blo, bhi)`` in it)."""
-    kind, alpha, beta = params[0], params[1], params[2]
-    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
-    ishift = 1.0 / shift if shift > 0.0 else 0.0
-    for q in range(offsets.size - 1):
-        start, stop = offsets[q], offsets[q + 1]
-        n = stop - start
-        if n < 2:
+        if topk:
+            order = _topk_order(pred[start:stop], min(m, n - 1))
+            pmin, pmax = pred[start], pred[start]
+            ymin, ymax = y[start], y[start]
+            for s in range(n):
+                o = order[s]
+                rid[s] = start + o
+                ps[s] = pred[start + o]
+                ys[s] = y[start + o]
+                pmin = min(pmin, ps[s])
+                pmax = max(pmax, ps[s])
+                ymin = min(ymin, ys[s])
+                ymax = max(ymax, ys[s])
+                if factorised:
+                    eps[s], ieps[s], eys[s], ieys[s] = ep[o], iep[o], ey[o], iey[o]
+                gs[s] = 0.0
+                hs[s] = 0.0
+            # an odd link on all pairs with every difference inside the caps (the usual case):
+            # branch-free and vectorisable, as the all-pairs kernel's fast path
+            fast = odd and not distinct and (kind == IDENTITY or factorised) and \
+                alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
+            for r in range(min(m, n - 1)):
+                gi = 0.0
+                hi_sum = 0.0
+                pi, yi, ri = ps[r], ys[r], rid[r]
+                if fast:
+                    a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
+                    for j in range(r + 1, n):
+                        if kind == IDENTITY:
+                            g = alpha * ((pi - ps[j]) - (yi - ys[j])) * w
+                            h = alpha * w
+                        else:  # SINH
+                            e1 = a1 * ieps[j]
+                            e2 = b1 * eps[j]
+                            g = 0.5 * ((e1 - e2) - (a2 * ieys[j] - b2 * eys[j])) * w
+                            h = alpha * 0.5 * (e1 + e2) * w
+                        gi += g
+                        hi_sum += h
+                        gs[j] -= g
+                        hs[j] += h
+                else:
+                    for j in range(r + 1, n):
+                        yj = ys[j]
+                        mw = 0.0 if distinct and yi == yj else w
+                        sgn = 1.0 if odd or yi > yj or (yi == yj and ri < rid[j]) else -1.0
+                        up = 0.5 * (1.0 + sgn)
+                        xh = alpha * (sgn * (pi - ps[j]) - beta)
+                        xt = alpha * (sgn * (yi - yj) - beta)
+                        eh = ieh = et = iet = 0.0
+                        if kind != IDENTITY:
+                            if factorised:
+                                e1 = eps[r] * ieps[j]
+                                e2 = ieps[r] * eps[j]
+                                eh = (up * e1 + (1.0 - up) * e2) * shift
+                                ieh = (up * e2 + (1.0 - up) * e1) * ishift
+                                e1 = eys[r] * ieys[j]
+                                e2 = ieys[r] * eys[j]
+                                et = (up * e1 + (1.0 - up) * e2) * shift
+                                iet = (up * e2 + (1.0 - up) * e1) * ishift
+                            else:
+                                if lo <= xh <= hi:
+                                    eh = math.exp(xh)
+                                    ieh = math.exp(-xh)
+                                if lo <= xt <= hi:
+                                    et = math.exp(xt)
+                                    iet = math.exp(-xt)
+                        fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                        ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                        g = sgn * (fh - ft) * mw
+                        h = alpha * dfh * mw
+                        gi += g
+                        hi_sum += h
+                        gs[j] -= g
+                        hs[j] += h
+                gs[r] += gi
+                hs[r] += hi_sum
+            for s in range(n):
+                grad[rid[s]] += gs[s]
+                hess[rid[s]] += hs[s]
             continue
-        w = qweight[q] if qweight.size else 1.0
-        factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
-                                                              ep, iep, ey, iey)
-        for p in range(n):
-            row = start + p
-            lo = blo[row] if distinct else 0
-            run = bhi[row] - lo if distinct else 1
+        for i in range(start, stop):  # "mean": m draws per document
+            lo_run = blo[i] if distinct else 0
+            run = bhi[i] - lo_run if distinct else 1
             c = n - run
             if c <= 0:
                 continue
             cu = np.uint64(c)
-            for t in range(m):
-                u = _mix64(key + np.uint64(row * m + t) * _GOLDEN)
-                r = np.int64(u % cu)
+            yi = y[i]
+            pi = pred[i]
+            gi = 0.0
+            hi_sum = 0.0
+            for s in range(m):
+                u = _mix64(key + np.uint64(i * m + s) * _GOLDEN)
+                t = np.int64(u % cu)
                 if distinct:
-                    partner = ysort[start + (r if r < lo else r + run)]
+                    j = ysort[start + (t if t < lo_run else t + run)]
                 else:
-                    partner = start + (r if r < p else r + 1)
-                _one_pair(row, partner, start, pred, y, w, distinct, params, factorised, shift, ishift,
-                          ep, iep, ey, iey, grad, hess)
-
+                    j = start + (t if t < i - start else t + 1)
+                yj = y[j]
+                mw = 0.0 if distinct and yi == yj else w
+                # sgn = +1 when i is the pair's upper document a
+                sgn = 1.0 if odd or yi > yj or (yi == yj and i < j) else -1.0
+                up = 0.5 * (1.0 + sgn)
+                xh = alpha * (sgn * (pi - pred[j]) - beta)
+                xt = alpha * (sgn * (yi - yj) - beta)
+                eh = ieh = et = iet = 0.0
+                if kind != IDENTITY:
+                    if factorised:
+                        e1 = ep[i - start] * iep[j - start]
+                        e2 = iep[i - start] * ep[j - start]
+                        eh = (up * e1 + (1.0 - up) * e2) * shift
+                        ieh = (up * e2 + (1.0 - up) * e1) * ishift
+                        e1 = ey[i - start] * iey[j - start]
+                        e2 = iey[i - start] * ey[j - start]
+                        et = (up * e1 + (1.0 - up) * e2) * shift
+                        iet = (up * e2 + (1.0 - up) * e1) * ishift
+                    else:
+                        if lo <= xh <= hi:
+                            eh = math.exp(xh)
+                            ieh = math.exp(-xh)
+                        if lo <= xt <= hi:
+                            et = math.exp(xt)
+                            iet = math.exp(-xt)
+                fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                g = sgn * (fh - ft) * mw
+                h = alpha * dfh * mw
+                gi += g
+                hi_sum += h
+                grad[j] -= g
+                hess[j] += h
+            grad[i] += gi
+            hess[i] += hi_sum
 
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
@@ -385,9 +501,9 @@ if _NUMBA:
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
     _mix64 = numba.njit(inline="always")(mix64)
     _query_exponentials = numba.njit(inline="always")(_query_exponentials)
-    _one_pair = numba.njit(inline="always")(_one_pair)
-    _topk_kernel = numba.njit(nogil=True, cache=True)(_topk_kernel)
-    _mean_kernel = numba.njit(nogil=True, cache=True)(_mean_kernel)
+    _rank_order = numba.njit(_rank_order)
+    _topk_order = numba.njit(_topk_order)
+    _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_sampled_kernel)
 else:  # pragma: no cover
     _mix64 = mix64
 
@@ -422,7 +538,8 @@ def pairwise_topk_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray
     """Gradient and Hessian diagonal over the pairs of ``pair_method="topk"``: those whose
     better-ranked document by ``pred`` (ties: the earlier row) is among the first ``k`` of its
     query. Arguments as :func:`pairwise_grad_hess`."""
-    return _run_sampled(_topk_kernel, pred, y, offsets, qweight, distinct, params, (int(k),))
+    empty = np.zeros(0, dtype=np.int64)
+    return _run_sampled(pred, y, offsets, qweight, distinct, params, (True, int(k), np.uint64(0), empty, empty, empty))
 
 
 def pairwise_mean_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
@@ -432,12 +549,12 @@ def pairwise_mean_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray
     (``pair_method="mean"``). ``key`` is :func:`draw_key`; ``ysort`` the rows in target order
     within each query and ``[blo, bhi)`` each row's run of equal targets in it (positions
     relative to the query start), used when ``distinct``."""
-    extra = (int(m), np.uint64(key), np.ascontiguousarray(ysort, dtype=np.int64),
+    extra = (False, int(m), np.uint64(key), np.ascontiguousarray(ysort, dtype=np.int64),
              np.ascontiguousarray(blo, dtype=np.int64), np.ascontiguousarray(bhi, dtype=np.int64))
-    return _run_sampled(_mean_kernel, pred, y, offsets, qweight, distinct, params, extra)
+    return _run_sampled(pred, y, offsets, qweight, distinct, params, extra)
 
 
-def _run_sampled(kernel, pred, y, offsets, qweight, distinct, params, extra):
+def _run_sampled(pred, y, offsets, qweight, distinct, params, extra):
     if not _NUMBA:
         raise RuntimeError("the pairwise kernel needs numba: pip install 'selrank[fast]'")
     n = pred.shape[0]
@@ -446,8 +563,8 @@ def _run_sampled(kernel, pred, y, offsets, qweight, distinct, params, extra):
     longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
     scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
     qw = np.zeros(0, dtype=np.float64) if qweight is None else np.ascontiguousarray(qweight, dtype=np.float64)
-    kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-           np.ascontiguousarray(offsets), qw, bool(distinct), params, *extra, grad, hess, *scratch)
+    _sampled_kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
+                    np.ascontiguousarray(offsets), qw, bool(distinct), params, *extra, grad, hess, *scratch)
     return grad, hess
 
 
