@@ -5,12 +5,13 @@
    built-in ``lambdarank`` (its default truncation: pairs whose better document is in the
    top 30) and the selrank pairwise objective (capped sinh, ``label_scale=0.25``) with
    ``pair_method`` = ``all``, ``topk`` (k = 32, XGBoost's default) and ``mean`` (one partner
-   per document), ``lightgbm.train`` runs a few rounds with identical tree parameters on one
-   thread (``num_threads=1``, ``n_jobs=1``). Recorded: seconds per round (between callback
-   stamps) and, for selrank, the seconds spent inside the objective callable. The methods run
-   interleaved (their order rotates every repetition) and each repetition's ratio
-   ``objective seconds / lambdarank seconds per round`` is taken within the repetition; the
-   table shows medians over repetitions.
+   per document), one ``lightgbm.Booster`` each on the same data set with identical tree
+   parameters on one thread (``num_threads=1``, ``n_jobs=1``) is boosted round by round,
+   the boosters taking turns (their order rotates every round), so that machine load hits
+   them alike. Recorded: seconds per ``Booster.update`` and, for selrank, the seconds spent
+   inside the objective callable; each round's ratio ``objective seconds / lambdarank
+   round`` is taken within the round, and the table shows medians over the rounds (the first
+   round, which compiles and binds, is not timed).
 2. **Quality.** MQ2008, the 5 official folds (``selrank.datasets.load_letor``): the pairwise
    objective with ``all`` pairs vs ``topk`` (k = 10, the evaluation cutoff) and ``mean``
    (m = 1), learning rate 0.05, early stopping on validation NDCG@10 (patience 50, at most 500
@@ -86,7 +87,7 @@ def speed_methods():
     }
 
 
-def speed(docs: int, n_rows: int, n_rounds: int, repeats: int) -> dict:
+def speed(docs: int, n_rows: int, n_rounds: int) -> dict:
     import lightgbm as lgb
 
     X, y, group = deep_data(n_rows, docs)
@@ -94,51 +95,38 @@ def speed(docs: int, n_rows: int, n_rounds: int, repeats: int) -> dict:
     train.construct()
     methods = speed_methods()
     names = list(methods)
+    boosters, timed = {}, {}
+    for name, make in methods.items():
+        if make is None:
+            boosters[name] = lgb.Booster({**TREE_PARAMS, "objective": "lambdarank"}, train)
+        else:
+            o = make()
+            o.fit_intercept(y, group=group)  # 0 for a pairwise loss: no init score needed
+            timed[name] = Timed(o)
+            boosters[name] = lgb.Booster({**TREE_PARAMS, "objective": "none"}, train)
     per_round = {k: [] for k in names}
-    objective = {k: [] for k in names[1:]}
-    ratio = {k: [] for k in names[1:]}
-    for rep in range(repeats):
-        order = names[rep % len(names):] + names[: rep % len(names)]  # rotate: no method always first
-        this_round: dict = {}
+    for t in range(1 + n_rounds):  # round 0 is a warm-up (binding, numba compilation)
+        order = names[t % len(names):] + names[: t % len(names)]  # rotate: no method always first
         for name in order:
-            make = methods[name]
-            stamps: list[float] = []
-
-            def stamp(env, stamps=stamps):
-                stamps.append(time.perf_counter())
-
-            if make is None:
-                train.set_init_score(None)
-                params = {**TREE_PARAMS, "objective": "lambdarank"}
-                timed = None
-            else:
-                o = make()
-                o.fit_intercept(y, group=group)
-                train.set_init_score(o.init_score(train.num_data()))
-                timed = Timed(o)
-                params = {**TREE_PARAMS, "objective": timed}
-            # round 1 is a warm-up (binding, numba compilation); rounds are timed between stamps
-            lgb.train(params, train, num_boost_round=1 + n_rounds, callbacks=[stamp])
-            this_round[name] = float(np.median(np.diff(stamps)))
-            per_round[name].append(this_round[name])
-            if timed is not None:
-                objective[name].append(float(np.median(timed.seconds[1:])))
-        for name in names[1:]:
-            ratio[name].append(objective[name][-1] / this_round[names[0]])
-        print(f"  {docs} docs/query, repetition {rep + 1}/{repeats}: "
-              + ", ".join(f"{k.replace('selrank pairwise ', '')} {v:.3f}s" for k, v in this_round.items()),
+            t0 = time.perf_counter()
+            boosters[name].update(fobj=timed.get(name))
+            if t:
+                per_round[name].append(time.perf_counter() - t0)
+        print(f"  {docs} docs/query, round {t}/{n_rounds}: "
+              + ", ".join(f"{k.replace('selrank pairwise ', '')} {v[-1]:.3f}s" for k, v in per_round.items() if t),
               file=sys.stderr, flush=True)
-    rows = []
-    for name in names:
-        row = {"method": name, "seconds_per_round": float(np.median(per_round[name]))}
-        if name in objective:
-            row["objective_seconds_per_round"] = float(np.median(objective[name]))
-            row["objective_over_lambdarank_round"] = float(np.median(ratio[name]))
-            row["ratios_per_repetition"] = ratio[name]
-        rows.append(row)
+    lam = np.asarray(per_round[names[0]])
+    rows = [{"method": names[0], "seconds_per_round": float(np.median(lam))}]
+    for name in names[1:]:
+        obj = np.asarray(timed[name].seconds[1:])
+        ratio = obj / lam  # within each round: the methods ran back to back
+        rows.append({"method": name, "seconds_per_round": float(np.median(per_round[name])),
+                     "objective_seconds_per_round": float(np.median(obj)),
+                     "objective_over_lambdarank_round": float(np.median(ratio)),
+                     "ratios_per_round": ratio.tolist()})
     n_pairs = int(np.sum(group * (group - 1) // 2))
     return {"docs_per_query": docs, "rows": int(y.size), "queries": int(group.size), "pairs": n_pairs,
-            "rounds_timed": n_rounds, "repetitions": repeats, "methods": rows}
+            "rounds_timed": n_rounds, "methods": rows}
 
 
 # ---- quality on MQ2008 ----------------------------------------------------------------------------
@@ -205,9 +193,8 @@ def quality(folds, max_rounds: int) -> dict:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=200_000, help="rows of each synthetic speed data set")
-    parser.add_argument("--rounds", type=int, default=3, help="timed boosting rounds per training")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repetitions of the speed runs")
-    parser.add_argument("--quick", action="store_true", help="smoke run: small data, one repetition, fold 1")
+    parser.add_argument("--rounds", type=int, default=6, help="timed boosting rounds (interleaved)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: small data, 2 rounds, 1,000 documents per query only, MQ2008 fold 1")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "deep_lists.json"))
     args = parser.parse_args(argv)
 
@@ -219,14 +206,14 @@ def main(argv=None) -> dict:
     docs_list = (1000, 4000)
     folds, max_rounds = (1, 2, 3, 4, 5), 500
     if args.quick:
-        args.rows, args.rounds, args.repeats = 40_000, 1, 1
+        args.rows, args.rounds = 40_000, 2
         docs_list, folds, max_rounds = (1000,), (1,), 60
     t_start = time.perf_counter()
-    speed_rows = [speed(d, args.rows, args.rounds, args.repeats) for d in docs_list]
+    speed_rows = [speed(d, args.rows, args.rounds) for d in docs_list]
     qual = quality(folds, max_rounds)
 
     print(f"\nSeconds per boosting round, 1 thread, {TREE_PARAMS['num_leaves']} leaves; selrank: time inside the "
-          "objective and its ratio to one LightGBM lambdarank round (median over interleaved repetitions)")
+          "objective and its ratio to one LightGBM lambdarank round (median over interleaved rounds)")
     print(f"{'docs/query':>10s} {'method':36s} {'s/round':>8s} {'objective s':>12s} {'obj / lambdarank':>17s}")
     for block in speed_rows:
         for r in block["methods"]:

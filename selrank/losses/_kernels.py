@@ -29,8 +29,8 @@ __all__ = [
     "kernel_link",
     "pairwise_grad_hess",
     "pairwise_target_grad",
-    "pairwise_topk_grad_hess",
-    "pairwise_mean_grad_hess",
+    "pairwise_sampled",
+    "kernel_fcaps",
     "draw_key",
     "mix64",
 ]
@@ -330,25 +330,53 @@ def _topk_order(x, kk):  # pragma: no cover - jitted
     return out
 
 
-def _sampled_kernel(pred, y, offsets, qweight, distinct, params, topk, m, key, ysort, blo, bhi, grad, hess,
-                    ep, iep, ey, iey):  # pragma: no cover - jitted
-    """Gradient and Hessian over the selected pairs of each query.
+def _capped_F(kind, x, e, ie, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi):  # pragma: no cover - jitted
+    """The link's standardised primitive ``F`` with caps (``selrank._affine.Capped._cF``)."""
+    if x > hi:
+        t = x - hi
+        return F_hi + f_hi * t + (0.0 if flat else 0.5 * df_hi * t * t)
+    if x < lo:
+        t = x - lo
+        return F_lo + f_lo * t + (0.0 if flat else 0.5 * df_lo * t * t)
+    if kind == IDENTITY:
+        return 0.5 * x * x
+    if kind == EXP:
+        return e
+    if kind == SINH:
+        return 0.5 * (e + ie)
+    return math.log1p(e) if e <= 1.0 else x + math.log1p(ie)  # SIGMOID: softplus
 
-    ``topk``: the pairs whose better-ranked document (by ``pred``, ties: the earlier row) is
-    among the first ``m`` of the query, each unordered pair once. Otherwise (``"mean"``): ``m``
-    partners per document, drawn uniformly from the other documents of the query
-    (``distinct``: from those with a different target, found through the target order
+
+def _pair_value(xh, xt, Fh, Ft, ft, alpha):  # pragma: no cover - jitted
+    """``H(d_hat) - H(d) - (d_hat - d) h(d)`` from standardised values, clipped at 0."""
+    v = (Fh - Ft - (xh - xt) * ft) / alpha
+    return v if v > 0.0 else 0.0
+
+
+def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m, key, ysort, blo, bhi,
+                    values, grad, hess, ep, iep, ey, iey):  # pragma: no cover - jitted
+    """Loss per query (into ``values`` when it has entries), gradient and Hessian over the
+    selected pairs of each query.
+
+    ``mode`` 0: every pair; 1 (top-k): the pairs whose better-ranked document (by ``pred``,
+    ties: the earlier row) is among the first ``m`` of the query, each unordered pair once;
+    2 (mean): ``m`` partners per document, drawn uniformly from the other documents of the
+    query (``distinct``: from those with a different target, found through the target order
     ``ysort`` and each row's run of equal targets ``[blo, bhi)`` in it). Each pair is oriented
     so that ``y_a >= y_b`` (ties: the earlier row first) — or not at all for an odd link, whose
-    pair terms do not depend on the orientation. Pair bodies are written in the loops rather
-    than in a helper: a call per pair costs reference counting of its array arguments.
+    pair terms do not depend on the orientation. ``fcaps`` holds the primitive's values at the
+    caps ``(F_lo, F_hi)``. Pair bodies are written in the loops rather than in a helper that
+    takes arrays: a call per pair would cost reference counting of its array arguments.
     """
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    F_lo, F_hi = fcaps
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
     ishift = 1.0 / shift if shift > 0.0 else 0.0
+    with_values = values.size > 0
     longest = ep.size
-    if topk:  # the query in ranking order: the pairs of document r are then a contiguous run
+    ranked = mode != 2
+    if ranked:  # the query in ranking order: the pairs of document r are then a contiguous run
         ps, ys, rid = np.empty(longest), np.empty(longest), np.empty(longest, dtype=np.int64)
         eps, ieps, eys, ieys = np.empty(longest), np.empty(longest), np.empty(longest), np.empty(longest)
         gs, hs = np.empty(longest), np.empty(longest)
@@ -360,8 +388,14 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, topk, m, key, y
         w = qweight[q] if qweight.size else 1.0
         factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
                                                               ep, iep, ey, iey)
-        if topk:
-            order = _topk_order(pred[start:stop], min(m, n - 1))
+        vq = 0.0
+        if ranked:
+            if mode == 1:
+                order = _topk_order(pred[start:stop], min(m, n - 1))
+                n_outer = min(m, n - 1)
+            else:
+                order = np.arange(n)
+                n_outer = n - 1
             pmin, pmax = pred[start], pred[start]
             ymin, ymax = y[start], y[start]
             for s in range(n):
@@ -381,21 +415,31 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, topk, m, key, y
             # branch-free and vectorisable, as the all-pairs kernel's fast path
             fast = odd and not distinct and (kind == IDENTITY or factorised) and \
                 alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
-            for r in range(min(m, n - 1)):
+            for r in range(n_outer):
                 gi = 0.0
                 hi_sum = 0.0
+                vi = 0.0
                 pi, yi, ri = ps[r], ys[r], rid[r]
                 if fast:
                     a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
                     for j in range(r + 1, n):
                         if kind == IDENTITY:
-                            g = alpha * ((pi - ps[j]) - (yi - ys[j])) * w
+                            dd = alpha * ((pi - ps[j]) - (yi - ys[j]))
+                            g = dd * w
                             h = alpha * w
-                        else:  # SINH
+                            if with_values:
+                                vi += 0.5 * dd * dd / alpha
+                        else:  # SINH, beta = 0
                             e1 = a1 * ieps[j]
                             e2 = b1 * eps[j]
-                            g = 0.5 * ((e1 - e2) - (a2 * ieys[j] - b2 * eys[j])) * w
+                            t1 = a2 * ieys[j]
+                            t2 = b2 * eys[j]
+                            g = 0.5 * ((e1 - e2) - (t1 - t2)) * w
                             h = alpha * 0.5 * (e1 + e2) * w
+                            if with_values:
+                                xd = alpha * ((pi - ps[j]) - (yi - ys[j]))
+                                v = (0.5 * ((e1 + e2) - (t1 + t2)) - xd * 0.5 * (t1 - t2)) / alpha
+                                vi += v if v > 0.0 else 0.0
                         gi += g
                         hi_sum += h
                         gs[j] -= g
@@ -403,7 +447,7 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, topk, m, key, y
                 else:
                     for j in range(r + 1, n):
                         yj = ys[j]
-                        mw = 0.0 if distinct and yi == yj else w
+                        mw = 0.0 if distinct and yi == yj else 1.0
                         sgn = 1.0 if odd or yi > yj or (yi == yj and ri < rid[j]) else -1.0
                         up = 0.5 * (1.0 + sgn)
                         xh = alpha * (sgn * (pi - ps[j]) - beta)
@@ -428,71 +472,86 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, topk, m, key, y
                                     iet = math.exp(-xt)
                         fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
                         ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                        g = sgn * (fh - ft) * mw
-                        h = alpha * dfh * mw
+                        if with_values and mw > 0.0:
+                            vi += _pair_value(xh, xt,
+                                              _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                        f_hi, df_hi),
+                                              _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                        f_hi, df_hi), ft, alpha)
+                        g = sgn * (fh - ft) * mw * w
+                        h = alpha * dfh * mw * w
                         gi += g
                         hi_sum += h
                         gs[j] -= g
                         hs[j] += h
                 gs[r] += gi
                 hs[r] += hi_sum
+                vq += vi
             for s in range(n):
                 grad[rid[s]] += gs[s]
                 hess[rid[s]] += hs[s]
-            continue
-        for i in range(start, stop):  # "mean": m draws per document
-            lo_run = blo[i] if distinct else 0
-            run = bhi[i] - lo_run if distinct else 1
-            c = n - run
-            if c <= 0:
-                continue
-            cu = np.uint64(c)
-            yi = y[i]
-            pi = pred[i]
-            gi = 0.0
-            hi_sum = 0.0
-            for s in range(m):
-                u = _mix64(key + np.uint64(i * m + s) * _GOLDEN)
-                t = np.int64(u % cu)
-                if distinct:
-                    j = ysort[start + (t if t < lo_run else t + run)]
-                else:
-                    j = start + (t if t < i - start else t + 1)
-                yj = y[j]
-                mw = 0.0 if distinct and yi == yj else w
-                # sgn = +1 when i is the pair's upper document a
-                sgn = 1.0 if odd or yi > yj or (yi == yj and i < j) else -1.0
-                up = 0.5 * (1.0 + sgn)
-                xh = alpha * (sgn * (pi - pred[j]) - beta)
-                xt = alpha * (sgn * (yi - yj) - beta)
-                eh = ieh = et = iet = 0.0
-                if kind != IDENTITY:
-                    if factorised:
-                        e1 = ep[i - start] * iep[j - start]
-                        e2 = iep[i - start] * ep[j - start]
-                        eh = (up * e1 + (1.0 - up) * e2) * shift
-                        ieh = (up * e2 + (1.0 - up) * e1) * ishift
-                        e1 = ey[i - start] * iey[j - start]
-                        e2 = iey[i - start] * ey[j - start]
-                        et = (up * e1 + (1.0 - up) * e2) * shift
-                        iet = (up * e2 + (1.0 - up) * e1) * ishift
+        else:
+            for i in range(start, stop):  # "mean": m draws per document
+                lo_run = blo[i] if distinct else 0
+                run = bhi[i] - lo_run if distinct else 1
+                c = n - run
+                if c <= 0:
+                    continue
+                cu = np.uint64(c)
+                yi = y[i]
+                pi = pred[i]
+                gi = 0.0
+                hi_sum = 0.0
+                for s in range(m):
+                    u = _mix64(key + np.uint64(i * m + s) * _GOLDEN)
+                    t = np.int64(u % cu)
+                    if distinct:
+                        j = ysort[start + (t if t < lo_run else t + run)]
                     else:
-                        if lo <= xh <= hi:
-                            eh = math.exp(xh)
-                            ieh = math.exp(-xh)
-                        if lo <= xt <= hi:
-                            et = math.exp(xt)
-                            iet = math.exp(-xt)
-                fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                g = sgn * (fh - ft) * mw
-                h = alpha * dfh * mw
-                gi += g
-                hi_sum += h
-                grad[j] -= g
-                hess[j] += h
-            grad[i] += gi
-            hess[i] += hi_sum
+                        j = start + (t if t < i - start else t + 1)
+                    yj = y[j]
+                    mw = 0.0 if distinct and yi == yj else 1.0
+                    # sgn = +1 when i is the pair's upper document a
+                    sgn = 1.0 if odd or yi > yj or (yi == yj and i < j) else -1.0
+                    up = 0.5 * (1.0 + sgn)
+                    xh = alpha * (sgn * (pi - pred[j]) - beta)
+                    xt = alpha * (sgn * (yi - yj) - beta)
+                    eh = ieh = et = iet = 0.0
+                    if kind != IDENTITY:
+                        if factorised:
+                            e1 = ep[i - start] * iep[j - start]
+                            e2 = iep[i - start] * ep[j - start]
+                            eh = (up * e1 + (1.0 - up) * e2) * shift
+                            ieh = (up * e2 + (1.0 - up) * e1) * ishift
+                            e1 = ey[i - start] * iey[j - start]
+                            e2 = iey[i - start] * ey[j - start]
+                            et = (up * e1 + (1.0 - up) * e2) * shift
+                            iet = (up * e2 + (1.0 - up) * e1) * ishift
+                        else:
+                            if lo <= xh <= hi:
+                                eh = math.exp(xh)
+                                ieh = math.exp(-xh)
+                            if lo <= xt <= hi:
+                                et = math.exp(xt)
+                                iet = math.exp(-xt)
+                    fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                    ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                    if with_values and mw > 0.0:
+                        vq += _pair_value(xh, xt,
+                                          _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                    f_hi, df_hi),
+                                          _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                    f_hi, df_hi), ft, alpha)
+                    g = sgn * (fh - ft) * mw * w
+                    h = alpha * dfh * mw * w
+                    gi += g
+                    hi_sum += h
+                    grad[j] -= g
+                    hess[j] += h
+                grad[i] += gi
+                hess[i] += hi_sum
+        if with_values:
+            values[q] = vq
 
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
@@ -503,6 +562,8 @@ if _NUMBA:
     _query_exponentials = numba.njit(inline="always")(_query_exponentials)
     _rank_order = numba.njit(_rank_order)
     _topk_order = numba.njit(_topk_order)
+    _capped_F = numba.njit(inline="always")(_capped_F)
+    _pair_value = numba.njit(inline="always")(_pair_value)
     _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_sampled_kernel)
 else:  # pragma: no cover
     _mix64 = mix64
@@ -533,39 +594,47 @@ def pairwise_target_grad(y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray
     return -grad
 
 
-def pairwise_topk_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
-                            distinct: bool, params: tuple, k: int):
-    """Gradient and Hessian diagonal over the pairs of ``pair_method="topk"``: those whose
-    better-ranked document by ``pred`` (ties: the earlier row) is among the first ``k`` of its
-    query. Arguments as :func:`pairwise_grad_hess`."""
-    empty = np.zeros(0, dtype=np.int64)
-    return _run_sampled(pred, y, offsets, qweight, distinct, params, (True, int(k), np.uint64(0), empty, empty, empty))
+MODES = {"all": 0, "topk": 1, "mean": 2}
 
 
-def pairwise_mean_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
-                            distinct: bool, params: tuple, m: int, key, ysort: np.ndarray, blo: np.ndarray,
-                            bhi: np.ndarray):
-    """Gradient and Hessian diagonal over ``m`` sampled partners per document
-    (``pair_method="mean"``). ``key`` is :func:`draw_key`; ``ysort`` the rows in target order
-    within each query and ``[blo, bhi)`` each row's run of equal targets in it (positions
-    relative to the query start), used when ``distinct``."""
-    extra = (False, int(m), np.uint64(key), np.ascontiguousarray(ysort, dtype=np.int64),
-             np.ascontiguousarray(blo, dtype=np.int64), np.ascontiguousarray(bhi, dtype=np.int64))
-    return _run_sampled(pred, y, offsets, qweight, distinct, params, extra)
+def kernel_fcaps(link) -> tuple:
+    """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
+    taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
+    def at(v):
+        return float(link._F(np.array([v]), np)[0]) if math.isfinite(v) else 0.0
+
+    return (at(float(link._lo)), at(float(link._hi)))
 
 
-def _run_sampled(pred, y, offsets, qweight, distinct, params, extra):
+def pairwise_sampled(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
+                     distinct: bool, params: tuple, method: str, m: int = 0, key=0, runs=None,
+                     fcaps: tuple | None = None):
+    """Gradient and Hessian diagonal (and, with ``fcaps`` from :func:`kernel_fcaps`, the loss
+    of each query) over the pairs of ``method``.
+
+    ``"all"``: every pair (as :func:`pairwise_grad_hess`, plus the loss values); ``"topk"``: the
+    pairs whose better-ranked document by ``pred`` (ties: the earlier row) is among the first
+    ``m`` of its query; ``"mean"``: ``m`` partners per document drawn with ``key``
+    (:func:`draw_key`), ``runs = (ysort, blo, bhi)`` from
+    :func:`selrank.losses.pairwise.target_runs` when ``distinct``. Other arguments as
+    :func:`pairwise_grad_hess`. Returns ``(grad, hess)`` or ``(grad, hess, values)``.
+    """
     if not _NUMBA:
         raise RuntimeError("the pairwise kernel needs numba: pip install 'selrank[fast]'")
     n = pred.shape[0]
     grad = np.zeros(n, dtype=np.float64)
     hess = np.zeros(n, dtype=np.float64)
+    values = np.zeros(offsets.size - 1 if fcaps is not None else 0, dtype=np.float64)
     longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
     scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
     qw = np.zeros(0, dtype=np.float64) if qweight is None else np.ascontiguousarray(qweight, dtype=np.float64)
+    empty = np.zeros(0, dtype=np.int64)
+    ysort, blo, bhi = (empty, empty, empty) if runs is None else (np.ascontiguousarray(r, dtype=np.int64) for r in runs)
     _sampled_kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-                    np.ascontiguousarray(offsets), qw, bool(distinct), params, *extra, grad, hess, *scratch)
-    return grad, hess
+                    np.ascontiguousarray(offsets, dtype=np.int64), qw, bool(distinct), params,
+                    (0.0, 0.0) if fcaps is None else tuple(float(v) for v in fcaps), MODES[method], int(m),
+                    np.uint64(key), ysort, blo, bhi, values, grad, hess, *scratch)
+    return (grad, hess) if fcaps is None else (grad, hess, values)
 
 
 def _run(pred, y, offsets, qweight, distinct, params, side):

@@ -418,14 +418,10 @@ class _BoundPairwise(BoundLoss):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
                 offsets, qw = self.groups.offsets, self.unit_weight
-                if self.method == "topk":
-                    return _kernels.pairwise_topk_grad_hess(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
-                                                            self.num_pair)
-                if self.method == "mean":
-                    runs = self._runs or (np.zeros(0, np.int64),) * 3
-                    return _kernels.pairwise_mean_grad_hess(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
-                                                            self.num_pair, _kernels.draw_key(self.seed, self.draw),
-                                                            *runs)
+                if self.method != "all":
+                    return _kernels.pairwise_sampled(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
+                                                     self.method, self.num_pair,
+                                                     _kernels.draw_key(self.seed, self.draw), self._runs)
                 if self._target_grad is None:  # the targets' part of the gradient, once per binding
                     self._target_grad = _kernels.pairwise_target_grad(self.y_np, offsets, qw, self.distinct,
                                                                       self._kernel)

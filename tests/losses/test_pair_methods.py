@@ -370,3 +370,22 @@ def test_lightgbm_trains_with_topk(rng):
     booster = lgb.train({"objective": obj, "verbose": -1, "num_threads": 1}, train, num_boost_round=5)
     pred = booster.predict(X)
     assert np.corrcoef(pred, X[:, 0])[0, 1] > 0.5
+
+
+# -- the kernel's loss values (the torch head's forward) -----------------------------------------------
+@needs_numba
+@pytest.mark.parametrize("link", KERNEL_LINKS + [Sinh(cap=2.0), Exp(beta=-3.0, cap=0.5, cap_mode="flat")], ids=repr)
+@pytest.mark.parametrize("method", ["all", "topk", "mean"])
+@pytest.mark.parametrize("pairs", ["all", "distinct"])
+def test_kernel_values_equal_core_loss(link, method, pairs, rng):
+    y, z, sizes = data(rng, continuous=method == "topk")
+    z = 2.0 * z  # differences beyond the smaller caps
+    kw = {} if method == "all" else {"num_pair_per_sample": 3}
+    bound = Pairwise(link, pairs=pairs, pair_method=method, seed=2, **kw).bind(y, group=sizes)
+    offsets = bound.groups.offsets
+    g, h, v = K.pairwise_sampled(z, y, offsets, None, pairs == "distinct", K.kernel_link(link), method,
+                                 bound.num_pair or 0, K.draw_key(2, 0), bound._runs, K.kernel_fcaps(link))
+    np.testing.assert_allclose(v, bound.loss(z, reduction="none"), rtol=1e-9, atol=1e-9)
+    g0, h0 = generic(bound, z)
+    np.testing.assert_allclose(g, g0, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(h, h0, rtol=1e-9, atol=1e-10)
