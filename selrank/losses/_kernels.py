@@ -374,6 +374,8 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
     shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     with_values = values.size > 0
+    e_hi = math.exp(min(hi, _SAFE_EXPONENT)) if kind == SINH else 0.0
+    ie_hi = 1.0 / e_hi if kind == SINH else 0.0
     longest = ep.size
     ranked = mode != 2
     if ranked:  # the query in ranking order: the pairs of document r are then a contiguous run
@@ -411,10 +413,10 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
                     eps[s], ieps[s], eys[s], ieys[s] = ep[o], iep[o], ey[o], iey[o]
                 gs[s] = 0.0
                 hs[s] = 0.0
-            # an odd link on all pairs with every difference inside the caps (the usual case):
-            # branch-free and vectorisable, as the all-pairs kernel's fast path
-            fast = odd and not distinct and (kind == IDENTITY or factorised) and \
-                alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
+            # an odd link on all pairs (the usual case): branch-free and vectorisable. The
+            # exponentials are factorised; beyond a cap they are the constants e^(+-hi), and
+            # the capped value, slope and primitive follow from the clamped argument.
+            fast = odd and not distinct and (kind == IDENTITY or factorised)
             for r in range(n_outer):
                 gi = 0.0
                 hi_sum = 0.0
@@ -423,23 +425,41 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
                 if fast:
                     a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
                     for j in range(r + 1, n):
+                        xh = alpha * (pi - ps[j])
+                        xt = alpha * (yi - ys[j])
+                        ch = min(max(xh, -hi), hi)
+                        ct = min(max(xt, -hi), hi)
+                        th = xh - ch
+                        tt = xt - ct
                         if kind == IDENTITY:
-                            dd = alpha * ((pi - ps[j]) - (yi - ys[j]))
-                            g = dd * w
-                            h = alpha * w
-                            if with_values:
-                                vi += 0.5 * dd * dd / alpha
-                        else:  # SINH, beta = 0
-                            e1 = a1 * ieps[j]
-                            e2 = b1 * eps[j]
-                            t1 = a2 * ieys[j]
-                            t2 = b2 * eys[j]
-                            g = 0.5 * ((e1 - e2) - (t1 - t2)) * w
-                            h = alpha * 0.5 * (e1 + e2) * w
-                            if with_values:
-                                xd = alpha * ((pi - ps[j]) - (yi - ys[j]))
-                                v = (0.5 * ((e1 + e2) - (t1 + t2)) - xd * 0.5 * (t1 - t2)) / alpha
-                                vi += v if v > 0.0 else 0.0
+                            fh, dfh, Fh = ch, 1.0, 0.5 * ch * ch
+                            ft, Ft = ct, 0.5 * ct * ct
+                            dft = 1.0
+                        else:  # SINH: e^x inside the caps, e^(+-hi) at and beyond them
+                            eh = a1 * ieps[j] if xh <= hi else e_hi
+                            eh = eh if xh >= -hi else ie_hi
+                            ieh = b1 * eps[j] if xh <= hi else ie_hi
+                            ieh = ieh if xh >= -hi else e_hi
+                            et = a2 * ieys[j] if xt <= hi else e_hi
+                            et = et if xt >= -hi else ie_hi
+                            iet = b2 * eys[j] if xt <= hi else ie_hi
+                            iet = iet if xt >= -hi else e_hi
+                            fh, dfh, Fh = 0.5 * (eh - ieh), 0.5 * (eh + ieh), 0.5 * (eh + ieh)
+                            ft, dft, Ft = 0.5 * (et - iet), 0.5 * (et + iet), 0.5 * (et + iet)
+                        if flat:
+                            Fh += fh * th
+                            Ft += ft * tt
+                            dfh = dfh if th == 0.0 else 0.0
+                        else:
+                            Fh += (fh + 0.5 * dfh * th) * th
+                            Ft += (ft + 0.5 * dft * tt) * tt
+                            fh += dfh * th
+                            ft += dft * tt
+                        g = (fh - ft) * w
+                        h = alpha * dfh * w
+                        if with_values:
+                            v = (Fh - Ft - (xh - xt) * ft) / alpha
+                            vi += v if v > 0.0 else 0.0
                         gi += g
                         hi_sum += h
                         gs[j] -= g
