@@ -92,7 +92,37 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
 
 
 def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
-    """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30]."""
+    """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30].
+
+    Scores far beyond the scaling's cap (``|ŝ|`` about 1e20 in float32) overflow the
+    primitive :math:`Q` of a linearly continued scaling, and the softmax of an infinite
+    logit is NaN. The lists where that happens are evaluated again in float64 (where the
+    same scores stay finite) and the gradient is brought back clamped to the dtype's finite
+    range: finite gradients (the loss itself may exceed the dtype and read ``inf``), for one
+    extra reduction over the gradient (or the values) when nothing overflows.
+    """
+    values, grad = _softmax_terms(scaling, gamma, target, z, y, lists, with_grad)
+    check = grad if with_grad else values
+    if z.dtype == torch.float64 or bool(torch.isfinite(check.sum())):
+        return values, grad
+    bad = ~torch.isfinite(check)
+    if bad.dim() > 1:
+        bad = bad.any(dim=-1)
+    sub = MaskedLists(lists.mask[bad], full=lists.full, neutralized=lists.neutralized)
+    v64, g64 = _softmax_terms(scaling, gamma, target, z[bad].double(), y[bad].double(), sub, with_grad)
+    (rows,) = torch.nonzero(bad, as_tuple=True)
+    if with_grad:
+        big = torch.finfo(z.dtype).max
+        g64 = torch.nan_to_num(g64, nan=0.0, posinf=big, neginf=-big).clamp(-big, big)
+        return values.index_put((rows,), v64.to(z.dtype)), grad.index_put((rows,), g64.to(z.dtype))
+    # through autograd: the overflowing lists leave the float32 graph (their NaN partials
+    # would reach the other lists' gradient through 0 * NaN), the rest is evaluated again
+    safe = torch.where(bad[:, None], torch.zeros((), dtype=z.dtype, device=z.device), z)
+    values, _ = _softmax_terms(scaling, gamma, target, safe, y, lists, False)
+    return values.index_put((rows,), v64.to(z.dtype)), None
+
+
+def _softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
     parts = composite_softmax(scaling, gamma, z, lists)
     if target == "score":
         parts_y = composite_softmax(scaling, gamma, y, lists)
