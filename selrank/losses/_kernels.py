@@ -287,8 +287,18 @@ def _query_exponentials(pred, y, start, stop, alpha, beta, shift, ep, iep, ey, i
 def _rank_order(x):  # pragma: no cover - jitted
     """Positions of ``x`` by decreasing value, ties in position order (what a stable sort
     gives, without numba's slow mergesort: quicksort, then each run of ties sorted)."""
-    order = np.argsort(-x)
     n = x.size
+    if n <= 64:  # insertion sort: stable, and cheaper than a library sort on short lists
+        order = np.arange(n)
+        for i in range(1, n):
+            k = order[i]
+            j = i - 1
+            while j >= 0 and x[order[j]] < x[k]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = k
+        return order
+    order = np.argsort(-x)
     i = 0
     while i < n:
         j = i + 1

@@ -389,3 +389,21 @@ def test_kernel_values_equal_core_loss(link, method, pairs, rng):
     g0, h0 = generic(bound, z)
     np.testing.assert_allclose(g, g0, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(h, h0, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("k", [3, 60, 199])
+def test_topk_long_queries_with_tied_scores(k, rng):
+    """Long queries (the kernel's partial selection and its full sort with tie runs), many
+    tied scores, ties straddling the top-k boundary."""
+    sizes = np.array([200, 70, 130])
+    n = int(sizes.sum())
+    y = rng.integers(0, 3, size=n).astype(float)
+    z = np.round(rng.normal(size=n), 1)  # about 40 distinct values: long runs of ties
+    link = Sinh(cap=3.0)
+    bound = Pairwise(link, pair_method="topk", num_pair_per_sample=k).bind(y, group=sizes)
+    ref_pairs = py_topk(z, y, sizes, k, False)
+    assert as_set(*bound.selected_pairs(z)) == sorted(ref_pairs)
+    _, ref_g, ref_h = py_objective(link, z, y, sizes, ref_pairs)
+    g, h = bound.grad_hess(z)
+    np.testing.assert_allclose(g, ref_g, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(h, ref_h, rtol=1e-9, atol=1e-9)
