@@ -19,7 +19,8 @@ Timing protocol (``--part timing``)
 * References, written plainly in torch in this file and timed in the same run:
   a ``log_softmax`` ListNet, a broadcast RankNet and the exp link's matching loss written
   elementwise (all with the mask).
-* Peak memory: each (head, shape) runs once in a fresh subprocess; the peak resident set
+* Peak memory: each (head, shape) runs once in a fresh subprocess, after a warm-up pass on a
+  ``[2 × 8]`` batch (so that loading the numba kernels is not counted); the peak resident set
   (``VmHWM``, reset just before the pass) minus the resident set before it, with glibc's
   mmap threshold fixed so freed tensors return their pages. On CUDA,
   ``torch.cuda.max_memory_allocated`` minus the allocation before the pass.
@@ -200,8 +201,10 @@ def _status(key: str) -> int:
 
 def memory_probe(name: str, B: int, L: int, device: str) -> int:
     """Peak extra memory (bytes) of one forward+backward of ``name`` (run in a fresh process)."""
-    s, y, mask = make_batch(B, L, device)
     fn = entries()[name][1]()
+    ws, wy, wm = make_batch(2, 8, device, seed=1)
+    fn(ws.clone().requires_grad_(True), wy, wm).backward()  # warm-up: numba loading/compiling is not the pass
+    s, y, mask = make_batch(B, L, device)
     x = s.clone().requires_grad_(True)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
