@@ -427,12 +427,29 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
             # exponentials are factorised; beyond a cap they are the constants e^(+-hi), and
             # the capped value, slope and primitive follow from the clamped argument.
             fast = odd and not distinct and (kind == IDENTITY or factorised)
+            # every difference inside the caps (early boosting rounds): the leanest loop
+            incap = fast and not with_values and alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
             for r in range(n_outer):
                 gi = 0.0
                 hi_sum = 0.0
                 vi = 0.0
                 pi, yi, ri = ps[r], ys[r], rid[r]
-                if fast:
+                if incap:
+                    a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
+                    for j in range(r + 1, n):
+                        if kind == IDENTITY:
+                            g = alpha * ((pi - ps[j]) - (yi - ys[j])) * w
+                            h = alpha * w
+                        else:  # SINH, beta = 0
+                            e1 = a1 * ieps[j]
+                            e2 = b1 * eps[j]
+                            g = 0.5 * ((e1 - e2) - (a2 * ieys[j] - b2 * eys[j])) * w
+                            h = alpha * 0.5 * (e1 + e2) * w
+                        gi += g
+                        hi_sum += h
+                        gs[j] -= g
+                        hs[j] += h
+                elif fast:
                     a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
                     for j in range(r + 1, n):
                         xh = alpha * (pi - ps[j])
