@@ -12,7 +12,7 @@
    inside the objective callable; each round's ratio ``objective seconds / lambdarank
    round`` is taken within the round, and the table shows medians over the rounds (the first
    round, which compiles and binds, is not timed).
-2. **Quality.** MQ2008, the 5 official folds (``selrank.datasets.load_letor``): the pairwise
+2. **Quality.** MQ2008 and OHSUMED, the 5 official folds (``selrank.datasets.load_letor``): the pairwise
    objective with ``all`` pairs vs ``topk`` (k = 10, the evaluation cutoff) and ``mean``
    (m = 1), learning rate 0.05, early stopping on validation NDCG@10 (patience 50, at most 500
    rounds), test NDCG@10 per query (queries without relevant documents left out), pooled over
@@ -129,7 +129,7 @@ def speed(docs: int, n_rows: int, n_rounds: int) -> dict:
             "rounds_timed": n_rounds, "methods": rows}
 
 
-# ---- quality on MQ2008 ----------------------------------------------------------------------------
+# ---- quality on LETOR -----------------------------------------------------------------------------
 def train_pairwise(split, kw: dict, max_rounds: int):
     import lightgbm as lgb
 
@@ -160,14 +160,14 @@ def bootstrap_ci(d: np.ndarray, n_resamples: int = 10_000, seed: int = 0) -> tup
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
-def quality(folds, max_rounds: int) -> dict:
+def quality(dataset: str, folds, max_rounds: int) -> dict:
     from selrank.datasets import load_letor
     from selrank.metrics import ndcg
 
     per_query = {k: [] for k in QUALITY_METHODS}
     details = []
     for fold in folds:
-        split = load_letor("mq2008", fold=fold)
+        split = load_letor(dataset, fold=fold)
         te = split.test
         for name, kw in QUALITY_METHODS.items():
             scores, best, seconds = train_pairwise(split, kw, max_rounds)
@@ -175,11 +175,13 @@ def quality(folds, max_rounds: int) -> dict:
             per_query[name].append(v)
             details.append({"fold": fold, "method": name, "best_iteration": best, "train_seconds": seconds,
                             "test_ndcg@10": float(np.nanmean(v))})
-            print(f"  MQ2008 fold {fold} {name}: NDCG@10 {np.nanmean(v):.4f} ({best} rounds, {seconds:.1f}s)",
+            print(f"  {dataset} fold {fold} {name}: NDCG@10 {np.nanmean(v):.4f} ({best} rounds, {seconds:.1f}s)",
                   file=sys.stderr, flush=True)
     pooled = {k: np.concatenate(v) for k, v in per_query.items()}
     keep = ~np.isnan(pooled["all"])
-    out = {"folds": list(folds), "queries": int(keep.sum()), "per_fold": details, "comparisons": []}
+    out = {"data": f"{dataset} (selrank.datasets.load_letor)", "learning_rate": 0.05, "max_rounds": max_rounds,
+           "early_stopping": "validation NDCG@10, patience 50", "label_scale": LABEL_SCALE,
+           "folds": list(folds), "queries": int(keep.sum()), "per_fold": details, "comparisons": []}
     for name in list(QUALITY_METHODS)[1:]:
         d = pooled[name][keep] - pooled["all"][keep]
         lo, hi = bootstrap_ci(d)
@@ -194,7 +196,11 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=200_000, help="rows of each synthetic speed data set")
     parser.add_argument("--rounds", type=int, default=6, help="timed boosting rounds (interleaved)")
-    parser.add_argument("--quick", action="store_true", help="smoke run: small data, 2 rounds, 1,000 documents per query only, MQ2008 fold 1")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: small data, 2 rounds, 1,000 documents per query only, fold 1")
+    parser.add_argument("--part", choices=("all", "speed", "quality"), default="all",
+                        help="run one part only; the other is kept from --out")
+    parser.add_argument("--datasets", default="mq2008,ohsumed", help="LETOR collections of the quality part")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "deep_lists.json"))
     args = parser.parse_args(argv)
 
@@ -208,9 +214,21 @@ def main(argv=None) -> dict:
     if args.quick:
         args.rows, args.rounds = 40_000, 2
         docs_list, folds, max_rounds = (1000,), (1,), 60
+    out = Path(args.out)
+    old = json.loads(out.read_text()) if args.part != "all" and out.exists() else {}
     t_start = time.perf_counter()
-    speed_rows = [speed(d, args.rows, args.rounds) for d in docs_list]
-    qual = quality(folds, max_rounds)
+    if args.part == "quality":
+        speed_rows = old["speed"]["results"]
+        for key in ("machine", "runtime_seconds"):  # the earlier run's, kept with its speed part
+            if key in old and key not in old["speed"]:
+                old["speed"][key] = old[key]
+    else:
+        speed_rows = [speed(d, args.rows, args.rounds) for d in docs_list]
+    if args.part == "speed":
+        quals = {k[len("quality_"):] if k != "quality" else "mq2008": v for k, v in old.items()
+                 if k.startswith("quality")}
+    else:
+        quals = {ds: quality(ds, folds, max_rounds) for ds in args.datasets.split(",")}
 
     print(f"\nSeconds per boosting round, 1 thread, {TREE_PARAMS['num_leaves']} leaves; selrank: time inside the "
           "objective and its ratio to one LightGBM lambdarank round (median over interleaved rounds)")
@@ -221,34 +239,36 @@ def main(argv=None) -> dict:
             rat = f"{r['objective_over_lambdarank_round']:16.2f}x" if "objective_over_lambdarank_round" in r \
                 else f"{'-':>17s}"
             print(f"{block['docs_per_query']:10d} {r['method']:36s} {r['seconds_per_round']:8.3f} {obj} {rat}")
-    print(f"\nMQ2008 test NDCG@10, {len(qual['folds'])} fold(s) pooled ({qual['queries']} queries with a relevant "
-          "document): method - all pairs, 95% bootstrap CI")
-    for c in qual["comparisons"]:
-        print(f"  {c['method']:14s} {c['mean_ndcg@10']:.4f} vs {c['baseline_ndcg@10']:.4f}: diff {c['diff']:+.4f} "
-              f"[{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}] (better on {c['n_better']}, worse on {c['n_worse']})")
+    for ds, qual in quals.items():
+        print(f"\n{ds} test NDCG@10, {len(qual['folds'])} fold(s) pooled ({qual['queries']} queries with a relevant "
+              "document): method - all pairs, 95% bootstrap CI")
+        for c in qual["comparisons"]:
+            print(f"  {c['method']:14s} {c['mean_ndcg@10']:.4f} vs {c['baseline_ndcg@10']:.4f}: diff {c['diff']:+.4f} "
+                  f"[{c['ci95'][0]:+.4f}, {c['ci95'][1]:+.4f}] (better on {c['n_better']}, worse on {c['n_worse']})")
 
     targets = {}
     for block in speed_rows:
         top = next(r for r in block["methods"] if r["method"].startswith("selrank pairwise topk"))
         targets[f"topk objective <= 1 lambdarank round at {block['docs_per_query']} docs"] = bool(
             top["objective_over_lambdarank_round"] <= 1.0)
-    topk_q = next(c for c in qual["comparisons"] if c["method"].startswith("topk"))
-    targets["topk NDCG@10 at parity with all (CI contains 0)"] = topk_q["ci_contains_0"]
+    for ds, qual in quals.items():
+        topk_q = next(c for c in qual["comparisons"] if c["method"].startswith("topk"))
+        targets[f"topk NDCG@10 at parity with all on {ds} (CI contains 0)"] = topk_q["ci_contains_0"]
     print("\ntargets:", ", ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in targets.items()))
     doc = {
         "benchmark": "deep_lists", "quick": bool(args.quick),
-        "speed": {"data": "selrank.datasets.make_mslr_like(seed=0, n_features=136), regrouped into equal queries",
-                  "tree_params": TREE_PARAMS, "label_scale": LABEL_SCALE, "lightgbm_lambdarank_truncation": 30,
-                  "results": speed_rows},
-        "quality": {"data": "MQ2008 (selrank.datasets.load_letor)", "learning_rate": 0.05, "max_rounds": max_rounds,
-                    "early_stopping": "validation NDCG@10, patience 50", "label_scale": LABEL_SCALE, **qual},
+        "speed": old.get("speed") if args.part == "quality" else {
+            "data": "selrank.datasets.make_mslr_like(seed=0, n_features=136), regrouped into equal queries",
+            "tree_params": TREE_PARAMS, "label_scale": LABEL_SCALE, "lightgbm_lambdarank_truncation": 30,
+            "results": speed_rows, "runtime_seconds": time.perf_counter() - t_start,
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}},
+        **{("quality" if ds == "mq2008" else f"quality_{ds}"): q for ds, q in quals.items()},
         "targets": targets,
-        "runtime_seconds": time.perf_counter() - t_start,
         "versions": {"selrank": selrank.__version__, "lightgbm": lightgbm.__version__, "numpy": np.__version__},
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                     "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
     }
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))
     print(f"wrote {out}")
