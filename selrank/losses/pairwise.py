@@ -325,6 +325,8 @@ class _BoundPairwise(BoundLoss):
 
     @property
     def n_pairs(self) -> int:
+        """Within-query pairs of the binding (all of them, or those with distinct targets);
+        ``"topk"`` and ``"mean"`` select from these at each call (:meth:`selected_pairs`)."""
         if self._pairs is not None:
             return int(self._pairs["a"].size)
         total = self.groups.n_pairs()
