@@ -24,7 +24,16 @@ import math
 
 import numpy as np
 
-__all__ = ["available", "kernel_link", "pairwise_grad_hess", "pairwise_target_grad"]
+__all__ = [
+    "available",
+    "kernel_link",
+    "pairwise_grad_hess",
+    "pairwise_target_grad",
+    "pairwise_sampled",
+    "kernel_fcaps",
+    "draw_key",
+    "mix64",
+]
 
 try:  # numba is optional (the "fast" extra)
     import numba
@@ -33,6 +42,33 @@ try:  # numba is optional (the "fast" extra)
 except ImportError:  # pragma: no cover - exercised only without numba
     numba = None
     _NUMBA = False
+
+# splitmix64 (Steele, Lea & Flood 2014): the counter-based generator of the sampled pairs. The
+# partner of draw t of row r is a pure function of (seed, draw, r, t), so the NumPy sampler of
+# selrank.losses.pairwise and the kernel below draw the same pairs in any order or thread.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def mix64(x):
+    """splitmix64's output function on uint64 (NumPy arrays or, jitted, scalars); wraps mod 2**64."""
+    x = x ^ (x >> _S30)
+    x = x * _MIX1
+    x = x ^ (x >> _S27)
+    x = x * _MIX2
+    return x ^ (x >> _S31)
+
+
+def draw_key(seed: int, draw: int) -> np.uint64:
+    """The stream key of one draw of sampled pairs: row ``r``'s ``t``-th partner comes from
+    ``mix64(key + (r * m + t) * golden)`` (``m`` partners per row)."""
+    with np.errstate(over="ignore"):
+        s = mix64(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))
+        d = mix64(np.array([int(draw) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64) + _GOLDEN)
+        return np.uint64(mix64(s ^ d)[0])
+
 
 # link kinds understood by the kernel
 IDENTITY, EXP, SINH, SIGMOID = 0, 1, 2, 3
@@ -223,11 +259,361 @@ def _kernel(pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, i
             hess[i] += hi_sum
 
 
+def _query_exponentials(pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey):  # pragma: no cover - jitted
+    """Fill the factorised exponentials of one query (scores and targets, centred on their
+    mid-range); False when the query's range would overflow them (one exponential per pair)."""
+    if shift <= 0.0:
+        return False
+    pmin, pmax = pred[start], pred[start]
+    ymin, ymax = y[start], y[start]
+    for r in range(start + 1, stop):
+        pmin = min(pmin, pred[r])
+        pmax = max(pmax, pred[r])
+        ymin = min(ymin, y[r])
+        ymax = max(ymax, y[r])
+    if not (alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
+            and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT):
+        return False
+    pm = 0.5 * (pmin + pmax)
+    ym = 0.5 * (ymin + ymax)
+    for r in range(start, stop):
+        ep[r - start] = math.exp(alpha * (pred[r] - pm))
+        iep[r - start] = 1.0 / ep[r - start]
+        ey[r - start] = math.exp(alpha * (y[r] - ym))
+        iey[r - start] = 1.0 / ey[r - start]
+    return True
+
+
+def _rank_order(x):  # pragma: no cover - jitted
+    """Positions of ``x`` by decreasing value, ties in position order (what a stable sort
+    gives, without numba's slow mergesort: quicksort, then each run of ties sorted)."""
+    n = x.size
+    if n <= 64:  # insertion sort: stable, and cheaper than a library sort on short lists
+        order = np.arange(n)
+        for i in range(1, n):
+            k = order[i]
+            j = i - 1
+            while j >= 0 and x[order[j]] < x[k]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = k
+        return order
+    order = np.argsort(-x)
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and x[order[j]] == x[order[i]]:
+            j += 1
+        if j - i > 1:
+            order[i:j] = np.sort(order[i:j])
+        i = j
+    return order
+
+
+def _topk_order(x, kk):  # pragma: no cover - jitted
+    """:func:`_rank_order`'s first ``kk`` positions, then the others in position order: all that
+    the top-k pairs need (the order among documents below rank ``kk`` does not select pairs),
+    in O(n + kk log kk) instead of a full sort."""
+    n = x.size
+    if 4 * kk >= n:
+        return _rank_order(x)
+    negx = -x
+    thr = np.partition(negx.copy(), kk - 1)[kk - 1]
+    top = np.empty(kk, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    cnt = 0
+    for i in range(n):
+        if negx[i] < thr:
+            top[cnt] = i
+            cnt += 1
+    rest = kk
+    for i in range(n):
+        if negx[i] == thr and cnt < kk:  # ties at the boundary: the earlier positions first
+            top[cnt] = i
+            cnt += 1
+        elif negx[i] >= thr:
+            out[rest] = i
+            rest += 1
+    ranked = _rank_order(x[top])
+    for r in range(kk):
+        out[r] = top[ranked[r]]
+    return out
+
+
+def _capped_F(kind, x, e, ie, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi):  # pragma: no cover - jitted
+    """The link's standardised primitive ``F`` with caps (``selrank._affine.Capped._cF``)."""
+    if x > hi:
+        t = x - hi
+        return F_hi + f_hi * t + (0.0 if flat else 0.5 * df_hi * t * t)
+    if x < lo:
+        t = x - lo
+        return F_lo + f_lo * t + (0.0 if flat else 0.5 * df_lo * t * t)
+    if kind == IDENTITY:
+        return 0.5 * x * x
+    if kind == EXP:
+        return e
+    if kind == SINH:
+        return 0.5 * (e + ie)
+    return math.log1p(e) if e <= 1.0 else x + math.log1p(ie)  # SIGMOID: softplus
+
+
+def _pair_value(xh, xt, Fh, Ft, ft, alpha):  # pragma: no cover - jitted
+    """``H(d_hat) - H(d) - (d_hat - d) h(d)`` from standardised values, clipped at 0."""
+    v = (Fh - Ft - (xh - xt) * ft) / alpha
+    return v if v > 0.0 else 0.0
+
+
+def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m, key, ysort, blo, bhi,
+                    values, grad, hess, ep, iep, ey, iey):  # pragma: no cover - jitted
+    """Loss per query (into ``values`` when it has entries), gradient and Hessian over the
+    selected pairs of each query.
+
+    ``mode`` 0: every pair; 1 (top-k): the pairs whose better-ranked document (by ``pred``,
+    ties: the earlier row) is among the first ``m`` of the query, each unordered pair once;
+    2 (mean): ``m`` partners per document, drawn uniformly from the other documents of the
+    query (``distinct``: from those with a different target, found through the target order
+    ``ysort`` and each row's run of equal targets ``[blo, bhi)`` in it). Each pair is oriented
+    so that ``y_a >= y_b`` (ties: the earlier row first) — or not at all for an odd link, whose
+    pair terms do not depend on the orientation. ``fcaps`` holds the primitive's values at the
+    caps ``(F_lo, F_hi)``. Pair bodies are written in the loops rather than in a helper that
+    takes arrays: a call per pair would cost reference counting of its array arguments.
+    """
+    kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    F_lo, F_hi = fcaps
+    odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
+    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    ishift = 1.0 / shift if shift > 0.0 else 0.0
+    with_values = values.size > 0
+    e_hi = math.exp(min(hi, _SAFE_EXPONENT)) if kind == SINH else 0.0
+    ie_hi = 1.0 / e_hi if kind == SINH else 0.0
+    longest = ep.size
+    ranked = mode != 2
+    if ranked:  # the query in ranking order: the pairs of document r are then a contiguous run
+        ps, ys, rid = np.empty(longest), np.empty(longest), np.empty(longest, dtype=np.int64)
+        eps, ieps, eys, ieys = np.empty(longest), np.empty(longest), np.empty(longest), np.empty(longest)
+        gs, hs = np.empty(longest), np.empty(longest)
+    for q in range(offsets.size - 1):
+        start, stop = offsets[q], offsets[q + 1]
+        n = stop - start
+        if n < 2:
+            continue
+        w = qweight[q] if qweight.size else 1.0
+        factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
+                                                              ep, iep, ey, iey)
+        vq = 0.0
+        if ranked:
+            if mode == 1:
+                order = _topk_order(pred[start:stop], min(m, n - 1))
+                n_outer = min(m, n - 1)
+            else:
+                order = np.arange(n)
+                n_outer = n - 1
+            pmin, pmax = pred[start], pred[start]
+            ymin, ymax = y[start], y[start]
+            for s in range(n):
+                o = order[s]
+                rid[s] = start + o
+                ps[s] = pred[start + o]
+                ys[s] = y[start + o]
+                pmin = min(pmin, ps[s])
+                pmax = max(pmax, ps[s])
+                ymin = min(ymin, ys[s])
+                ymax = max(ymax, ys[s])
+                if factorised:
+                    eps[s], ieps[s], eys[s], ieys[s] = ep[o], iep[o], ey[o], iey[o]
+                gs[s] = 0.0
+                hs[s] = 0.0
+            # an odd link on all pairs (the usual case): branch-free and vectorisable. The
+            # exponentials are factorised; beyond a cap they are the constants e^(+-hi), and
+            # the capped value, slope and primitive follow from the clamped argument.
+            fast = odd and not distinct and (kind == IDENTITY or factorised)
+            # every difference inside the caps (early boosting rounds): the leanest loop
+            incap = fast and not with_values and alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
+            for r in range(n_outer):
+                gi = 0.0
+                hi_sum = 0.0
+                vi = 0.0
+                pi, yi, ri = ps[r], ys[r], rid[r]
+                if incap:
+                    a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
+                    for j in range(r + 1, n):
+                        if kind == IDENTITY:
+                            g = alpha * ((pi - ps[j]) - (yi - ys[j])) * w
+                            h = alpha * w
+                        else:  # SINH, beta = 0
+                            e1 = a1 * ieps[j]
+                            e2 = b1 * eps[j]
+                            g = 0.5 * ((e1 - e2) - (a2 * ieys[j] - b2 * eys[j])) * w
+                            h = alpha * 0.5 * (e1 + e2) * w
+                        gi += g
+                        hi_sum += h
+                        gs[j] -= g
+                        hs[j] += h
+                elif fast:
+                    a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
+                    for j in range(r + 1, n):
+                        xh = alpha * (pi - ps[j])
+                        xt = alpha * (yi - ys[j])
+                        ch = min(max(xh, -hi), hi)
+                        ct = min(max(xt, -hi), hi)
+                        th = xh - ch
+                        tt = xt - ct
+                        if kind == IDENTITY:
+                            fh, dfh, Fh = ch, 1.0, 0.5 * ch * ch
+                            ft, Ft = ct, 0.5 * ct * ct
+                            dft = 1.0
+                        else:  # SINH: e^x inside the caps, e^(+-hi) at and beyond them
+                            eh = a1 * ieps[j] if xh <= hi else e_hi
+                            eh = eh if xh >= -hi else ie_hi
+                            ieh = b1 * eps[j] if xh <= hi else ie_hi
+                            ieh = ieh if xh >= -hi else e_hi
+                            et = a2 * ieys[j] if xt <= hi else e_hi
+                            et = et if xt >= -hi else ie_hi
+                            iet = b2 * eys[j] if xt <= hi else ie_hi
+                            iet = iet if xt >= -hi else e_hi
+                            fh, dfh, Fh = 0.5 * (eh - ieh), 0.5 * (eh + ieh), 0.5 * (eh + ieh)
+                            ft, dft, Ft = 0.5 * (et - iet), 0.5 * (et + iet), 0.5 * (et + iet)
+                        if flat:
+                            Fh += fh * th
+                            Ft += ft * tt
+                            dfh = dfh if th == 0.0 else 0.0
+                        else:
+                            Fh += (fh + 0.5 * dfh * th) * th
+                            Ft += (ft + 0.5 * dft * tt) * tt
+                            fh += dfh * th
+                            ft += dft * tt
+                        g = (fh - ft) * w
+                        h = alpha * dfh * w
+                        if with_values:
+                            v = (Fh - Ft - (xh - xt) * ft) / alpha
+                            vi += v if v > 0.0 else 0.0
+                        gi += g
+                        hi_sum += h
+                        gs[j] -= g
+                        hs[j] += h
+                else:
+                    for j in range(r + 1, n):
+                        yj = ys[j]
+                        mw = 0.0 if distinct and yi == yj else 1.0
+                        sgn = 1.0 if odd or yi > yj or (yi == yj and ri < rid[j]) else -1.0
+                        up = 0.5 * (1.0 + sgn)
+                        xh = alpha * (sgn * (pi - ps[j]) - beta)
+                        xt = alpha * (sgn * (yi - yj) - beta)
+                        eh = ieh = et = iet = 0.0
+                        if kind != IDENTITY:
+                            if factorised:
+                                e1 = eps[r] * ieps[j]
+                                e2 = ieps[r] * eps[j]
+                                eh = (up * e1 + (1.0 - up) * e2) * shift
+                                ieh = (up * e2 + (1.0 - up) * e1) * ishift
+                                e1 = eys[r] * ieys[j]
+                                e2 = ieys[r] * eys[j]
+                                et = (up * e1 + (1.0 - up) * e2) * shift
+                                iet = (up * e2 + (1.0 - up) * e1) * ishift
+                            else:
+                                if lo <= xh <= hi:
+                                    eh = math.exp(xh)
+                                    ieh = math.exp(-xh)
+                                if lo <= xt <= hi:
+                                    et = math.exp(xt)
+                                    iet = math.exp(-xt)
+                        fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                        ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                        if with_values and mw > 0.0:
+                            vi += _pair_value(xh, xt,
+                                              _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                        f_hi, df_hi),
+                                              _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                        f_hi, df_hi), ft, alpha)
+                        g = sgn * (fh - ft) * mw * w
+                        h = alpha * dfh * mw * w
+                        gi += g
+                        hi_sum += h
+                        gs[j] -= g
+                        hs[j] += h
+                gs[r] += gi
+                hs[r] += hi_sum
+                vq += vi
+            for s in range(n):
+                grad[rid[s]] += gs[s]
+                hess[rid[s]] += hs[s]
+        else:
+            for i in range(start, stop):  # "mean": m draws per document
+                lo_run = blo[i] if distinct else 0
+                run = bhi[i] - lo_run if distinct else 1
+                c = n - run
+                if c <= 0:
+                    continue
+                cu = np.uint64(c)
+                yi = y[i]
+                pi = pred[i]
+                gi = 0.0
+                hi_sum = 0.0
+                for s in range(m):
+                    u = _mix64(key + np.uint64(i * m + s) * _GOLDEN)
+                    t = np.int64(u % cu)
+                    if distinct:
+                        j = ysort[start + (t if t < lo_run else t + run)]
+                    else:
+                        j = start + (t if t < i - start else t + 1)
+                    yj = y[j]
+                    mw = 0.0 if distinct and yi == yj else 1.0
+                    # sgn = +1 when i is the pair's upper document a
+                    sgn = 1.0 if odd or yi > yj or (yi == yj and i < j) else -1.0
+                    up = 0.5 * (1.0 + sgn)
+                    xh = alpha * (sgn * (pi - pred[j]) - beta)
+                    xt = alpha * (sgn * (yi - yj) - beta)
+                    eh = ieh = et = iet = 0.0
+                    if kind != IDENTITY:
+                        if factorised:
+                            e1 = ep[i - start] * iep[j - start]
+                            e2 = iep[i - start] * ep[j - start]
+                            eh = (up * e1 + (1.0 - up) * e2) * shift
+                            ieh = (up * e2 + (1.0 - up) * e1) * ishift
+                            e1 = ey[i - start] * iey[j - start]
+                            e2 = iey[i - start] * ey[j - start]
+                            et = (up * e1 + (1.0 - up) * e2) * shift
+                            iet = (up * e2 + (1.0 - up) * e1) * ishift
+                        else:
+                            if lo <= xh <= hi:
+                                eh = math.exp(xh)
+                                ieh = math.exp(-xh)
+                            if lo <= xt <= hi:
+                                et = math.exp(xt)
+                                iet = math.exp(-xt)
+                    fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                    ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+                    if with_values and mw > 0.0:
+                        vq += _pair_value(xh, xt,
+                                          _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                    f_hi, df_hi),
+                                          _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
+                                                    f_hi, df_hi), ft, alpha)
+                    g = sgn * (fh - ft) * mw * w
+                    h = alpha * dfh * mw * w
+                    gi += g
+                    hi_sum += h
+                    grad[j] -= g
+                    hess[j] += h
+                grad[i] += gi
+                hess[i] += hi_sum
+        if with_values:
+            values[q] = vq
+
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
     _capped = numba.njit(inline="always")(_capped)
     # reassociation lets LLVM vectorise the inner loop's sums (results move by rounding only)
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
+    _mix64 = numba.njit(inline="always")(mix64)
+    _query_exponentials = numba.njit(inline="always")(_query_exponentials)
+    _rank_order = numba.njit(_rank_order)
+    _topk_order = numba.njit(_topk_order)
+    _capped_F = numba.njit(inline="always")(_capped_F)
+    _pair_value = numba.njit(inline="always")(_pair_value)
+    _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_sampled_kernel)
+else:  # pragma: no cover
+    _mix64 = mix64
 
 
 def pairwise_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
@@ -253,6 +639,49 @@ def pairwise_target_grad(y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray
     of the gradient that does not change between boosting rounds."""
     grad, _ = _run(y, y, offsets, qweight, distinct, params, 2)
     return -grad
+
+
+MODES = {"all": 0, "topk": 1, "mean": 2}
+
+
+def kernel_fcaps(link) -> tuple:
+    """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
+    taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
+    def at(v):
+        return float(link._F(np.array([v]), np)[0]) if math.isfinite(v) else 0.0
+
+    return (at(float(link._lo)), at(float(link._hi)))
+
+
+def pairwise_sampled(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
+                     distinct: bool, params: tuple, method: str, m: int = 0, key=0, runs=None,
+                     fcaps: tuple | None = None):
+    """Gradient and Hessian diagonal (and, with ``fcaps`` from :func:`kernel_fcaps`, the loss
+    of each query) over the pairs of ``method``.
+
+    ``"all"``: every pair (as :func:`pairwise_grad_hess`, plus the loss values); ``"topk"``: the
+    pairs whose better-ranked document by ``pred`` (ties: the earlier row) is among the first
+    ``m`` of its query; ``"mean"``: ``m`` partners per document drawn with ``key``
+    (:func:`draw_key`), ``runs = (ysort, blo, bhi)`` from
+    :func:`selrank.losses.pairwise.target_runs` when ``distinct``. Other arguments as
+    :func:`pairwise_grad_hess`. Returns ``(grad, hess)`` or ``(grad, hess, values)``.
+    """
+    if not _NUMBA:
+        raise RuntimeError("the pairwise kernel needs numba: pip install 'selrank[fast]'")
+    n = pred.shape[0]
+    grad = np.zeros(n, dtype=np.float64)
+    hess = np.zeros(n, dtype=np.float64)
+    values = np.zeros(offsets.size - 1 if fcaps is not None else 0, dtype=np.float64)
+    longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
+    scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
+    qw = np.zeros(0, dtype=np.float64) if qweight is None else np.ascontiguousarray(qweight, dtype=np.float64)
+    empty = np.zeros(0, dtype=np.int64)
+    ysort, blo, bhi = (empty, empty, empty) if runs is None else (np.ascontiguousarray(r, dtype=np.int64) for r in runs)
+    _sampled_kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
+                    np.ascontiguousarray(offsets, dtype=np.int64), qw, bool(distinct), params,
+                    (0.0, 0.0) if fcaps is None else tuple(float(v) for v in fcaps), MODES[method], int(m),
+                    np.uint64(key), ysort, blo, bhi, values, grad, hess, *scratch)
+    return (grad, hess) if fcaps is None else (grad, hess, values)
 
 
 def _run(pred, y, offsets, qweight, distinct, params, side):

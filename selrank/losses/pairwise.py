@@ -9,7 +9,13 @@ from ..links import Link, Sinh, get_link
 from . import _kernels
 from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
 
-__all__ = ["Pairwise", "scatter_add"]
+__all__ = ["Pairwise", "PAIR_METHODS", "scatter_add"]
+
+#: Pair selection of :class:`Pairwise` (XGBoost's ``lambdarank_pair_method`` and ``"all"``).
+PAIR_METHODS = ("all", "topk", "mean")
+#: ``num_pair_per_sample`` when not given: XGBoost's defaults (truncation 32 for top-k, one
+#: partner per document for mean).
+DEFAULT_NUM_PAIR = {"topk": 32, "mean": 1}
 
 
 def scatter_add(index, values, n: int, like):
@@ -55,6 +61,29 @@ class Pairwise(Loss):
     pairs : {"all", "distinct"}
         ``"all"`` includes pairs with equal targets (matched to a zero difference);
         ``"distinct"`` only pairs whose targets differ (as LambdaMART).
+    pair_method : {"all", "topk", "mean"}
+        Which pairs of a query enter the loss, with the meaning of XGBoost's
+        ``lambdarank_pair_method`` (deep lists: a query of ``n`` documents has ``n(n-1)/2``
+        pairs):
+
+        * ``"all"`` (default): every pair.
+        * ``"topk"``: the pairs whose better-ranked document is among the first ``k`` of the
+          query's *current* ranking by ``y_pred`` (ties in ``y_pred``: the earlier row ranks
+          first), each unordered pair once: about ``k·n`` pairs. With ``k >= n - 1`` these
+          are all pairs.
+        * ``"mean"``: each document draws ``m`` partners uniformly from the other documents
+          of its query (with ``pairs="distinct"``: from those with a different target, as
+          XGBoost does), ``n·m`` pairs (a pair drawn twice counts twice). Each
+          :meth:`~selrank.losses.BoundLoss.grad_hess` call (a boosting round) draws afresh;
+          draw ``t`` of a binding is a pure function of ``seed`` and ``t`` (reproducible,
+          independent of threads and of the path that computes it).
+
+        The loss and its gradient are those of the selected pairs (not rescaled).
+    num_pair_per_sample : int, optional
+        ``k`` for ``"topk"`` (default 32) or ``m`` for ``"mean"`` (default 1), as XGBoost's
+        ``lambdarank_num_pair_per_sample``. Not used by ``"all"``.
+    seed : int
+        Seed of the ``"mean"`` draws.
     target : {"score"}
         Pairwise targets are per-document scores.
 
@@ -67,7 +96,10 @@ class Pairwise(Loss):
     and kept: memory is about 40 bytes per pair. For NumPy float64 predictions, grouped rows
     and the identity, exp, sinh and sigmoid links, :meth:`~selrank.losses.BoundLoss.grad_hess`
     runs a numba kernel (:mod:`selrank.losses._kernels`) that walks the pairs without storing
-    them (the pair arrays are then built only if another path needs them).
+    them (the pair arrays are then built only if another path needs them). The sampled
+    methods never enumerate all pairs: the kernel walks the selected ones, and the generic
+    path builds index arrays for the selected pairs only (about ``k·n`` or ``m·n`` per query).
+    :meth:`_BoundPairwise.selected_pairs` returns the pairs a call will use.
 
     Examples
     --------
@@ -89,7 +121,8 @@ class Pairwise(Loss):
         {"link": "sinh", "cap": 1.0, "cap_mode": "flat"},
     ]
 
-    def __init__(self, link: Link | str | None = None, *, pairs: str = "all", target: str = "score", **link_params):
+    def __init__(self, link: Link | str | None = None, *, pairs: str = "all", pair_method: str = "all",
+                 num_pair_per_sample: int | None = None, seed: int = 0, target: str = "score", **link_params):
         if link is None:
             link = Sinh(cap=3.0) if not link_params else get_link("sinh", **link_params)
             link_params = {}
@@ -97,8 +130,18 @@ class Pairwise(Loss):
         if pairs not in ("all", "distinct"):
             raise ValueError(f"`pairs` of Pairwise must be 'all' or 'distinct'; got {pairs!r}")
         self.pairs = pairs
+        if pair_method not in PAIR_METHODS:
+            raise ValueError(f"`pair_method` of Pairwise must be one of {PAIR_METHODS}; got {pair_method!r}")
+        self.pair_method = pair_method
+        self.num_pair_per_sample = _check_num_pair(pair_method, num_pair_per_sample)
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+            raise TypeError(f"`seed` of Pairwise must be an integer; got {type(seed).__name__}")
+        if seed < 0:
+            raise ValueError(f"`seed` of Pairwise must be >= 0; got {seed!r}")
+        self.seed = int(seed)
         self.target = check_target(target, "Pairwise", ("score",))
-        self._params = {"link": self.link, "pairs": pairs, "target": target}
+        self._params = {"link": self.link, "pairs": pairs, "pair_method": pair_method,
+                        "num_pair_per_sample": self.num_pair_per_sample, "seed": self.seed, "target": target}
 
     def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundPairwise:
         y = as_target_array(y_true)
@@ -115,20 +158,142 @@ class Pairwise(Loss):
         return 0.0
 
 
+def _check_num_pair(method: str, value) -> int | None:
+    if method == "all":
+        if value is not None:
+            raise ValueError(f"`num_pair_per_sample` of Pairwise is used only with pair_method 'topk' or 'mean'; "
+                             f"got {value!r} with pair_method 'all'")
+        return None
+    if value is None:
+        return DEFAULT_NUM_PAIR[method]
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"`num_pair_per_sample` of Pairwise must be a positive integer; got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"`num_pair_per_sample` of Pairwise must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def _grouped_numpy(y_pred, groups) -> np.ndarray:
+    """Predictions as float64 NumPy in grouped order (for choosing pairs: no gradient flows)."""
+    if A.is_torch(y_pred):  # bfloat16 has no NumPy dtype
+        import torch
+
+        y_pred = y_pred.detach().to(dtype=torch.float64)
+    return np.asarray(groups.to_grouped(A.to_numpy(y_pred)), dtype=np.float64)
+
+
+def topk_pairs(pred_grouped: np.ndarray, groups, k: int, cache: dict | None = None):
+    """Grouped-order pairs ``(i, j, pair_group)`` of ``pair_method="topk"``: ``i`` is ranked
+    ``r < k`` by ``pred_grouped`` within its query (ties: the earlier row first) and ``j`` any
+    document ranked below it. Vectorised per distinct query size; the position templates are
+    cached in ``cache``."""
+    n = pred_grouped.shape[0]
+    order = np.lexsort((np.arange(n), -pred_grouped, groups.row_group))
+    hit = None if cache is None else cache.get(("topk", k))
+    if hit is None:
+        ri, rj, rg = [], [], []
+        sizes = groups.sizes
+        for m in np.unique(sizes):
+            if m < 2:
+                continue
+            gsel = np.flatnonzero(sizes == m)
+            ti, tj = np.triu_indices(int(m), 1)
+            keep = ti < k
+            ti, tj = ti[keep], tj[keep]
+            base = groups.offsets[gsel][:, None]
+            ri.append((base + ti[None, :]).reshape(-1))
+            rj.append((base + tj[None, :]).reshape(-1))
+            rg.append(np.repeat(gsel, ti.size))
+        empty = np.zeros(0, dtype=np.int64)
+        hit = (np.concatenate(ri), np.concatenate(rj), np.concatenate(rg)) if ri else (empty, empty, empty)
+        if cache is not None:
+            cache[("topk", k)] = hit
+    ri, rj, rg = hit
+    return order[ri], order[rj], rg
+
+
+def target_runs(y_grouped: np.ndarray, groups):
+    """Rows in target order within each query (``ysort``) and, per row, its run of equal
+    targets ``[blo, bhi)`` as positions in that order relative to the query start."""
+    n = y_grouped.shape[0]
+    rg = groups.row_group
+    ysort = np.lexsort((np.arange(n), y_grouped, rg))
+    ys, gs = y_grouped[ysort], rg[ysort]
+    new = np.ones(n, dtype=bool)
+    if n > 1:
+        new[1:] = (ys[1:] != ys[:-1]) | (gs[1:] != gs[:-1])
+    starts = np.flatnonzero(new)
+    ends = np.append(starts[1:], n)
+    run = np.cumsum(new) - 1
+    first = groups.offsets[gs]
+    blo = np.empty(n, dtype=np.int64)
+    bhi = np.empty(n, dtype=np.int64)
+    blo[ysort] = starts[run] - first
+    bhi[ysort] = ends[run] - first
+    return ysort.astype(np.int64), blo, bhi
+
+
+def mean_pairs(groups, m: int, key, distinct: bool, runs=None):
+    """Grouped-order pairs ``(i, j, pair_group)`` of ``pair_method="mean"``: row ``i``'s
+    ``t``-th partner ``j`` is drawn with splitmix64 from ``key`` (:func:`_kernels.draw_key`),
+    uniformly over the other rows of its query (``distinct``: those with another target;
+    ``runs`` from :func:`target_runs`). The same draws as the numba kernel."""
+    n = groups.n_rows
+    rows = np.repeat(np.arange(n, dtype=np.int64), m)
+    t = np.tile(np.arange(m, dtype=np.int64), n)
+    rg = groups.row_group[rows]
+    start = groups.offsets[rg]
+    size = groups.sizes[rg]
+    p = rows - start
+    if distinct:
+        ysort, blo, bhi = runs
+        lo, run = blo[rows], bhi[rows] - blo[rows]
+    else:
+        lo, run = np.zeros_like(rows), np.ones_like(rows)
+    c = size - run
+    keep = c > 0
+    rows, t, rg, start, p, lo, run, c = (x[keep] for x in (rows, t, rg, start, p, lo, run, c))
+    with np.errstate(over="ignore"):
+        u = _kernels.mix64(np.uint64(key) + (rows * m + t).astype(np.uint64) * _kernels._GOLDEN)
+    r = (u % c.astype(np.uint64)).astype(np.int64)
+    if distinct:
+        partner = runs[0][start + np.where(r < lo, r, r + run)]
+    else:
+        partner = start + np.where(r < p, r, r + 1)
+    return rows, partner, rg
+
+
 class _BoundPairwise(BoundLoss):
+    """A bound :class:`Pairwise` loss.
+
+    Attributes
+    ----------
+    draw : int
+        The draw of ``pair_method="mean"`` that the next call uses; every
+        :meth:`grad_hess` advances it by one.
+    """
+
     def __init__(self, loss: Pairwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.link = loss.link
         self.distinct = loss.pairs == "distinct"
+        self.method = loss.pair_method
+        self.num_pair = loss.num_pair_per_sample
+        self.seed = loss.seed
+        self.draw = 0
         self.y_np = np.asarray(A.to_numpy(y), dtype=np.float64)
         self._pairs: dict | None = None
         self._idx_cache: dict = {}
+        self._sel_cache: dict = {}
+        self._runs = None
+        if self.method == "mean" and self.distinct:
+            self._runs = target_runs(groups.to_grouped(self.y_np), groups)
         # numba fast path for NumPy predictions: pairs are walked on the fly, none are stored
         self._kernel = None
         self._target_grad = None
         if _kernels.available() and groups.perm is None and A.is_numpy(y):
             self._kernel = _kernels.kernel_link(self.link)
-        if self._kernel is None:
+        if self._kernel is None and self.method == "all":
             self._build_pairs()
 
     def _build_pairs(self) -> dict:
@@ -160,6 +325,8 @@ class _BoundPairwise(BoundLoss):
 
     @property
     def n_pairs(self) -> int:
+        """Within-query pairs of the binding (all of them, or those with distinct targets);
+        ``"topk"`` and ``"mean"`` select from these at each call (:meth:`selected_pairs`)."""
         if self._pairs is not None:
             return int(self._pairs["a"].size)
         total = self.groups.n_pairs()
@@ -189,27 +356,95 @@ class _BoundPairwise(BoundLoss):
         y_pred = self._check_pred(y_pred, (self.n_rows,))
         return y_pred, y_pred[self._index("a", y_pred)] - y_pred[self._index("b", y_pred)]
 
+    # -- pair selection (pair_method "topk" / "mean") ----------------------------------------
+    def _selection(self, y_pred) -> dict:
+        """The oriented pairs of the current call, in caller rows (generic path)."""
+        groups = self.groups
+        if self.method == "topk":
+            i, j, pg = topk_pairs(_grouped_numpy(y_pred, groups), groups, self.num_pair, self._sel_cache)
+        else:
+            i, j, pg = mean_pairs(groups, self.num_pair, _kernels.draw_key(self.seed, self.draw), self.distinct,
+                                  self._runs)
+        yg = groups.to_grouped(self.y_np)
+        # orientation: y_a >= y_b, ties: the earlier row first (as for all pairs)
+        swap = (yg[i] < yg[j]) | ((yg[i] == yg[j]) & (i > j))
+        a, b = np.where(swap, j, i), np.where(swap, i, j)
+        if self.distinct:
+            keep = yg[a] != yg[b]
+            a, b, pg = a[keep], b[keep], pg[keep]
+        if groups.perm is not None:
+            a, b = groups.perm[a], groups.perm[b]
+        d = self.y_np[a] - self.y_np[b]
+        hd = np.asarray(A.to_numpy(self.link.h(d)), dtype=np.float64)
+        pw = None if self.unit_weight is None else self.unit_weight[pg]
+        return {"a": a, "b": b, "pair_group": pg, "d": d, "hd": hd, "pair_weight": pw}
+
+    def selected_pairs(self, y_pred):
+        """The oriented pairs ``(a, b)`` (caller rows, ``y_a >= y_b``) that a call with
+        ``y_pred`` uses now (``"mean"``: the current :attr:`draw`); a pair drawn twice is
+        listed twice."""
+        sel = self._build_pairs() if self.method == "all" else self._selection(y_pred)
+        return sel["a"], sel["b"]
+
+    def _device(self, sel: dict, name: str, like):
+        arr = sel[name]
+        if arr is None or A.is_numpy(like):
+            return arr
+        if name in ("a", "b", "pair_group"):
+            if A.is_torch(like):
+                import torch
+
+                return torch.as_tensor(arr, device=like.device)
+            return A.get_namespace(like).asarray(arr)
+        return A.as_float_array(arr, like=like, name=name)
+
     def _values(self, y_pred):
+        if self.method != "all":
+            y_pred = self._check_pred(y_pred, (self.n_rows,))
+            sel = self._selection(y_pred)
+            a, b = self._device(sel, "a", y_pred), self._device(sel, "b", y_pred)
+            pair_loss = self.link.bregman(y_pred[a] - y_pred[b], self._device(sel, "d", y_pred))
+            return scatter_add(self._device(sel, "pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred)
         y_pred, dhat = self._pred_diff(y_pred)
         pair_loss = self.link.bregman(dhat, self._like("d", self.d, y_pred))
         return scatter_add(self._index("pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred)
 
     def _grad_hess(self, y_pred):
+        try:
+            return self._grad_hess_now(y_pred)
+        finally:
+            self.draw += 1  # "mean": the next call draws afresh
+
+    def _grad_hess_now(self, y_pred):
         if self._kernel is not None and A.is_numpy(y_pred):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
+                offsets, qw = self.groups.offsets, self.unit_weight
+                if self.method != "all":
+                    return _kernels.pairwise_sampled(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
+                                                     self.method, self.num_pair,
+                                                     _kernels.draw_key(self.seed, self.draw), self._runs)
                 if self._target_grad is None:  # the targets' part of the gradient, once per binding
-                    self._target_grad = _kernels.pairwise_target_grad(self.y_np, self.groups.offsets, self.unit_weight,
-                                                                      self.distinct, self._kernel)
-                return _kernels.pairwise_grad_hess(y_np, self.y_np, self.groups.offsets, self.unit_weight,
-                                                   self.distinct, self._kernel, self._target_grad)
-        y_pred, dhat = self._pred_diff(y_pred)
+                    self._target_grad = _kernels.pairwise_target_grad(self.y_np, offsets, qw, self.distinct,
+                                                                      self._kernel)
+                return _kernels.pairwise_grad_hess(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
+                                                   self._target_grad)
+        if self.method != "all":
+            y_pred = self._check_pred(y_pred, (self.n_rows,))
+            sel = self._selection(y_pred)
+            a, b = self._device(sel, "a", y_pred), self._device(sel, "b", y_pred)
+            hd, w = self._device(sel, "hd", y_pred), self._device(sel, "pair_weight", y_pred)
+            dhat = y_pred[a] - y_pred[b]
+        else:
+            y_pred, dhat = self._pred_diff(y_pred)
+            a, b = self._index("a", y_pred), self._index("b", y_pred)
+            hd = self._like("hd", self.hd, y_pred)
+            w = self._like("pair_weight", self.pair_weight, y_pred)
         h, dh = self.link.h_dh(dhat)
-        g = h - self._like("hd", self.hd, y_pred)
-        w = self._like("pair_weight", self.pair_weight, y_pred)
+        g = h - hd
         if w is not None:
             g, dh = g * w, dh * w
-        n, a, b = self.n_rows, self._index("a", y_pred), self._index("b", y_pred)
+        n = self.n_rows
         grad = scatter_add(a, g, n, y_pred) - scatter_add(b, g, n, y_pred)
         hess = scatter_add(a, dh, n, y_pred) + scatter_add(b, dh, n, y_pred)
         return grad, hess

@@ -40,10 +40,12 @@ from ..losses import (
     Loss,
     Pairwise,
     Pointwise,
+    _kernels,
     get_loss,
 )
 from ..losses._base import check_class_indices
 from ..losses.listwise import link_target_lists
+from ..losses.pairwise import target_runs
 from ..scalings import composite_softmax, composite_softmax_bregman
 from . import baselines as B
 from ._base import AnalyticHead, RankingHead
@@ -90,7 +92,37 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
 
 
 def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
-    """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30]."""
+    """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30].
+
+    Scores far beyond the scaling's cap (``|ŝ|`` about 1e20 in float32) overflow the
+    primitive :math:`Q` of a linearly continued scaling, and the softmax of an infinite
+    logit is NaN. The lists where that happens are evaluated again in float64 (where the
+    same scores stay finite) and the gradient is brought back clamped to the dtype's finite
+    range: finite gradients (the loss itself may exceed the dtype and read ``inf``), for one
+    extra reduction over the gradient (or the values) when nothing overflows.
+    """
+    values, grad = _softmax_terms(scaling, gamma, target, z, y, lists, with_grad)
+    check = grad if with_grad else values
+    if z.dtype == torch.float64 or bool(torch.isfinite(check.sum())):
+        return values, grad
+    bad = ~torch.isfinite(check)
+    if bad.dim() > 1:
+        bad = bad.any(dim=-1)
+    sub = MaskedLists(lists.mask[bad], full=lists.full, neutralized=lists.neutralized)
+    v64, g64 = _softmax_terms(scaling, gamma, target, z[bad].double(), y[bad].double(), sub, with_grad)
+    (rows,) = torch.nonzero(bad, as_tuple=True)
+    if with_grad:
+        big = torch.finfo(z.dtype).max
+        g64 = torch.nan_to_num(g64, nan=0.0, posinf=big, neginf=-big).clamp(-big, big)
+        return values.index_put((rows,), v64.to(z.dtype)), grad.index_put((rows,), g64.to(z.dtype))
+    # through autograd: the overflowing lists leave the float32 graph (their NaN partials
+    # would reach the other lists' gradient through 0 * NaN), the rest is evaluated again
+    safe = torch.where(bad[:, None], torch.zeros((), dtype=z.dtype, device=z.device), z)
+    values, _ = _softmax_terms(scaling, gamma, target, safe, y, lists, False)
+    return values.index_put((rows,), v64.to(z.dtype)), None
+
+
+def _softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
     parts = composite_softmax(scaling, gamma, z, lists)
     if target == "score":
         parts_y = composite_softmax(scaling, gamma, y, lists)
@@ -175,6 +207,68 @@ def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLis
             grads.append(g.index_add_(-1, I, G).index_add_(-1, J, G, alpha=-1))
     values = torch.cat(vals)
     return values, (torch.cat(grads) if with_grad else None)
+
+
+def _valid_items(x, lists: MaskedLists):
+    """The real items of ``x`` ``[batch, list]``, list by list (a view when there is no padding)."""
+    return x.reshape(-1) if lists.full else x[lists.valid]
+
+
+def _scatter_items(flat, like, lists: MaskedLists):
+    """Per-item values of the real items back onto a ``[batch, list]`` tensor (0 at padding)."""
+    if lists.full:
+        return flat.reshape(like.shape)
+    return torch.zeros_like(like).masked_scatter(lists.valid, flat)
+
+
+def _list_sizes(lists: MaskedLists, shape) -> np.ndarray:
+    if lists.full:
+        return np.full(shape[0], shape[1], dtype=np.int64)
+    return lists.valid.sum(dim=-1).cpu().numpy().astype(np.int64)
+
+
+def pairwise_kernel_terms(core: Pairwise, params: tuple, fcaps: tuple, draw: int, z, y, lists: MaskedLists,
+                          with_grad: bool):
+    r""":func:`pairwise_terms` on the CPU through the numba kernel of :mod:`selrank.losses._kernels`.
+
+    The real items are gathered list by list into flat float64 arrays, the kernel walks each
+    list's selected pairs (``core.pair_method``) once for the loss, gradient and Hessian, and
+    the gradient is scattered back: time O(pairs), memory O(batch × list) — no pair tensor
+    is built. ``draw`` numbers the ``"mean"`` draw (:func:`selrank.losses._kernels.draw_key`).
+    """
+    sizes = _list_sizes(lists, z.shape)
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    zf = _valid_items(z.detach(), lists).to(torch.float64).numpy()
+    yf = _valid_items(y, lists).to(torch.float64).numpy()
+    distinct = core.pairs == "distinct"
+    runs = None
+    if core.pair_method == "mean" and distinct:
+        runs = target_runs(yf, Groups(sizes))
+    key = _kernels.draw_key(core.seed, draw) if core.pair_method == "mean" else 0
+    g, _, v = _kernels.pairwise_sampled(zf, yf, offsets, None, distinct, params, core.pair_method,
+                                        core.num_pair_per_sample or 0, key, runs, fcaps)
+    values = torch.from_numpy(v).to(z.dtype)
+    if not with_grad:
+        return values, None
+    return values, _scatter_items(torch.from_numpy(g).to(z.dtype), z, lists)
+
+
+def pairwise_core_terms(core: Pairwise, draw: int, z, y, lists: MaskedLists, with_grad: bool):
+    """:func:`pairwise_terms` for any ``pair_method`` through the core loss on the real items
+    (generic path: index arrays of the selected pairs; differentiable by autograd)."""
+    sizes = _list_sizes(lists, z.shape)
+    rows = sizes > 0
+    bound = core.bind(_valid_items(y, lists), group=Groups(sizes[rows]))
+    bound.draw = draw
+    zf = _valid_items(z, lists)
+    vals = bound.loss(zf, reduction="none")
+    values = torch.zeros(z.shape[0], dtype=z.dtype, device=z.device)
+    values = values.masked_scatter(torch.as_tensor(rows, device=z.device), vals.to(z.dtype))
+    if not with_grad:
+        return values, None
+    g, _ = bound.grad_hess(zf.detach())
+    return values, _scatter_items(g.to(z.dtype), z, lists)
 
 
 def _core(cls, first, owner: str, build: Callable[[], Loss]) -> Loss:
@@ -309,17 +403,32 @@ class PairwiseLoss(AnalyticHead):
         Default ``Sinh(cap=3.0)``, or a ready :class:`~selrank.losses.Pairwise`.
     pairs : {"all", "distinct"}
         Include pairs with equal targets (matched to a zero difference) or not.
+    pair_method : {"all", "topk", "mean"}
+        Which pairs of each list enter the loss, as :class:`selrank.losses.Pairwise`
+        (XGBoost's ``lambdarank_pair_method``): every pair; those whose better-ranked item by
+        the current scores is among the top ``num_pair_per_sample``; or
+        ``num_pair_per_sample`` partners drawn per item (a new draw every forward pass).
+    num_pair_per_sample : int, optional
+        ``k`` of ``"topk"`` (default 32) or ``m`` of ``"mean"`` (default 1).
+    seed : int
+        Seed of the ``"mean"`` draws.
     reduction, padding_value, grad
         See :class:`~selrank.torch._base.AnalyticHead`; the unit is a list.
     chunk_pairs : int
-        Pair matrices are built for at most about this many pairs at a time (memory bound).
+        Pair matrices of the tensor path are built for at most about this many pairs at a time.
     **link_params
         Parameters of a link given by name.
 
     Notes
     -----
-    Memory and time grow with the number of pairs, ``batch × list²``; with the analytic
-    gradient only one chunk of pair matrices is alive at a time.
+    On the CPU with the analytic gradient and a link the numba kernel covers (identity,
+    exp, sinh, sigmoid with any caps: :mod:`selrank.losses._kernels`), the loss and its
+    gradient come from one fused kernel pass over the pairs (:func:`pairwise_kernel_terms`
+    inside :class:`~selrank.torch._base.ClosedFormGradient`): no pair tensor, memory
+    O(batch × list). Otherwise (other links, GPU tensors, ``grad="autograd"``) pair tensors
+    are built — for all pairs in chunks of ``chunk_pairs`` (memory and time grow with
+    ``batch × list²``), for the sampled methods through the core loss's index arrays of the
+    selected pairs.
 
     Examples
     --------
@@ -333,19 +442,36 @@ class PairwiseLoss(AnalyticHead):
 
     unit = "list"
 
-    def __init__(self, link: Any = None, *, pairs: str = "all", reduction: str = "mean",
+    def __init__(self, link: Any = None, *, pairs: str = "all", pair_method: str = "all",
+                 num_pair_per_sample: int | None = None, seed: int = 0, reduction: str = "mean",
                  padding_value: float | None = -1.0, grad: str = "analytic", chunk_pairs: int = 1 << 18,
                  **link_params):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
-        self.core = _core(Pairwise, link, "PairwiseLoss", lambda: Pairwise(link, pairs=pairs, **link_params))
+        self.core = _core(Pairwise, link, "PairwiseLoss",
+                          lambda: Pairwise(link, pairs=pairs, pair_method=pair_method,
+                                           num_pair_per_sample=num_pair_per_sample, seed=seed, **link_params))
         if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
             raise ValueError(f"`chunk_pairs` of PairwiseLoss must be a positive integer; got {chunk_pairs!r}")
         self.chunk_pairs = int(chunk_pairs)
         self.chunk_items = None  # chunked by pairs instead
         self.odd = is_odd(self.core.link)
+        self._kernel = _kernels.kernel_link(self.core.link) if _kernels.available() else None
+        self._fcaps = None if self._kernel is None else _kernels.kernel_fcaps(self.core.link)
+        self.draws = 0  # forward passes so far: the "mean" draw of the next one
+
+    def uses_kernel(self, z) -> bool:
+        """Whether ``terms`` runs the fused numba kernel for scores ``z`` (CPU, covered link, no
+        autograd graph through the terms)."""
+        return self._kernel is not None and z.device.type == "cpu" and not (z.requires_grad and torch.is_grad_enabled())
 
     def terms(self, z, y, lists, with_grad):
         c = self.core
+        draw = self.draws
+        self.draws += 1
+        if self.uses_kernel(z):
+            return pairwise_kernel_terms(c, self._kernel, self._fcaps, draw, z, y, lists, with_grad)
+        if c.pair_method != "all":
+            return pairwise_core_terms(c, draw, z, y, lists, with_grad)
         return pairwise_terms(c.link, self.odd, c.pairs == "distinct", z, y, lists, with_grad, self.chunk_pairs)
 
     def extra_repr(self) -> str:
