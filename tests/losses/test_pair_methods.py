@@ -163,7 +163,7 @@ def test_unordered_query_ids_use_grouped_rows(rng):
     for method in ("topk", "mean"):
         loss = Pairwise(link, pair_method=method, num_pair_per_sample=2)
         g0, h0 = loss.bind(y, group=sizes).grad_hess(z)
-        bound = loss.bind(y[perm], group=qid[perm])
+        bound = loss.bind(y[perm], qid=qid[perm])
         assert bound._kernel is None and bound.groups.perm is not None
         g1, h1 = bound.grad_hess(z[perm])
         # the same queries, rows in another order: the grouped order of each query is the
