@@ -62,20 +62,44 @@ def _grid() -> dict[str, dict]:
     for g in (1.0, 2.0, 4.0):
         for t in (0.25, 0.5, 1.0):
             grid[f"listwise exp, gamma {g:g}, label_scale {t:g}"] = {
-                "loss": "listwise", "scaling": "exp", "label_scale": t, "loss_params": {"gamma": g}}
+                "loss": "listwise",
+                "scaling": "exp",
+                "label_scale": t,
+                "loss_params": {"gamma": g},
+            }
     # The first grid's best validation score lay on its edge (largest gamma, smallest label
     # scale), so the grid was extended past that edge once, before the report was run.
     for g, t in ((4.0, 0.125), (8.0, 0.125), (8.0, 0.25), (8.0, 0.5)):
         grid[f"listwise exp, gamma {g:g}, label_scale {t:g}"] = {
-            "loss": "listwise", "scaling": "exp", "label_scale": t, "loss_params": {"gamma": g}}
+            "loss": "listwise",
+            "scaling": "exp",
+            "label_scale": t,
+            "loss_params": {"gamma": g},
+        }
     for t in (0.5, 1.0):
         grid[f"listwise constant (ListNet-like), label_scale {t:g}"] = {
-            "loss": "listwise", "scaling": "constant", "label_scale": t, "loss_params": {"gamma": 1.0}}
-    grid["pairwise sigmoid, label_scale 1"] = {"loss": "pairwise", "link": "sigmoid", "label_scale": 1.0}
-    grid["pairwise sinh cap 3, label_scale 0.25"] = {"loss": "pairwise", "link": "sinh", "label_scale": 0.25,
-                                                     "loss_params": {"cap": 3.0}}
+            "loss": "listwise",
+            "scaling": "constant",
+            "label_scale": t,
+            "loss_params": {"gamma": 1.0},
+        }
+    grid["pairwise sigmoid, label_scale 1"] = {
+        "loss": "pairwise",
+        "link": "sigmoid",
+        "label_scale": 1.0,
+    }
+    grid["pairwise sinh cap 3, label_scale 0.25"] = {
+        "loss": "pairwise",
+        "link": "sinh",
+        "label_scale": 0.25,
+        "loss_params": {"cap": 3.0},
+    }
     for t in (0.25, 0.5):
-        grid[f"pointwise exp, label_scale {t:g}"] = {"loss": "pointwise", "link": "exp", "label_scale": t}
+        grid[f"pointwise exp, label_scale {t:g}"] = {
+            "loss": "pointwise",
+            "link": "exp",
+            "label_scale": t,
+        }
     return grid
 
 
@@ -92,13 +116,24 @@ def _ndcg10(y, scores, group) -> float:
 def fit_baseline(objective, train, valid, X_test):
     import lightgbm as lgb
 
-    params = {"objective": objective, "learning_rate": LEARNING_RATE, "verbosity": -1, "metric": "None",
-              "num_threads": 1, "seed": 0}
+    params = {
+        "objective": objective,
+        "learning_rate": LEARNING_RATE,
+        "verbosity": -1,
+        "metric": "None",
+        "num_threads": 1,
+        "seed": 0,
+    }
     dtrain = lgb.Dataset(train.X, train.y, group=train.group)
     dvalid = lgb.Dataset(valid.X, valid.y, group=valid.group, reference=dtrain)
-    booster = lgb.train(params, dtrain, MAX_ROUNDS, valid_sets=[dvalid],
-                        feval=lambda p, d: ("ndcg@10", _ndcg10(valid.y, p, valid.group), True),
-                        callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])
+    booster = lgb.train(
+        params,
+        dtrain,
+        MAX_ROUNDS,
+        valid_sets=[dvalid],
+        feval=lambda p, d: ("ndcg@10", _ndcg10(valid.y, p, valid.group), True),
+        callbacks=[lgb.early_stopping(PATIENCE, verbose=False)],
+    )
     it = booster.best_iteration
     return booster.predict(valid.X, num_iteration=it), booster.predict(X_test, num_iteration=it), it
 
@@ -110,7 +145,9 @@ def fit_selrank(spec, train, valid, X_test):
     if "scaling" in spec and spec.get("loss") == "listwise":
         spec["loss_params"] = {**spec.get("loss_params", {}), "scaling": spec.pop("scaling")}
     ranker = SelectiveRanker(random_state=0, num_threads=1, **spec)
-    ranker.fit(train.X, train.y, group=train.group, eval_set=[(valid.X, valid.y)], eval_group=[valid.group])
+    ranker.fit(
+        train.X, train.y, group=train.group, eval_set=[(valid.X, valid.y)], eval_group=[valid.group]
+    )
     return ranker.predict(valid.X), ranker.predict(X_test), ranker.best_iteration_
 
 
@@ -125,14 +162,28 @@ def fit_all(methods, splits, cache: Path) -> dict:
                 t0 = time.perf_counter()
                 fit = fit_baseline if kind == "baseline" else fit_selrank
                 v, t, it = fit(spec, split.train, split.validation, split.test.X)
-                np.savez(f, valid=np.asarray(v, float), test=np.asarray(t, float), rounds=int(it or 0),
-                         seconds=time.perf_counter() - t0)
+                np.savez(
+                    f,
+                    valid=np.asarray(v, float),
+                    test=np.asarray(t, float),
+                    rounds=int(it or 0),
+                    seconds=time.perf_counter() - t0,
+                )
             z = np.load(f)
             val = _ndcg10(split.validation.y, z["valid"], split.validation.group)
-            out[(key, name)] = {"validation_ndcg@10": val, "valid_scores": z["valid"], "test_scores": z["test"], "rounds": int(z["rounds"]),
-                                "seconds": float(z["seconds"])}
-            print(f"{key:12s} {name:48s} valid NDCG@10 {val:.4f} ({int(z['rounds'])} rounds, "
-                  f"{float(z['seconds']):.1f}s)", file=sys.stderr, flush=True)
+            out[(key, name)] = {
+                "validation_ndcg@10": val,
+                "valid_scores": z["valid"],
+                "test_scores": z["test"],
+                "rounds": int(z["rounds"]),
+                "seconds": float(z["seconds"]),
+            }
+            print(
+                f"{key:12s} {name:48s} valid NDCG@10 {val:.4f} ({int(z['rounds'])} rounds, "
+                f"{float(z['seconds']):.1f}s)",
+                file=sys.stderr,
+                flush=True,
+            )
     return out
 
 
@@ -148,6 +199,7 @@ def _outer_excluded(ds: str, fold: int) -> set[str]:
 
 def choose(candidates, valid: dict, keys) -> str:
     """The candidate with the best validation NDCG@10, averaged per dataset, then over datasets."""
+
     def score(name):
         per_ds = {}
         for key in keys:
@@ -160,9 +212,18 @@ def choose(candidates, valid: dict, keys) -> str:
 def _compare(systems, y, group, candidate, n_resamples, quiet=False):
     from selrank.metrics import format_comparison, paired_comparison
 
-    cmp = paired_comparison(systems, y, group, candidate=candidate, metrics=["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"],
-                            n_resamples=n_resamples, seed=0, gain=METRIC["gain"], ties=METRIC["ties"],
-                            no_relevant=METRIC["no_relevant"])
+    cmp = paired_comparison(
+        systems,
+        y,
+        group,
+        candidate=candidate,
+        metrics=["ndcg@1", "ndcg@3", "ndcg@5", "ndcg@10"],
+        n_resamples=n_resamples,
+        seed=0,
+        gain=METRIC["gain"],
+        ties=METRIC["ties"],
+        no_relevant=METRIC["no_relevant"],
+    )
     if not quiet:
         print(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")))
     return cmp.drop("test").to_dicts()
@@ -197,16 +258,26 @@ def report(fits, splits, args) -> dict:
     table = {}
     for name in [*BASELINES, *names]:
         per = {k: valid[(k, name)] for k in keys}
-        per_ds = {ds: float(np.mean([v for k, v in per.items() if k.startswith(ds)])) for ds in DATASETS}
-        table[name] = {"per_split": per, "per_dataset": per_ds, "mean": float(np.mean(list(per_ds.values())))}
+        per_ds = {
+            ds: float(np.mean([v for k, v in per.items() if k.startswith(ds)])) for ds in DATASETS
+        }
+        table[name] = {
+            "per_split": per,
+            "per_dataset": per_ds,
+            "mean": float(np.mean(list(per_ds.values()))),
+        }
     chosen = choose(names, valid, keys)
     ranked = sorted(names, key=lambda n: -table[n]["mean"])
     print("\nValidation NDCG@10 (the choice reads only these)")
     print(f"{'candidate':52s}" + "".join(f"{d:>10s}" for d in DATASETS) + f"{'mean':>10s}")
     for name in [*BASELINES, *ranked]:
         r = table[name]
-        print(f"{name:52s}" + "".join(f"{r['per_dataset'][d]:10.4f}" for d in DATASETS) + f"{r['mean']:10.4f}"
-              + ("   <- chosen" if name == chosen else ""))
+        print(
+            f"{name:52s}"
+            + "".join(f"{r['per_dataset'][d]:10.4f}" for d in DATASETS)
+            + f"{r['mean']:10.4f}"
+            + ("   <- chosen" if name == chosen else "")
+        )
     # nested: each outer split chooses on the validation scores of the others
     nested = {}
     for key in keys:
@@ -222,9 +293,14 @@ def report(fits, splits, args) -> dict:
         dkeys = [k for k in keys if k.startswith(ds)]
         y = np.concatenate([splits[k].validation.y for k in dkeys])
         group = np.concatenate([np.asarray(splits[k].validation.group) for k in dkeys])
-        sub = {n: np.concatenate([fits[(k, n)]["valid_scores"] for k in dkeys]) for n in (chosen, *BASELINES)}
-        print(f"\n{ds.upper()} validation, 5 folds pooled ({group.size} queries; the splits that also "
-              "early-stopped every model):")
+        sub = {
+            n: np.concatenate([fits[(k, n)]["valid_scores"] for k in dkeys])
+            for n in (chosen, *BASELINES)
+        }
+        print(
+            f"\n{ds.upper()} validation, 5 folds pooled ({group.size} queries; the splits that also "
+            "early-stopped every model):"
+        )
         out_valid[ds] = _compare(sub, y, group, chosen, args.n_resamples)
 
     out_tests = {}
@@ -235,7 +311,9 @@ def report(fits, splits, args) -> dict:
         scores = {}
         for name in dict.fromkeys(systems):
             scores[name] = np.concatenate([fits[(k, name)]["test_scores"] for k in dkeys])
-        scores["nested protocol"] = np.concatenate([fits[(k, nested[k])]["test_scores"] for k in dkeys])
+        scores["nested protocol"] = np.concatenate(
+            [fits[(k, nested[k])]["test_scores"] for k in dkeys]
+        )
         y = np.concatenate([splits[k].test.y for k in dkeys])
         group = np.concatenate([np.asarray(splits[k].test.group) for k in dkeys])
         print(f"\n{ds.upper()} test, 5 folds pooled ({group.size} queries):")
@@ -247,18 +325,41 @@ def report(fits, splits, args) -> dict:
         out_tests[ds] = res
         # every candidate's test verdicts, computed after the choice and not used by it: do
         # any of them reach parity with both baselines?
-        all_scores = {n: np.concatenate([fits[(k, n)]["test_scores"] for k in dkeys]) for n in names}
+        all_scores = {
+            n: np.concatenate([fits[(k, n)]["test_scores"] for k in dkeys]) for n in names
+        }
         for n in names:
-            rows = _compare({n: all_scores[n], **{b: scores[b] for b in BASELINES}}, y, group, n,
-                            args.n_resamples, quiet=True)
-            post_hoc.setdefault(n, {})[ds] = {r["reference"]: {"diff": r["diff"], "ci": [r["ci_low"], r["ci_high"]],
-                                                               "p_holm": r["p_holm"], "verdict": r["verdict"]}
-                                              for r in rows if r["metric"] == "ndcg@10"}
-    at_parity = [n for n in names if all(v["verdict"] != "worse" for ds in DATASETS for v in post_hoc[n][ds].values())]
-    print("\npost hoc (test, not used for the choice): candidates not significantly below either baseline on "
-          f"both datasets: {at_parity or 'none'}")
+            rows = _compare(
+                {n: all_scores[n], **{b: scores[b] for b in BASELINES}},
+                y,
+                group,
+                n,
+                args.n_resamples,
+                quiet=True,
+            )
+            post_hoc.setdefault(n, {})[ds] = {
+                r["reference"]: {
+                    "diff": r["diff"],
+                    "ci": [r["ci_low"], r["ci_high"]],
+                    "p_holm": r["p_holm"],
+                    "verdict": r["verdict"],
+                }
+                for r in rows
+                if r["metric"] == "ndcg@10"
+            }
+    at_parity = [
+        n
+        for n in names
+        if all(v["verdict"] != "worse" for ds in DATASETS for v in post_hoc[n][ds].values())
+    ]
+    print(
+        "\npost hoc (test, not used for the choice): candidates not significantly below either baseline on "
+        f"both datasets: {at_parity or 'none'}"
+    )
 
-    print("\nSynthetic deep lists (make_mslr_like: 150,000 rows, ~200 documents per query, labels 0-4):")
+    print(
+        "\nSynthetic deep lists (make_mslr_like: 150,000 rows, ~200 documents per query, labels 0-4):"
+    )
     syn = synthetic_deep_lists()
     syn_scores, syn_rounds = {}, {}
     for name in dict.fromkeys(systems):
@@ -268,7 +369,9 @@ def report(fits, splits, args) -> dict:
             fit = fit_baseline if kind == "baseline" else fit_selrank
             t0 = time.perf_counter()
             _, t, it = fit(spec, syn.train, syn.validation, syn.test.X)
-            np.savez(f, test=np.asarray(t, float), rounds=int(it or 0), seconds=time.perf_counter() - t0)
+            np.savez(
+                f, test=np.asarray(t, float), rounds=int(it or 0), seconds=time.perf_counter() - t0
+            )
         z = np.load(f)
         syn_scores[name], syn_rounds[name] = z["test"], int(z["rounds"])
     syn_res = {"n_queries": int(syn.test.group.size), "rounds": syn_rounds}
@@ -284,8 +387,14 @@ def report(fits, splits, args) -> dict:
         "benchmark": "choose_defaults",
         "protocol": __doc__.split("Protocol\n--------\n")[1].split("\n\nRun:")[0],
         "metric": METRIC,
-        "gbdt": {"learning_rate": LEARNING_RATE, "max_rounds": MAX_ROUNDS, "early_stopping_rounds": PATIENCE,
-                 "num_leaves": 31, "threads": 1, "seed": 0},
+        "gbdt": {
+            "learning_rate": LEARNING_RATE,
+            "max_rounds": MAX_ROUNDS,
+            "early_stopping_rounds": PATIENCE,
+            "num_leaves": 31,
+            "threads": 1,
+            "seed": 0,
+        },
         "grid": GRID,
         "baselines": BASELINES,
         "validation": table,
@@ -298,8 +407,12 @@ def report(fits, splits, args) -> dict:
         "post_hoc_test_not_used_for_choice": {"ndcg@10": post_hoc, "at_parity_on_both": at_parity},
         "synthetic_deep_lists": syn_res,
         "rounds": {f"{k[0]} | {k[1]}": v["rounds"] for k, v in fits.items()},
-        "versions": {"selrank": selrank.__version__, "lightgbm": lightgbm.__version__, "numpy": np.__version__,
-                     "python": platform.python_version()},
+        "versions": {
+            "selrank": selrank.__version__,
+            "lightgbm": lightgbm.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -315,15 +428,25 @@ def letor_splits() -> dict:
 
 
 def methods_table() -> dict:
-    return {**{n: ("baseline", o) for n, o in BASELINES.items()}, **{n: ("selrank", s) for n, s in GRID.items()}}
+    return {
+        **{n: ("baseline", o) for n, o in BASELINES.items()},
+        **{n: ("selrank", s) for n, s in GRID.items()},
+    }
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cache", default="/tmp/selrank_choose_defaults_cache",
-                        help="where fitted scores are cached (not part of the results)")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "choose_defaults.json"))
-    parser.add_argument("--fit-only", action="store_true", help="fit and cache the LETOR grid, no report")
+    parser.add_argument(
+        "--cache",
+        default="/tmp/selrank_choose_defaults_cache",
+        help="where fitted scores are cached (not part of the results)",
+    )
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "choose_defaults.json")
+    )
+    parser.add_argument(
+        "--fit-only", action="store_true", help="fit and cache the LETOR grid, no report"
+    )
     parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)

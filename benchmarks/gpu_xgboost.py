@@ -30,7 +30,13 @@ from pathlib import Path
 import numpy as np
 
 LABEL_SCALE = 0.25
-PARAMS = {"tree_method": "hist", "max_depth": 8, "eta": 0.1, "min_child_weight": 1e-3, "max_bin": 256}
+PARAMS = {
+    "tree_method": "hist",
+    "max_depth": 8,
+    "eta": 0.1,
+    "min_child_weight": 1e-3,
+    "max_bin": 256,
+}
 
 
 def _sync(xp):
@@ -54,7 +60,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--losses", nargs="+", default=["pointwise", "listwise", "pairwise"])
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "gpu_xgboost.json"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "gpu_xgboost.json")
+    )
     args = parser.parse_args(argv)
 
     import xgboost as xgb
@@ -68,7 +76,9 @@ def main(argv=None) -> dict:
         try:
             import cupy as xp
         except ImportError:
-            sys.exit("the GPU benchmark needs CuPy (pip install cupy-cuda12x); use --device cpu to check the script")
+            sys.exit(
+                "the GPU benchmark needs CuPy (pip install cupy-cuda12x); use --device cpu to check the script"
+            )
         device_name = xp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     else:
         xp = np
@@ -82,7 +92,11 @@ def main(argv=None) -> dict:
     qid = np.repeat(np.arange(sizes.size), sizes)
     X_dev = xp.asarray(X)
     params = {**PARAMS, "device": args.device}
-    dtrain = xgb.QuantileDMatrix(X_dev, y, qid=qid) if args.device == "cuda" else xgb.DMatrix(X, y, qid=qid)
+    dtrain = (
+        xgb.QuantileDMatrix(X_dev, y, qid=qid)
+        if args.device == "cuda"
+        else xgb.DMatrix(X, y, qid=qid)
+    )
 
     results = {"rounds": [], "throughput": []}
 
@@ -108,7 +122,10 @@ def main(argv=None) -> dict:
         loss = get_loss(name, **kw)
         bound = loss.bind(LABEL_SCALE * y, group=sizes if loss.structure == "group" else None)
         z_host = np.random.default_rng(0).normal(scale=0.5, size=y.size)
-        for label, z in (("numpy (host)", z_host), (f"{xp.__name__} ({args.device})", xp.asarray(z_host))):
+        for label, z in (
+            ("numpy (host)", z_host),
+            (f"{xp.__name__} ({args.device})", xp.asarray(z_host)),
+        ):
             bound.grad_hess(z)
             _sync(xp)
             t0 = time.perf_counter()
@@ -116,18 +133,34 @@ def main(argv=None) -> dict:
                 bound.grad_hess(z)
             _sync(xp)
             t = (time.perf_counter() - t0) / 5
-            results["throughput"].append({"loss": name, "arrays": label, "seconds": t, "rows_per_s": y.size / t})
+            results["throughput"].append(
+                {"loss": name, "arrays": label, "seconds": t, "rows_per_s": y.size / t}
+            )
 
-    print(f"\nXGBoost {xgb.__version__} on {device_name}: {y.size:,} rows, {sizes.size:,} queries, depth {PARAMS['max_depth']}")
+    print(
+        f"\nXGBoost {xgb.__version__} on {device_name}: {y.size:,} rows, {sizes.size:,} queries, depth {PARAMS['max_depth']}"
+    )
     print(f"{'method':34s} {'s/round':>9s}")
     for r in results["rounds"]:
         print(f"{r['method']:34s} {r['seconds_per_round']:9.4f}")
     print(f"\n{'loss':10s} {'arrays':18s} {'ms':>8s} {'M rows/s':>9s}")
     for r in results["throughput"]:
-        print(f"{r['loss']:10s} {r['arrays']:18s} {1e3 * r['seconds']:8.2f} {r['rows_per_s'] / 1e6:9.1f}")
-    doc = {"benchmark": "gpu_xgboost", "device": device_name, "rows": int(y.size), "queries": int(sizes.size),
-           "params": params, "results": results,
-           "versions": {"selrank": selrank.__version__, "xgboost": xgb.__version__, "numpy": np.__version__}}
+        print(
+            f"{r['loss']:10s} {r['arrays']:18s} {1e3 * r['seconds']:8.2f} {r['rows_per_s'] / 1e6:9.1f}"
+        )
+    doc = {
+        "benchmark": "gpu_xgboost",
+        "device": device_name,
+        "rows": int(y.size),
+        "queries": int(sizes.size),
+        "params": params,
+        "results": results,
+        "versions": {
+            "selrank": selrank.__version__,
+            "xgboost": xgb.__version__,
+            "numpy": np.__version__,
+        },
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))

@@ -65,31 +65,57 @@ def run_lightgbm(objective, split):
     import lightgbm as lgb
 
     tr, va = split.train, split.validation
-    params = {"objective": objective, "learning_rate": LEARNING_RATE, "verbosity": -1, "metric": "None",
-              "num_threads": 1, "seed": 0}
+    params = {
+        "objective": objective,
+        "learning_rate": LEARNING_RATE,
+        "verbosity": -1,
+        "metric": "None",
+        "num_threads": 1,
+        "seed": 0,
+    }
     dtrain = lgb.Dataset(tr.X, tr.y, group=tr.group)
     dvalid = lgb.Dataset(va.X, va.y, group=va.group, reference=dtrain)
     metric = _ndcg_feval(va.y, va.group)
-    booster = lgb.train(params, dtrain, MAX_ROUNDS, valid_sets=[dvalid],
-                        feval=lambda p, d: ("ndcg@10", metric(p), True),
-                        callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])
-    return booster.predict(split.test.X, num_iteration=booster.best_iteration), booster.best_iteration
+    booster = lgb.train(
+        params,
+        dtrain,
+        MAX_ROUNDS,
+        valid_sets=[dvalid],
+        feval=lambda p, d: ("ndcg@10", metric(p), True),
+        callbacks=[lgb.early_stopping(PATIENCE, verbose=False)],
+    )
+    return booster.predict(
+        split.test.X, num_iteration=booster.best_iteration
+    ), booster.best_iteration
 
 
 def run_xgboost(objective, split):
     import xgboost as xgb
 
     tr, va = split.train, split.validation
-    params = {"objective": objective, "eta": LEARNING_RATE, "tree_method": "hist", "nthread": 1, "seed": 0,
-              "disable_default_eval_metric": 1}
+    params = {
+        "objective": objective,
+        "eta": LEARNING_RATE,
+        "tree_method": "hist",
+        "nthread": 1,
+        "seed": 0,
+        "disable_default_eval_metric": 1,
+    }
     dtrain = xgb.DMatrix(tr.X, tr.y)
     dtrain.set_group(tr.group)
     dvalid = xgb.DMatrix(va.X, va.y)
     dvalid.set_group(va.group)
     metric = _ndcg_feval(va.y, va.group)
-    booster = xgb.train(params, dtrain, MAX_ROUNDS, evals=[(dvalid, "valid")],
-                        custom_metric=lambda p, d: ("ndcg@10", metric(p)), early_stopping_rounds=PATIENCE,
-                        maximize=True, verbose_eval=False)
+    booster = xgb.train(
+        params,
+        dtrain,
+        MAX_ROUNDS,
+        evals=[(dvalid, "valid")],
+        custom_metric=lambda p, d: ("ndcg@10", metric(p)),
+        early_stopping_rounds=PATIENCE,
+        maximize=True,
+        verbose_eval=False,
+    )
     best = booster.best_iteration + 1
     return booster.predict(xgb.DMatrix(split.test.X), iteration_range=(0, best)), best
 
@@ -119,7 +145,10 @@ METHODS = {
 # each selrank or ablation row is compared query by query with these (Holm over them)
 PAIRED_BASELINES = ("LightGBM lambdarank", "LightGBM rank_xendcg")
 # and each ablation with the selective loss it removes selectivity from
-ABLATIONS = {"ablation listwise constant": "selrank listwise", "ablation pointwise identity": "selrank pointwise"}
+ABLATIONS = {
+    "ablation listwise constant": "selrank listwise",
+    "ablation pointwise identity": "selrank pointwise",
+}
 
 
 # candidates compared on the validation splits (--tune); the defaults are the best listwise one
@@ -127,21 +156,61 @@ TUNING_CANDIDATES = {
     "LightGBM lambdarank": ("lightgbm", "lambdarank"),
     "LightGBM rank_xendcg": ("lightgbm", "rank_xendcg"),
     "LightGBM regression": ("lightgbm", "regression"),
-    **{f"listwise exp, label_scale {t}, gamma {g}": ("selrank", {"loss": "listwise", "label_scale": t,
-                                                                 "loss_params": {"gamma": g}})
-       for t in (0.25, 0.5, 1.0) for g in (1.0, 2.0, 4.0)},
-    "listwise constant (ListNet-like), label_scale 1": ("selrank", {"loss": "listwise", "label_scale": 1.0,
-                                                                    "loss_params": {"scaling": "constant", "gamma": 1.0}}),
-    **{f"pointwise exp, label_scale {t}": ("selrank", {"loss": "pointwise", "label_scale": t}) for t in (0.25, 0.5, 1.0)},
-    **{f"pairwise sinh cap 3, label_scale {t}": ("selrank", {"loss": "pairwise", "label_scale": t}) for t in (0.25, 1.0)},
-    "pairwise sigmoid, label_scale 1": ("selrank", {"loss": "pairwise", "link": "sigmoid", "label_scale": 1.0}),
-    "pairwise sigmoid distinct, label_scale 1": ("selrank", {"loss": "pairwise", "link": "sigmoid", "label_scale": 1.0,
-                                                            "loss_params": {"pairs": "distinct"}}),
-    "listwise exp, label_scale 0.25, gamma 4, hessian floor 0.5": ("selrank", {"loss": "listwise", "label_scale": 0.25,
-                                                                             "loss_params": {"gamma": 4.0},
-                                                                             "hessian_floor": 0.5}),
-    "listwise exp, label_scale 0.25, gamma 4, exact Hessian": ("selrank", {"loss": "listwise", "label_scale": 0.25,
-                                                                         "loss_params": {"gamma": 4.0}, "hessian": "exact"}),
+    **{
+        f"listwise exp, label_scale {t}, gamma {g}": (
+            "selrank",
+            {"loss": "listwise", "label_scale": t, "loss_params": {"gamma": g}},
+        )
+        for t in (0.25, 0.5, 1.0)
+        for g in (1.0, 2.0, 4.0)
+    },
+    "listwise constant (ListNet-like), label_scale 1": (
+        "selrank",
+        {
+            "loss": "listwise",
+            "label_scale": 1.0,
+            "loss_params": {"scaling": "constant", "gamma": 1.0},
+        },
+    ),
+    **{
+        f"pointwise exp, label_scale {t}": ("selrank", {"loss": "pointwise", "label_scale": t})
+        for t in (0.25, 0.5, 1.0)
+    },
+    **{
+        f"pairwise sinh cap 3, label_scale {t}": ("selrank", {"loss": "pairwise", "label_scale": t})
+        for t in (0.25, 1.0)
+    },
+    "pairwise sigmoid, label_scale 1": (
+        "selrank",
+        {"loss": "pairwise", "link": "sigmoid", "label_scale": 1.0},
+    ),
+    "pairwise sigmoid distinct, label_scale 1": (
+        "selrank",
+        {
+            "loss": "pairwise",
+            "link": "sigmoid",
+            "label_scale": 1.0,
+            "loss_params": {"pairs": "distinct"},
+        },
+    ),
+    "listwise exp, label_scale 0.25, gamma 4, hessian floor 0.5": (
+        "selrank",
+        {
+            "loss": "listwise",
+            "label_scale": 0.25,
+            "loss_params": {"gamma": 4.0},
+            "hessian_floor": 0.5,
+        },
+    ),
+    "listwise exp, label_scale 0.25, gamma 4, exact Hessian": (
+        "selrank",
+        {
+            "loss": "listwise",
+            "label_scale": 0.25,
+            "loss_params": {"gamma": 4.0},
+            "hessian": "exact",
+        },
+    ),
 }
 
 
@@ -159,18 +228,32 @@ def _fit_predict(kind, spec, train, X_stop, y_stop, g_stop, X_eval):
     import lightgbm as lgb
 
     if kind == "lightgbm":
-        params = {"objective": spec, "learning_rate": LEARNING_RATE, "verbosity": -1, "metric": "None",
-                  "num_threads": 1, "seed": 0}
+        params = {
+            "objective": spec,
+            "learning_rate": LEARNING_RATE,
+            "verbosity": -1,
+            "metric": "None",
+            "num_threads": 1,
+            "seed": 0,
+        }
         dtrain = lgb.Dataset(train.X, train.y, group=train.group)
         dstop = lgb.Dataset(X_stop, y_stop, group=g_stop, reference=dtrain)
         metric = _ndcg_feval(y_stop, g_stop)
-        booster = lgb.train(params, dtrain, MAX_ROUNDS, valid_sets=[dstop], feval=lambda p, d: ("ndcg@10", metric(p), True),
-                            callbacks=[lgb.early_stopping(PATIENCE, verbose=False)])
+        booster = lgb.train(
+            params,
+            dtrain,
+            MAX_ROUNDS,
+            valid_sets=[dstop],
+            feval=lambda p, d: ("ndcg@10", metric(p), True),
+            callbacks=[lgb.early_stopping(PATIENCE, verbose=False)],
+        )
         return booster.predict(X_eval, num_iteration=booster.best_iteration)
     from selrank import SelectiveRanker
 
     ranker = SelectiveRanker(random_state=0, num_threads=1, **spec)
-    ranker.fit(train.X, train.y, group=train.group, eval_set=[(X_stop, y_stop)], eval_group=[g_stop])
+    ranker.fit(
+        train.X, train.y, group=train.group, eval_set=[(X_stop, y_stop)], eval_group=[g_stop]
+    )
     return ranker.predict(X_eval)
 
 
@@ -190,23 +273,37 @@ def tune(datasets, folds, out_path) -> dict:
                 vals = []
                 for (rs, gs), (re, ge) in (((ra, ga), (rb, gb)), ((rb, gb), (ra, ga))):
                     pred = _fit_predict(kind, spec, split.train, va.X[rs], va.y[rs], gs, va.X[re])
-                    vals.append([float(ndcg(va.y[re], pred, ge, k=k, no_relevant="zero")) for k in CUTOFFS])
+                    vals.append(
+                        [float(ndcg(va.y[re], pred, ge, k=k, no_relevant="zero")) for k in CUTOFFS]
+                    )
                 scores[name].setdefault(ds, []).append(np.mean(vals, axis=0).tolist())
             print(f"tuning: {ds} fold {fold} done", file=sys.stderr, flush=True)
     table = {}
     for name in TUNING_CANDIDATES:
         per_ds = {ds: float(np.mean(scores[name][ds])) for ds in datasets}
-        table[name] = {"per_dataset": per_ds, "mean": float(np.mean(list(per_ds.values()))),
-                       "ndcg_at": {ds: np.mean(scores[name][ds], axis=0).tolist() for ds in datasets}}
+        table[name] = {
+            "per_dataset": per_ds,
+            "mean": float(np.mean(list(per_ds.values()))),
+            "ndcg_at": {ds: np.mean(scores[name][ds], axis=0).tolist() for ds in datasets},
+        }
     ranked = sorted(table, key=lambda n: -table[n]["mean"])
     print("\nValidation (cross-fitted halves), mean NDCG@1/3/5/10, empty queries = 0")
     print(f"{'candidate':60s}" + "".join(f"{d:>10s}" for d in datasets) + f"{'mean':>10s}")
     for name in ranked:
         row = table[name]
-        print(f"{name:60s}" + "".join(f"{row['per_dataset'][d]:10.4f}" for d in datasets) + f"{row['mean']:10.4f}")
-    doc = {"benchmark": "letor_tuning", "protocol": "validation splits only, cross-fitted halves; see --tune",
-           "folds": folds, "candidates": {n: (k, s) for n, (k, s) in TUNING_CANDIDATES.items()}, "results": table,
-           "ranking": ranked}
+        print(
+            f"{name:60s}"
+            + "".join(f"{row['per_dataset'][d]:10.4f}" for d in datasets)
+            + f"{row['mean']:10.4f}"
+        )
+    doc = {
+        "benchmark": "letor_tuning",
+        "protocol": "validation splits only, cross-fitted halves; see --tune",
+        "folds": folds,
+        "candidates": {n: (k, s) for n, (k, s) in TUNING_CANDIDATES.items()},
+        "results": table,
+        "ranking": ranked,
+    }
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     Path(out_path).write_text(json.dumps(doc, indent=1, default=str))
     print(f"wrote {out_path}")
@@ -254,22 +351,38 @@ def sweep(datasets, folds, out_path) -> dict:
         group = np.concatenate([np.asarray(s.test.group) for s in splits])
         out[ds] = {}
         for leaves, trees in SWEEP_SIZES:
-            scores = {m: np.concatenate([_fit_fixed(kind, spec, s, leaves, trees) for s in splits])
-                      for m, (kind, spec) in SWEEP_METHODS.items()}
-            cmp = paired_comparison(scores, y, group, reference="LightGBM lambdarank",
-                                    metrics=["ndcg@1", "ndcg@3", "ndcg@10"], no_relevant="zero", n_resamples=5000)
+            scores = {
+                m: np.concatenate([_fit_fixed(kind, spec, s, leaves, trees) for s in splits])
+                for m, (kind, spec) in SWEEP_METHODS.items()
+            }
+            cmp = paired_comparison(
+                scores,
+                y,
+                group,
+                reference="LightGBM lambdarank",
+                metrics=["ndcg@1", "ndcg@3", "ndcg@10"],
+                no_relevant="zero",
+                n_resamples=5000,
+            )
             size = f"{leaves} leaves x {trees} trees"
             out[ds][size] = cmp.drop("test").to_dicts()
             for r in cmp.filter(cmp["metric"] == "ndcg@10").iter_rows(named=True):
-                print(f"{ds} {size:20s} {r['system']:28s} NDCG@10 {r['mean']:.4f}  vs lambdarank "
-                      f"{r['diff']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] {r['verdict']}",
-                      file=sys.stderr, flush=True)
-    doc = {"benchmark": "letor_sweep",
-           "protocol": "fixed-size models (no early stopping), learning rate 0.1, 20 rows per leaf, one thread, "
-                       "seed 0; test queries of all folds pooled; paired_comparison against LightGBM lambdarank "
-                       "(5,000 bootstrap resamples, t-test, Holm over the five other methods per metric); "
-                       "empty queries = 0",
-           "sizes": SWEEP_SIZES, "methods": {m: v for m, v in SWEEP_METHODS.items()}, "results": out}
+                print(
+                    f"{ds} {size:20s} {r['system']:28s} NDCG@10 {r['mean']:.4f}  vs lambdarank "
+                    f"{r['diff']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}] {r['verdict']}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    doc = {
+        "benchmark": "letor_sweep",
+        "protocol": "fixed-size models (no early stopping), learning rate 0.1, 20 rows per leaf, one thread, "
+        "seed 0; test queries of all folds pooled; paired_comparison against LightGBM lambdarank "
+        "(5,000 bootstrap resamples, t-test, Holm over the five other methods per metric); "
+        "empty queries = 0",
+        "sizes": SWEEP_SIZES,
+        "methods": {m: v for m, v in SWEEP_METHODS.items()},
+        "results": out,
+    }
     Path(out_path).write_text(json.dumps(doc, indent=1, default=str))
     print(f"wrote {out_path}")
     return doc
@@ -280,7 +393,9 @@ def evaluate(y, scores, group) -> dict:
 
     out = {}
     for conv in CONVENTIONS:
-        out[conv] = {f"ndcg@{k}": float(ndcg(y, scores, group, k=k, no_relevant=conv)) for k in CUTOFFS}
+        out[conv] = {
+            f"ndcg@{k}": float(ndcg(y, scores, group, k=k, no_relevant=conv)) for k in CUTOFFS
+        }
     return out
 
 
@@ -288,10 +403,16 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=["mq2008", "ohsumed"])
     parser.add_argument("--folds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), help="subset of the method names")
+    parser.add_argument(
+        "--methods", nargs="+", default=list(METHODS), help="subset of the method names"
+    )
     parser.add_argument("--quick", action="store_true", help="fold 1 only")
-    parser.add_argument("--tune", action="store_true", help="score the default candidates on the validation splits")
-    parser.add_argument("--sweep", action="store_true", help="model-size sweep (fixed small models)")
+    parser.add_argument(
+        "--tune", action="store_true", help="score the default candidates on the validation splits"
+    )
+    parser.add_argument(
+        "--sweep", action="store_true", help="model-size sweep (fixed small models)"
+    )
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     folds = [1] if args.quick else args.folds
@@ -328,13 +449,24 @@ def main(argv=None) -> dict:
                 seconds = time.perf_counter() - t0
                 scores = np.asarray(scores, dtype=np.float64)
                 test_scores[method].append(scores)
-                entry = {"fold": fold, "rounds": int(rounds), "seconds": round(seconds, 3),
-                         **evaluate(split.test.y, scores, split.test.group)}
+                entry = {
+                    "fold": fold,
+                    "rounds": int(rounds),
+                    "seconds": round(seconds, 3),
+                    **evaluate(split.test.y, scores, split.test.group),
+                }
                 results[name][method]["folds"].append(entry)
-                print(f"{name} fold {fold} {method:24s} ndcg@10 {entry['zero']['ndcg@10']:.4f} "
-                      f"({rounds} rounds, {seconds:.1f}s)", file=sys.stderr, flush=True)
-        paired[name] = _paired(np.concatenate(test_y), np.concatenate(test_group),
-                               {m: np.concatenate(v) for m, v in test_scores.items()})
+                print(
+                    f"{name} fold {fold} {method:24s} ndcg@10 {entry['zero']['ndcg@10']:.4f} "
+                    f"({rounds} rounds, {seconds:.1f}s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        paired[name] = _paired(
+            np.concatenate(test_y),
+            np.concatenate(test_group),
+            {m: np.concatenate(v) for m, v in test_scores.items()},
+        )
         for method in args.methods:
             rec = results[name][method]
             for conv in CONVENTIONS:
@@ -347,17 +479,28 @@ def main(argv=None) -> dict:
     doc = {
         "benchmark": "letor",
         "protocol": {
-            "folds": folds, "early_stopping": f"NDCG@10 on the validation split, patience {PATIENCE}",
-            "max_rounds": MAX_ROUNDS, "learning_rate": LEARNING_RATE, "threads": 1,
+            "folds": folds,
+            "early_stopping": f"NDCG@10 on the validation split, patience {PATIENCE}",
+            "max_rounds": MAX_ROUNDS,
+            "learning_rate": LEARNING_RATE,
+            "threads": 1,
             "metric": "selrank.metrics.ndcg: gain 2**label - 1, ties averaged; std over folds (population)",
             "paired": "selrank.metrics.paired_comparison on the test queries of all folds pooled: mean per-query "
-                      "difference, 95% percentile bootstrap CI (10,000 resamples), paired t-test, Holm over the "
-                      "comparisons of one row, verdict; empty queries = 0",
-            "empty_queries": {"zero": "NDCG = 0 (trec_eval, LETOR eval script; the table)", "one": "NDCG = 1 (LightGBM, XGBoost)",
-                              "exclude": "left out of the mean"},
+            "difference, 95% percentile bootstrap CI (10,000 resamples), paired t-test, Holm over the "
+            "comparisons of one row, verdict; empty queries = 0",
+            "empty_queries": {
+                "zero": "NDCG = 0 (trec_eval, LETOR eval script; the table)",
+                "one": "NDCG = 1 (LightGBM, XGBoost)",
+                "exclude": "left out of the mean",
+            },
         },
-        "versions": {"selrank": selrank.__version__, "lightgbm": lightgbm.__version__, "xgboost": xgboost.__version__,
-                     "numpy": np.__version__, "python": platform.python_version()},
+        "versions": {
+            "selrank": selrank.__version__,
+            "lightgbm": lightgbm.__version__,
+            "xgboost": xgboost.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
         "results": results,
         "summary": summary,
@@ -386,9 +529,17 @@ def _paired(y, group, scores) -> dict:
             refs = [ABLATIONS[m], *refs]
         if not refs:
             continue
-        cmp = paired_comparison({m: scores[m], **{r: scores[r] for r in refs}}, y, group, candidate=m,
-                                metrics=metrics, no_relevant="zero")
-        print(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")), file=sys.stderr, flush=True)
+        cmp = paired_comparison(
+            {m: scores[m], **{r: scores[r] for r in refs}},
+            y,
+            group,
+            candidate=m,
+            metrics=metrics,
+            no_relevant="zero",
+        )
+        print(
+            format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")), file=sys.stderr, flush=True
+        )
         out[m] = cmp.drop("test").to_dicts()
     return out
 
@@ -406,28 +557,48 @@ def _summary(results, datasets, methods) -> dict:
         s = max(ours, key=mean.get)
         diffs = {}
         for m in ours:
-            d = np.array([x["zero"]["ndcg@10"] for x in results[name][m]["folds"]]) - \
-                np.array([x["zero"]["ndcg@10"] for x in results[name][b]["folds"]])
-            diffs[m] = {"mean": float(d.mean()), "std": float(d.std()), "folds_not_worse": int(np.sum(d >= 0))}
-        out[name] = {"best_builtin": b, "best_builtin_ndcg@10": mean[b], "best_selrank": s,
-                     "best_selrank_ndcg@10": mean[s], "selrank_minus_best_builtin_ndcg@10": diffs,
-                     "goal_met": bool(mean[s] >= mean[b])}
+            d = np.array([x["zero"]["ndcg@10"] for x in results[name][m]["folds"]]) - np.array(
+                [x["zero"]["ndcg@10"] for x in results[name][b]["folds"]]
+            )
+            diffs[m] = {
+                "mean": float(d.mean()),
+                "std": float(d.std()),
+                "folds_not_worse": int(np.sum(d >= 0)),
+            }
+        out[name] = {
+            "best_builtin": b,
+            "best_builtin_ndcg@10": mean[b],
+            "best_selrank": s,
+            "best_selrank_ndcg@10": mean[s],
+            "selrank_minus_best_builtin_ndcg@10": diffs,
+            "goal_met": bool(mean[s] >= mean[b]),
+        }
     return out
 
 
 def _print_table(results, datasets, methods, summary) -> None:
     for name in datasets:
-        print(f"\n{name.upper()} — test NDCG (mean ± std over folds; gain 2^l-1, ties averaged, empty queries = 0)")
+        print(
+            f"\n{name.upper()} — test NDCG (mean ± std over folds; gain 2^l-1, ties averaged, empty queries = 0)"
+        )
         print(f"{'method':24s}" + "".join(f"{'NDCG@' + str(k):>17s}" for k in CUTOFFS))
         for m in methods:
             rec = results[name][m]["zero"]
-            print(f"{m:24s}" + "".join(f"{rec[f'ndcg@{k}']['mean']:>10.4f} ± {rec[f'ndcg@{k}']['std']:.3f}" for k in CUTOFFS))
+            print(
+                f"{m:24s}"
+                + "".join(
+                    f"{rec[f'ndcg@{k}']['mean']:>10.4f} ± {rec[f'ndcg@{k}']['std']:.3f}"
+                    for k in CUTOFFS
+                )
+            )
         if name in summary:
             s = summary[name]
             d = s["selrank_minus_best_builtin_ndcg@10"][s["best_selrank"]]
-            print(f"best built-in: {s['best_builtin']} ({s['best_builtin_ndcg@10']:.4f}); best selrank: "
-                  f"{s['best_selrank']} ({s['best_selrank_ndcg@10']:.4f}); paired difference "
-                  f"{d['mean']:+.4f} ± {d['std']:.4f}, not worse on {d['folds_not_worse']}/{len(results[name][m]['folds'])} folds")
+            print(
+                f"best built-in: {s['best_builtin']} ({s['best_builtin_ndcg@10']:.4f}); best selrank: "
+                f"{s['best_selrank']} ({s['best_selrank_ndcg@10']:.4f}); paired difference "
+                f"{d['mean']:+.4f} ± {d['std']:.4f}, not worse on {d['folds_not_worse']}/{len(results[name][m]['folds'])} folds"
+            )
 
 
 if __name__ == "__main__":

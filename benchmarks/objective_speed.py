@@ -39,8 +39,15 @@ from pathlib import Path
 
 import numpy as np
 
-TREE_PARAMS = {"num_leaves": 31, "learning_rate": 0.1, "min_data_in_leaf": 20, "max_bin": 255,
-               "verbosity": -1, "deterministic": True, "force_row_wise": True}
+TREE_PARAMS = {
+    "num_leaves": 31,
+    "learning_rate": 0.1,
+    "min_data_in_leaf": 20,
+    "max_bin": 255,
+    "verbosity": -1,
+    "deterministic": True,
+    "force_row_wise": True,
+}
 LABEL_SCALE = 0.25
 
 
@@ -122,7 +129,9 @@ def throughput(data, repeats: int) -> list[dict]:
         np.copyto(h, pred)
 
     t = median_time(floor, repeats)
-    rows.append({"family": "all", "method": "memory floor (32 B/row)", "seconds": t, "rows_per_s": n / t})
+    rows.append(
+        {"family": "all", "method": "memory floor (32 B/row)", "seconds": t, "rows_per_s": n / t}
+    )
 
     losses = {
         "pointwise": get_loss("pointwise", link="exp"),
@@ -134,25 +143,39 @@ def throughput(data, repeats: int) -> list[dict]:
         if family == "pointwise":
             hs = np.exp(s)
             t = median_time(lambda hs=hs: numpy_pointwise(pred, hs), repeats)
-            rows.append({"family": family, "method": "plain NumPy", "seconds": t, "rows_per_s": n / t})
+            rows.append(
+                {"family": family, "method": "plain NumPy", "seconds": t, "rows_per_s": n / t}
+            )
         elif family == "listwise":
             hy = loss.bind(s, group=sizes).hy
             t = median_time(lambda hy=hy: numpy_listwise(pred, offsets, hy, 4.0), repeats)
-            rows.append({"family": family, "method": "plain NumPy", "seconds": t, "rows_per_s": n / t})
+            rows.append(
+                {"family": family, "method": "plain NumPy", "seconds": t, "rows_per_s": n / t}
+            )
         else:
             cut = int(np.searchsorted(offsets, 100_000))
             sub = slice(0, int(offsets[cut]))
-            t = median_time(lambda sub=sub, cut=cut: numpy_pairwise(pred[sub], s[sub], offsets[: cut + 1]),
-                            max(1, repeats // 2))
+            t = median_time(
+                lambda sub=sub, cut=cut: numpy_pairwise(pred[sub], s[sub], offsets[: cut + 1]),
+                max(1, repeats // 2),
+            )
             m = offsets[cut]
-            rows.append({"family": family, "method": f"plain NumPy ({m} rows)", "seconds": t * n / m,
-                         "rows_per_s": m / t})
+            rows.append(
+                {
+                    "family": family,
+                    "method": f"plain NumPy ({m} rows)",
+                    "seconds": t * n / m,
+                    "rows_per_s": m / t,
+                }
+            )
         bound = loss.bind(s, group=group)
         t = median_time(lambda bound=bound: bound.grad_hess(pred), repeats)
         rows.append({"family": family, "method": "selrank core", "seconds": t, "rows_per_s": n / t})
         obj = lightgbm_objective(loss, label_scale=LABEL_SCALE)
         t = median_time(lambda obj=obj, group=group: obj(y, pred, None, group), repeats)
-        rows.append({"family": family, "method": "selrank objective", "seconds": t, "rows_per_s": n / t})
+        rows.append(
+            {"family": family, "method": "selrank objective", "seconds": t, "rows_per_s": n / t}
+        )
         print(f"  {family}: done", file=sys.stderr, flush=True)
     return rows
 
@@ -179,25 +202,36 @@ def rounds(data, n_rounds: int, threads: int) -> list[dict]:
 
     from selrank.gbdt import lightgbm_objective
 
-    train = lgb.Dataset(data.X, data.y, group=data.group, params={"max_bin": 255, "verbosity": -1},
-                        free_raw_data=False)
+    train = lgb.Dataset(
+        data.X,
+        data.y,
+        group=data.group,
+        params={"max_bin": 255, "verbosity": -1},
+        free_raw_data=False,
+    )
     t0 = time.perf_counter()
     train.construct()
     print(f"  dataset constructed in {time.perf_counter() - t0:.1f}s", file=sys.stderr, flush=True)
     methods = {
         "LightGBM lambdarank": "lambdarank",
         "LightGBM regression": "regression",
-        "selrank pointwise": lightgbm_objective("pointwise", label_scale=LABEL_SCALE, n_jobs=threads),
+        "selrank pointwise": lightgbm_objective(
+            "pointwise", label_scale=LABEL_SCALE, n_jobs=threads
+        ),
         "selrank pairwise": lightgbm_objective("pairwise", label_scale=LABEL_SCALE, n_jobs=threads),
-        "selrank listwise": lightgbm_objective("listwise", gamma=4.0, label_scale=LABEL_SCALE, n_jobs=threads),
+        "selrank listwise": lightgbm_objective(
+            "listwise", gamma=4.0, label_scale=LABEL_SCALE, n_jobs=threads
+        ),
     }
     out = []
     for name, objective in methods.items():
         timed = Timed(objective) if callable(objective) else None
         params = {**TREE_PARAMS, "num_threads": threads, "objective": timed or objective}
         if timed is not None:
-            objective.fit_intercept(np.asarray(data.y, dtype=np.float64),
-                                    group=data.group if objective.structure == "group" else None)
+            objective.fit_intercept(
+                np.asarray(data.y, dtype=np.float64),
+                group=data.group if objective.structure == "group" else None,
+            )
             train.set_init_score(objective.init_score(train.num_data()))
         else:
             train.set_init_score(None)
@@ -225,9 +259,15 @@ def main(argv=None) -> dict:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads of LightGBM and of the selrank objective in part 2 (the same for both)")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "objective_speed.json"))
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads of LightGBM and of the selrank objective in part 2 (the same for both)",
+    )
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "objective_speed.json")
+    )
     args = parser.parse_args(argv)
 
     import lightgbm
@@ -238,26 +278,41 @@ def main(argv=None) -> dict:
     warnings.filterwarnings("ignore", category=UserWarning)
     t0 = time.perf_counter()
     data = make_mslr_like(args.rows, n_features=136, mean_docs_per_query=120, seed=0)
-    print(f"data: {data.X.shape}, {len(data.group)} queries ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
+    print(
+        f"data: {data.X.shape}, {len(data.group)} queries ({time.perf_counter() - t0:.1f}s)",
+        file=sys.stderr,
+    )
     speed = throughput(data, args.repeats)
     per_round = rounds(data, args.rounds, args.threads)
 
     n = len(data.y)
-    print(f"\nGradient + Hessian throughput, {n:,} rows ({len(data.group):,} queries, "
-          f"{int(np.sum(np.asarray(data.group) * (np.asarray(data.group) - 1) // 2)):,} pairs)")
+    print(
+        f"\nGradient + Hessian throughput, {n:,} rows ({len(data.group):,} queries, "
+        f"{int(np.sum(np.asarray(data.group) * (np.asarray(data.group) - 1) // 2)):,} pairs)"
+    )
     print(f"{'family':10s} {'method':32s} {'ms':>9s} {'M rows/s':>10s}")
     for r in speed:
-        print(f"{r['family']:10s} {r['method']:32s} {1e3 * r['seconds']:9.1f} {r['rows_per_s'] / 1e6:10.1f}")
-    print(f"\nSeconds per boosting round (LightGBM and objective on {args.threads} thread(s), identical trees: "
-          f"{TREE_PARAMS['num_leaves']} leaves)")
+        print(
+            f"{r['family']:10s} {r['method']:32s} {1e3 * r['seconds']:9.1f} {r['rows_per_s'] / 1e6:10.1f}"
+        )
+    print(
+        f"\nSeconds per boosting round (LightGBM and objective on {args.threads} thread(s), identical trees: "
+        f"{TREE_PARAMS['num_leaves']} leaves)"
+    )
     print(f"{'method':22s} {'s/round':>9s} {'objective s':>12s} {'share':>7s}")
     for r in per_round:
         share = f"{100 * r['objective_share']:6.1f}%" if "objective_share" in r else "      -"
-        obj = f"{r['objective_seconds_per_round']:12.3f}" if "objective_seconds_per_round" in r else f"{'-':>12s}"
+        obj = (
+            f"{r['objective_seconds_per_round']:12.3f}"
+            if "objective_seconds_per_round" in r
+            else f"{'-':>12s}"
+        )
         print(f"{r['method']:22s} {r['seconds_per_round']:9.3f} {obj} {share}")
 
     shares = {r["method"]: r.get("objective_share") for r in per_round}
-    point = next(r for r in speed if r["family"] == "pointwise" and r["method"] == "selrank objective")
+    point = next(
+        r for r in speed if r["family"] == "pointwise" and r["method"] == "selrank objective"
+    )
     targets = {
         "pointwise share <= 10%": bool(shares["selrank pointwise"] <= 0.10),
         "listwise share <= 10%": bool(shares["selrank listwise"] <= 0.10),
@@ -267,13 +322,28 @@ def main(argv=None) -> dict:
     print("\ntargets:", ", ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in targets.items()))
     doc = {
         "benchmark": "objective_speed",
-        "data": {"rows": n, "features": int(data.X.shape[1]), "queries": len(data.group),
-                 "generator": "selrank.datasets.make_mslr_like(seed=0)"},
-        "tree_params": TREE_PARAMS, "threads": args.threads, "label_scale": LABEL_SCALE,
-        "throughput": speed, "rounds": per_round, "targets": targets,
-        "versions": {"selrank": selrank.__version__, "lightgbm": lightgbm.__version__, "numpy": np.__version__},
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                    "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
+        "data": {
+            "rows": n,
+            "features": int(data.X.shape[1]),
+            "queries": len(data.group),
+            "generator": "selrank.datasets.make_mslr_like(seed=0)",
+        },
+        "tree_params": TREE_PARAMS,
+        "threads": args.threads,
+        "label_scale": LABEL_SCALE,
+        "throughput": speed,
+        "rounds": per_round,
+        "targets": targets,
+        "versions": {
+            "selrank": selrank.__version__,
+            "lightgbm": lightgbm.__version__,
+            "numpy": np.__version__,
+        },
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -36,8 +36,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEL_SCALE = 0.25
-TREE_PARAMS = {"num_leaves": 31, "learning_rate": 0.1, "min_data_in_leaf": 20, "max_bin": 255,
-               "verbosity": -1, "deterministic": True, "force_row_wise": True, "num_threads": 1}
+TREE_PARAMS = {
+    "num_leaves": 31,
+    "learning_rate": 0.1,
+    "min_data_in_leaf": 20,
+    "max_bin": 255,
+    "verbosity": -1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_threads": 1,
+}
 
 
 def families():
@@ -74,7 +82,9 @@ def measure(X, y, group, repeats: int = 3) -> dict:
         obj = make()
         g = group if obj.structure == "group" else None
         out[name] = median_call(lambda obj=obj, g=g: obj(y, pred, None, g), repeats)
-    train = lgb.Dataset(X, y, group=group, params={"max_bin": 255, "verbosity": -1}, free_raw_data=False)
+    train = lgb.Dataset(
+        X, y, group=group, params={"max_bin": 255, "verbosity": -1}, free_raw_data=False
+    )
     train.construct()
     for objective in ("regression", "lambdarank"):
         booster = lgb.Booster({**TREE_PARAMS, "objective": objective}, train)
@@ -97,7 +107,11 @@ def rows_sweep(sizes) -> list[dict]:
         y = np.asarray(data.y, dtype=np.float64)
         t = measure(data.X, y, np.asarray(data.group))
         rows.append({"rows": int(n), "queries": len(data.group), "seconds": t})
-        print(f"  rows {n:>9,}: " + ", ".join(f"{k} {v:.4f}s" for k, v in t.items()), file=sys.stderr, flush=True)
+        print(
+            f"  rows {n:>9,}: " + ", ".join(f"{k} {v:.4f}s" for k, v in t.items()),
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 
@@ -111,9 +125,14 @@ def docs_sweep(n_rows: int, docs_list) -> list[dict]:
         X, y = data.X[: n_q * docs], np.asarray(data.y[: n_q * docs], dtype=np.float64)
         group = np.full(n_q, docs)
         t = measure(X, y, group)
-        rows.append({"docs_per_query": int(docs), "rows": int(y.size), "queries": int(n_q), "seconds": t})
-        print(f"  docs/query {docs:>5}: " + ", ".join(f"{k} {v:.4f}s" for k, v in t.items()), file=sys.stderr,
-              flush=True)
+        rows.append(
+            {"docs_per_query": int(docs), "rows": int(y.size), "queries": int(n_q), "seconds": t}
+        )
+        print(
+            f"  docs/query {docs:>5}: " + ", ".join(f"{k} {v:.4f}s" for k, v in t.items()),
+            file=sys.stderr,
+            flush=True,
+        )
     return rows
 
 
@@ -124,8 +143,10 @@ def plot(rows, docs, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, sweep, key, label in ((axes[0], rows, "rows", "rows (about 120 documents per query)"),
-                                  (axes[1], docs, "docs_per_query", "documents per query (100,000 rows)")):
+    for ax, sweep, key, label in (
+        (axes[0], rows, "rows", "rows (about 120 documents per query)"),
+        (axes[1], docs, "docs_per_query", "documents per query (100,000 rows)"),
+    ):
         xs = [r[key] for r in sweep]
         for name in sweep[0]["seconds"]:
             style = "--" if name.startswith("LightGBM") else "-"
@@ -161,17 +182,34 @@ def main(argv=None) -> dict:
     rows = rows_sweep(sizes)
     docs = docs_sweep(n_docs_rows, docs_list)
     names = list(rows[0]["seconds"])
-    for title, sweep, key in (("rows", rows, "rows"), ("documents per query", docs, "docs_per_query")):
+    for title, sweep, key in (
+        ("rows", rows, "rows"),
+        ("documents per query", docs, "docs_per_query"),
+    ):
         print(f"\nseconds per objective call / LightGBM round (1 thread) vs {title}")
         print(f"{key:>14s} " + " ".join(f"{n[:22]:>22s}" for n in names))
         for r in sweep:
             print(f"{r[key]:>14,} " + " ".join(f"{r['seconds'][n]:22.4f}" for n in names))
     plot(rows, docs, Path(args.figure))
-    doc = {"benchmark": "scaling", "quick": bool(args.quick), "label_scale": LABEL_SCALE, "tree_params": TREE_PARAMS,
-           "rows_sweep": rows, "docs_sweep": docs, "runtime_seconds": time.perf_counter() - t0,
-           "versions": {"selrank": selrank.__version__, "lightgbm": lightgbm.__version__, "numpy": np.__version__},
-           "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                       "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}}
+    doc = {
+        "benchmark": "scaling",
+        "quick": bool(args.quick),
+        "label_scale": LABEL_SCALE,
+        "tree_params": TREE_PARAMS,
+        "rows_sweep": rows,
+        "docs_sweep": docs,
+        "runtime_seconds": time.perf_counter() - t0,
+        "versions": {
+            "selrank": selrank.__version__,
+            "lightgbm": lightgbm.__version__,
+            "numpy": np.__version__,
+        },
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))

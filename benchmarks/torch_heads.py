@@ -99,7 +99,9 @@ def ranknet_reference(s, y, mask):
     """RankNet: log(1 + e^-(s_a - s_b)) over the pairs with y_a > y_b, mean over pairs."""
     pairs = (y[:, :, None] > y[:, None, :]) & mask[:, :, None] & mask[:, None, :]
     pair_loss = F.softplus(-(s[:, :, None] - s[:, None, :]))
-    return torch.where(pairs, pair_loss, torch.zeros((), dtype=s.dtype)).sum() / pairs.sum().clamp_min(1)
+    return torch.where(
+        pairs, pair_loss, torch.zeros((), dtype=s.dtype)
+    ).sum() / pairs.sum().clamp_min(1)
 
 
 def entries():
@@ -167,11 +169,14 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_shape(B: int, L: int, device: str, budget_s: float, min_rounds: int, max_rounds: int,
-               only=None) -> dict[str, list[float]]:
+def time_shape(
+    B: int, L: int, device: str, budget_s: float, min_rounds: int, max_rounds: int, only=None
+) -> dict[str, list[float]]:
     """Interleaved rounds; each entry runs ``clip(budget_s / its time, min_rounds, max_rounds)`` rounds."""
     s, y, mask = make_batch(B, L, device)
-    fns = {name: factory() for name, (_, factory) in entries().items() if only is None or name in only}
+    fns = {
+        name: factory() for name, (_, factory) in entries().items() if only is None or name in only
+    }
 
     def once(fn):
         x = s.clone().requires_grad_(True)
@@ -182,7 +187,10 @@ def time_shape(B: int, L: int, device: str, budget_s: float, min_rounds: int, ma
         return time.perf_counter() - t0
 
     warm = {name: once(fn) for name, fn in fns.items()}  # warm-up round, not reported
-    rounds = {name: int(min(max(min_rounds, budget_s // max(t, 1e-9)), max_rounds)) for name, t in warm.items()}
+    rounds = {
+        name: int(min(max(min_rounds, budget_s // max(t, 1e-9)), max_rounds))
+        for name, t in warm.items()
+    }
     times: dict[str, list[float]] = {name: [] for name in fns}
     for r in range(max(rounds.values())):
         for name, fn in fns.items():
@@ -203,7 +211,9 @@ def memory_probe(name: str, B: int, L: int, device: str) -> int:
     """Peak extra memory (bytes) of one forward+backward of ``name`` (run in a fresh process)."""
     fn = entries()[name][1]()
     ws, wy, wm = make_batch(2, 8, device, seed=1)
-    fn(ws.clone().requires_grad_(True), wy, wm).backward()  # warm-up: numba loading/compiling is not the pass
+    fn(
+        ws.clone().requires_grad_(True), wy, wm
+    ).backward()  # warm-up: numba loading/compiling is not the pass
     s, y, mask = make_batch(B, L, device)
     x = s.clone().requires_grad_(True)
     if device.startswith("cuda"):
@@ -222,18 +232,32 @@ def memory_probe(name: str, B: int, L: int, device: str) -> int:
 
 def peak_memory(name: str, B: int, L: int, device: str, threads: int) -> int | None:
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536", OMP_NUM_THREADS=str(threads))
-    cmd = [sys.executable, __file__, "--memory-probe", name, str(B), str(L), "--device", device,
-           "--threads", str(threads)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--memory-probe",
+        name,
+        str(B),
+        str(L),
+        "--device",
+        device,
+        "--threads",
+        str(threads),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     if out.returncode != 0:
-        print(f"  memory probe of {name} at {B}x{L} failed: {out.stderr.strip()[-300:]}", flush=True)
+        print(
+            f"  memory probe of {name} at {B}x{L} failed: {out.stderr.strip()[-300:]}", flush=True
+        )
         return None
     return int(out.stdout.strip().splitlines()[-1])
 
 
-TARGETS = (("listwise", "listnet_reference", 2.0, ((1024, 128), (256, 1000))),
-           ("pairwise", "ranknet_reference", 1 / 3, ((64, 1000), (256, 1000))),
-           ("pointwise", "pointwise_reference", 1.2, SHAPES))
+TARGETS = (
+    ("listwise", "listnet_reference", 2.0, ((1024, 128), (256, 1000))),
+    ("pairwise", "ranknet_reference", 1 / 3, ((64, 1000), (256, 1000))),
+    ("pointwise", "pointwise_reference", 1.2, SHAPES),
+)
 
 
 def run_timing(device: str, threads: int, quick: bool, only=None, memory=None) -> dict:
@@ -241,17 +265,31 @@ def run_timing(device: str, threads: int, quick: bool, only=None, memory=None) -
     results = []
     for B, L in SHAPES:
         t0 = time.time()
-        times = time_shape(B, L, device, budget_s=0.2 if quick else 1.5, min_rounds=3 if quick else 5,
-                           max_rounds=5 if quick else 40, only=only)
+        times = time_shape(
+            B,
+            L,
+            device,
+            budget_s=0.2 if quick else 1.5,
+            min_rounds=3 if quick else 5,
+            max_rounds=5 if quick else 40,
+            only=only,
+        )
         print(f"[{B} x {L}] timed {len(times)} entries in {time.time() - t0:.0f} s", flush=True)
         for name, ts in times.items():
             probe = not quick and (memory is None or name in memory)
             peak = peak_memory(name, B, L, device, threads) if probe else None
-            results.append({
-                "shape": [B, L], "entry": name, "kind": kinds[name], "rounds": len(ts),
-                "median_ms": 1e3 * statistics.median(ts), "min_ms": 1e3 * min(ts), "max_ms": 1e3 * max(ts),
-                "peak_mib": None if peak is None else peak / 2**20,
-            })
+            results.append(
+                {
+                    "shape": [B, L],
+                    "entry": name,
+                    "kind": kinds[name],
+                    "rounds": len(ts),
+                    "median_ms": 1e3 * statistics.median(ts),
+                    "min_ms": 1e3 * min(ts),
+                    "max_ms": 1e3 * max(ts),
+                    "peak_mib": None if peak is None else peak / 2**20,
+                }
+            )
     by = {(tuple(r["shape"]), r["entry"]): r for r in results}
     for r in results:
         shape = tuple(r["shape"])
@@ -269,9 +307,16 @@ def run_timing(device: str, threads: int, quick: bool, only=None, memory=None) -
                 continue
             h = by[(B, L), head]
             med, low = h[f"time_vs_{ref}"], h[f"min_time_vs_{ref}"]
-            targets.append({"shape": [B, L], "target": f"{head} <= {bound:.3g}x {ref} (time)", "ratio_median": med,
-                            "ratio_min": low, "met": med <= bound and low <= bound,
-                            "met_by_one_statistic_only": (med <= bound) != (low <= bound)})
+            targets.append(
+                {
+                    "shape": [B, L],
+                    "target": f"{head} <= {bound:.3g}x {ref} (time)",
+                    "ratio_median": med,
+                    "ratio_min": low,
+                    "met": med <= bound and low <= bound,
+                    "met_by_one_statistic_only": (med <= bound) != (low <= bound),
+                }
+            )
     return {"results": results, "targets": targets}
 
 
@@ -279,8 +324,18 @@ def run_timing(device: str, threads: int, quick: bool, only=None, memory=None) -
 # MQ2008
 # ---------------------------------------------------------------------------------------
 
-MQ_HEADS = ("listwise", "pairwise", "pointwise", "softmax_ce", "listnet", "listmle", "ranknet", "lambdaloss",
-            "approxndcg", "reweighted_square")
+MQ_HEADS = (
+    "listwise",
+    "pairwise",
+    "pointwise",
+    "softmax_ce",
+    "listnet",
+    "listmle",
+    "ranknet",
+    "lambdaloss",
+    "approxndcg",
+    "reweighted_square",
+)
 CONVENTIONS = ("zero", "one", "exclude")
 
 
@@ -290,27 +345,42 @@ def run_mq2008(device: str, quick: bool) -> dict:
     from selrank.torch import NeuralRanker
 
     folds = (1,) if quick else (1, 2, 3, 4, 5)
-    per_head: dict[str, dict] = {h: {c: [] for c in CONVENTIONS} | {"epochs": [], "seconds": []} for h in MQ_HEADS}
+    per_head: dict[str, dict] = {
+        h: {c: [] for c in CONVENTIONS} | {"epochs": [], "seconds": []} for h in MQ_HEADS
+    }
     for k in folds:
         d = load_letor("mq2008", fold=k)
         for name in MQ_HEADS:
             t0 = time.time()
             r = NeuralRanker(name, device=device, random_state=k)
-            r.fit(d.train.X, d.train.y, group=d.train.group, eval_set=[(d.validation.X, d.validation.y)],
-                  eval_group=[d.validation.group])
+            r.fit(
+                d.train.X,
+                d.train.y,
+                group=d.train.group,
+                eval_set=[(d.validation.X, d.validation.y)],
+                eval_group=[d.validation.group],
+            )
             pred = r.predict(d.test.X)
             for c in CONVENTIONS:
-                per_head[name][c].append(float(ndcg(d.test.y, pred, d.test.group, k=10, no_relevant=c)))
+                per_head[name][c].append(
+                    float(ndcg(d.test.y, pred, d.test.group, k=10, no_relevant=c))
+                )
             per_head[name]["epochs"].append(int(r.n_epochs_))
             per_head[name]["seconds"].append(time.time() - t0)
-            print(f"fold {k} {name:18s} NDCG@10 {per_head[name]['zero'][-1]:.4f} "
-                  f"({r.n_epochs_} epochs, {time.time() - t0:.1f} s)", flush=True)
+            print(
+                f"fold {k} {name:18s} NDCG@10 {per_head[name]['zero'][-1]:.4f} "
+                f"({r.n_epochs_} epochs, {time.time() - t0:.1f} s)",
+                flush=True,
+            )
     summary = {}
     for name, res in per_head.items():
         summary[name] = {
             "folds": res,
             **{f"ndcg@10_{c}_mean": float(np.mean(res[c])) for c in CONVENTIONS},
-            **{f"ndcg@10_{c}_std": float(np.std(res[c], ddof=1)) if len(res[c]) > 1 else 0.0 for c in CONVENTIONS},
+            **{
+                f"ndcg@10_{c}_std": float(np.std(res[c], ddof=1)) if len(res[c]) > 1 else 0.0
+                for c in CONVENTIONS
+            },
         }
     return {"folds": list(folds), "heads": summary}
 
@@ -322,38 +392,55 @@ def environment(device: str, threads: int) -> dict:
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+            cpu = next(
+                line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")
+            )
     except (OSError, StopIteration):
         pass
     return {
-        "torch": torch.__version__, "python": platform.python_version(), "device": device,
-        "cpu": cpu, "cpu_count": os.cpu_count(), "torch_threads": threads,
-        "load_average_start": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": device,
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": threads,
+        "load_average_start": os.getloadavg(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
 
 def print_timing(timing: dict) -> None:
-    print("\nforward+backward, median ms (peak MiB) — ratio to the ListNet / RankNet / pointwise reference")
+    print(
+        "\nforward+backward, median ms (peak MiB) — ratio to the ListNet / RankNet / pointwise reference"
+    )
 
     def ratio(r, ref, fmt):
         return format(r[f"time_vs_{ref}"], fmt) + "x" if f"time_vs_{ref}" in r else "       -"
 
     for r in timing["results"]:
         peak = "    n/a" if r["peak_mib"] is None else f"{r['peak_mib']:7.1f}"
-        print(f"{r['shape'][0]:5d}x{r['shape'][1]:<5d} {r['entry']:24s} {r['median_ms']:10.2f} ms {peak} MiB"
-              f"  {ratio(r, 'listnet_reference', '7.2f')}  {ratio(r, 'ranknet_reference', '7.3f')}"
-              f"  {ratio(r, 'pointwise_reference', '7.2f')}")
+        print(
+            f"{r['shape'][0]:5d}x{r['shape'][1]:<5d} {r['entry']:24s} {r['median_ms']:10.2f} ms {peak} MiB"
+            f"  {ratio(r, 'listnet_reference', '7.2f')}  {ratio(r, 'ranknet_reference', '7.3f')}"
+            f"  {ratio(r, 'pointwise_reference', '7.2f')}"
+        )
     for t in timing["targets"]:
-        verdict = "met" if t["met"] else ("inconclusive" if t["met_by_one_statistic_only"] else "NOT met")
-        print(f"target {t['target']} at {t['shape']}: {t['ratio_median']:.2f}x (median), "
-              f"{t['ratio_min']:.2f}x (min) -> {verdict}")
+        verdict = (
+            "met" if t["met"] else ("inconclusive" if t["met_by_one_statistic_only"] else "NOT met")
+        )
+        print(
+            f"target {t['target']} at {t['shape']}: {t['ratio_median']:.2f}x (median), "
+            f"{t['ratio_min']:.2f}x (min) -> {verdict}"
+        )
 
 
 def print_mq(mq: dict) -> None:
     print(f"\nMQ2008 NDCG@10 (no-relevant queries = 0), mean ± std over folds {mq['folds']}")
     for name, s in mq["heads"].items():
-        print(f"{name:18s} {s['ndcg@10_zero_mean']:.4f} ± {s['ndcg@10_zero_std']:.4f}   "
-              f"(as LightGBM: {s['ndcg@10_one_mean']:.4f})")
+        print(
+            f"{name:18s} {s['ndcg@10_zero_mean']:.4f} ± {s['ndcg@10_zero_std']:.4f}   "
+            f"(as LightGBM: {s['ndcg@10_one_mean']:.4f})"
+        )
 
 
 def main(argv=None) -> None:
@@ -362,9 +449,13 @@ def main(argv=None) -> None:
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "torch_heads.json"))
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--quick", action="store_true", help="fewer rounds, no memory probes, MQ2008 fold 1 only")
+    p.add_argument(
+        "--quick", action="store_true", help="fewer rounds, no memory probes, MQ2008 fold 1 only"
+    )
     p.add_argument("--only", help="comma-separated entries to time (default: all)")
-    p.add_argument("--memory", help="comma-separated entries whose peak memory is probed (default: all timed)")
+    p.add_argument(
+        "--memory", help="comma-separated entries whose peak memory is probed (default: all timed)"
+    )
     p.add_argument("--memory-probe", nargs=3, metavar=("ENTRY", "B", "L"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)

@@ -31,6 +31,7 @@ def torch_aminmax(x):
         mn, mx = torch.aminmax(x.detach())
     return float(mn), float(mx)
 
+
 __all__ = ["Capped", "Params", "params_equal", "parse_cap"]
 
 _CAP_MODES = ("linear", "flat")
@@ -49,7 +50,9 @@ def parse_cap(cap, cap_mode: str, owner: str, *, sides: str) -> tuple[float, flo
         return (-math.inf, math.inf)
     if isinstance(cap, tuple | list):
         if len(cap) != 2:
-            raise ValueError(f"`cap` of {owner} must be a number or a (low, high) pair; got {cap!r}")
+            raise ValueError(
+                f"`cap` of {owner} must be a number or a (low, high) pair; got {cap!r}"
+            )
         lo = -math.inf if cap[0] is None else float(cap[0])
         hi = math.inf if cap[1] is None else float(cap[1])
         if math.isnan(lo) or math.isnan(hi) or not lo < hi:
@@ -136,7 +139,9 @@ class Capped:
         self.beta = finite_float(beta, "beta", owner)
         cap_value = self._default_cap if isinstance(cap, str) and cap == "default" else cap
         if isinstance(cap_value, str):
-            raise ValueError(f"`cap` of {owner} must be a number, a pair, None or 'default'; got {cap!r}")
+            raise ValueError(
+                f"`cap` of {owner} must be a number, a pair, None or 'default'; got {cap!r}"
+            )
         self._lo, self._hi = parse_cap(cap_value, cap_mode, owner, sides=self._cap_sides)
         self._cap_mode = cap_mode
         return cap_value

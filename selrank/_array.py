@@ -56,7 +56,9 @@ def get_namespace(*arrays: Any):
     labels in NumPy expects.
     """
     first = arrays[0] if arrays else None
-    if len(arrays) <= 2 and (len(arrays) < 2 or arrays[1] is None or type(arrays[1]) is type(first)):
+    if len(arrays) <= 2 and (
+        len(arrays) < 2 or arrays[1] is None or type(arrays[1]) is type(first)
+    ):
         # fast paths for the common cases (one namespace); array_namespace() costs microseconds
         if isinstance(first, np.ndarray):
             return _NUMPY_NS

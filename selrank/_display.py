@@ -22,7 +22,9 @@ def _require_matplotlib():
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("selrank.plots requires matplotlib: pip install 'selrank[plots]'") from None
+        raise ImportError(
+            "selrank.plots requires matplotlib: pip install 'selrank[plots]'"
+        ) from None
     return Figure
 
 
@@ -55,7 +57,9 @@ def enable_inline() -> bool:
             return True
         except (KeyError, AttributeError):
             continue
-    formatters["image/png"].for_type(Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight"))
+    formatters["image/png"].for_type(
+        Figure, lambda fig: print_figure(fig, "png", bbox_inches="tight")
+    )
     return True
 
 

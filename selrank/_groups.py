@@ -70,14 +70,10 @@ class Groups:
             s = s.astype(np.int64)
         if np.any(s <= 0):
             bad = int(np.flatnonzero(s <= 0)[0])
-            raise ValueError(
-                f"`group` sizes must be positive; query {bad} has size {int(s[bad])}"
-            )
+            raise ValueError(f"`group` sizes must be positive; query {bad} has size {int(s[bad])}")
         total = int(s.sum())
         if n_rows is not None and total != n_rows:
-            raise ValueError(
-                f"`group` sizes add up to {total} rows but the data has {n_rows} rows"
-            )
+            raise ValueError(f"`group` sizes add up to {total} rows but the data has {n_rows} rows")
         return cls(s)
 
     @classmethod
@@ -268,8 +264,13 @@ def _host_vector(x: Any, name: str) -> np.ndarray:
     return v
 
 
-def as_groups(group: Any = None, n_rows: int | None = None, *, qid: Any = None,
-              require_contiguous: bool = False) -> Groups:
+def as_groups(
+    group: Any = None,
+    n_rows: int | None = None,
+    *,
+    qid: Any = None,
+    require_contiguous: bool = False,
+) -> Groups:
     """Query groups from query *sizes* (``group``) or per-row query *ids* (``qid``).
 
     The two keywords follow the ecosystem: ``group`` are query sizes as LightGBM takes them,
@@ -315,12 +316,16 @@ def as_groups(group: Any = None, n_rows: int | None = None, *, qid: Any = None,
         raise TypeError("as_groups() needs `n_rows`, the number of rows of the data")
     n_rows = int(n_rows)
     if group is not None and qid is not None:
-        raise ValueError("give either `group` (query sizes) or `qid` (one query id per row), not both")
+        raise ValueError(
+            "give either `group` (query sizes) or `qid` (one query id per row), not both"
+        )
     if qid is not None:
         q = _host_vector(qid, "qid")
         if q.size != n_rows:
-            raise ValueError(f"`qid` must hold one query id per row, {n_rows} values; got {q.size}"
-                             + ("; for query sizes pass group=" if q.size < n_rows else ""))
+            raise ValueError(
+                f"`qid` must hold one query id per row, {n_rows} values; got {q.size}"
+                + ("; for query sizes pass group=" if q.size < n_rows else "")
+            )
         return Groups.from_ids(q, require_contiguous=require_contiguous)
     if isinstance(group, Groups):
         if group.n_rows != n_rows:

@@ -52,14 +52,23 @@ def format_value(value: Any, *, digits: int = 4) -> str:
             lo, hi = float(finite.min()), float(finite.max())
             return f"array{value.shape} in [{lo:.{digits}g}, {hi:.{digits}g}]"
         return f"array{value.shape}"
-    if isinstance(value, tuple | list) and len(value) <= 8 and all(isinstance(v, int | float | np.number) for v in value):
+    if (
+        isinstance(value, tuple | list)
+        and len(value) <= 8
+        and all(isinstance(v, int | float | np.number) for v in value)
+    ):
         inner = ", ".join(format_value(v, digits=digits) for v in value)
         return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
     return str(value)
 
 
-def html_table(rows: Iterable[Sequence[Any]], *, header: Sequence[str] | None = None, title: str | None = None,
-               digits: int = 4) -> str:
+def html_table(
+    rows: Iterable[Sequence[Any]],
+    *,
+    header: Sequence[str] | None = None,
+    title: str | None = None,
+    digits: int = 4,
+) -> str:
     """An HTML table of ``rows`` (cells through :func:`format_value`, escaped).
 
     Parameters
@@ -83,7 +92,11 @@ def html_table(rows: Iterable[Sequence[Any]], *, header: Sequence[str] | None = 
     if title is not None:
         parts.append(f'<tr><th colspan="{width}" style="{_CELL}">{html.escape(title)}</th></tr>')
     if header is not None:
-        parts.append("<tr>" + "".join(f'<th style="{_CELL}">{html.escape(str(h))}</th>' for h in header) + "</tr>")
+        parts.append(
+            "<tr>"
+            + "".join(f'<th style="{_CELL}">{html.escape(str(h))}</th>' for h in header)
+            + "</tr>"
+        )
     for row in body:
         parts.append("<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in row) + "</tr>")
     parts.append("</table>")

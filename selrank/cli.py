@@ -117,13 +117,19 @@ def _check_loss_for_ranking(loss: str) -> None:
     structures = _loss_structures()
     usable = _task_losses("ranking", structures)
     if loss not in structures:
-        raise CLIError(f"unknown loss {loss!r}; for ranking choose one of {usable} (see `selrank losses`)")
+        raise CLIError(
+            f"unknown loss {loss!r}; for ranking choose one of {usable} (see `selrank losses`)"
+        )
     if structures[loss] is None:
-        raise CLIError(f"loss {loss!r} needs parameters the command line cannot give (e.g. its sub-losses); "
-                       f"use the Python API, or one of {usable}")
+        raise CLIError(
+            f"loss {loss!r} needs parameters the command line cannot give (e.g. its sub-losses); "
+            f"use the Python API, or one of {usable}"
+        )
     if loss not in usable:
-        raise CLIError(f"loss {loss!r} is a multi-class loss (classification), not a ranking loss; "
-                       f"choose one of {usable} (see `selrank losses`)")
+        raise CLIError(
+            f"loss {loss!r} is a multi-class loss (classification), not a ranking loss; "
+            f"choose one of {usable} (see `selrank losses`)"
+        )
 
 
 def _per_query_ndcg_means(y, scores, group) -> dict[str, float]:
@@ -154,14 +160,25 @@ def _fit_baseline(objective, split, tree_params, seed, n_rounds, esr):
     from .metrics import ndcg
 
     tr, va = split.train, split.validation
-    params = {"objective": objective, "learning_rate": LEARNING_RATE, "verbosity": -1, "metric": "None",
-              "seed": seed, **tree_params}
+    params = {
+        "objective": objective,
+        "learning_rate": LEARNING_RATE,
+        "verbosity": -1,
+        "metric": "None",
+        "seed": seed,
+        **tree_params,
+    }
     dtrain = lgb.Dataset(tr.X, tr.y, group=tr.group)
     dvalid = lgb.Dataset(va.X, va.y, group=va.group, reference=dtrain)
     # the same early-stopping score as SelectiveRanker: selrank's NDCG@10 on the validation split
-    booster = lgb.train(params, dtrain, num_boost_round=n_rounds, valid_sets=[dvalid],
-                        feval=lambda p, d: ("ndcg@10", float(ndcg(va.y, p, va.group, k=10)), True),
-                        callbacks=[lgb.early_stopping(esr, verbose=False)] if esr else [])
+    booster = lgb.train(
+        params,
+        dtrain,
+        num_boost_round=n_rounds,
+        valid_sets=[dvalid],
+        feval=lambda p, d: ("ndcg@10", float(ndcg(va.y, p, va.group, k=10)), True),
+        callbacks=[lgb.early_stopping(esr, verbose=False)] if esr else [],
+    )
     best = booster.best_iteration if booster.best_iteration > 0 else booster.current_iteration()
     return booster.predict(split.test.X, num_iteration=best), int(best)
 
@@ -181,8 +198,17 @@ def _selrank_kwargs(args) -> dict:
 
 
 # estimator parameters that are not tree parameters of the LightGBM baselines
-_NOT_TREE = {"n_estimators", "learning_rate", "early_stopping_rounds", "eval_at", "random_state", "verbose",
-             "label_scale", "hessian", "hessian_floor"}
+_NOT_TREE = {
+    "n_estimators",
+    "learning_rate",
+    "early_stopping_rounds",
+    "eval_at",
+    "random_state",
+    "verbose",
+    "label_scale",
+    "hessian",
+    "hessian_floor",
+}
 
 
 def _train(args) -> int:
@@ -193,7 +219,11 @@ def _train(args) -> int:
     _check_loss_for_ranking(args.loss)
     kwargs = _selrank_kwargs(args)
     backend_params = _parse_params(args.backend_param, "--backend-param")
-    tree_params = {k: v for k, v in backend_params.items() if k not in _NOT_TREE} if args.backend == "lightgbm" else {}
+    tree_params = (
+        {k: v for k, v in backend_params.items() if k not in _NOT_TREE}
+        if args.backend == "lightgbm"
+        else {}
+    )
     n_rounds = int(backend_params.get("n_estimators", MAX_ROUNDS))
     esr = int(backend_params.get("early_stopping_rounds", PATIENCE))
     folds = [args.fold] if args.fold else [1, 2, 3, 4, 5]
@@ -216,8 +246,9 @@ def _train(args) -> int:
             raise CLIError(f"{args.dataset} fold {fold} lacks a train, validation or test split")
         scores = {}
         t0 = time.perf_counter()
-        model = SelectiveRanker(**kwargs).fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)],
-                                              eval_group=[va.group])
+        model = SelectiveRanker(**kwargs).fit(
+            tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group]
+        )
         seconds[name] += time.perf_counter() - t0
         scores[name] = model.predict(te.X)
         rounds[name].append(int(model.n_estimators_))
@@ -227,18 +258,34 @@ def _train(args) -> int:
             model.save(args.save)
         for b in baselines:
             t0 = time.perf_counter()
-            scores[f"LightGBM {b}"], r = _fit_baseline(b, split, tree_params, args.seed, n_rounds, esr)
+            scores[f"LightGBM {b}"], r = _fit_baseline(
+                b, split, tree_params, args.seed, n_rounds, esr
+            )
             seconds[f"LightGBM {b}"] += time.perf_counter() - t0
             rounds[f"LightGBM {b}"].append(r)
             if bar is not None:
                 bar.update()
-        entry = {"fold": fold, "test_queries": int(te.group.size),
-                 "systems": {s: {**_per_query_ndcg_means(te.y, scores[s], te.group), "rounds": rounds[s][-1]}
-                             for s in systems}}
+        entry = {
+            "fold": fold,
+            "test_queries": int(te.group.size),
+            "systems": {
+                s: {**_per_query_ndcg_means(te.y, scores[s], te.group), "rounds": rounds[s][-1]}
+                for s in systems
+            },
+        }
         if baselines:
-            cmp = paired_comparison(scores, te.y, te.group, candidate=name, metrics=[f"ndcg@{k}" for k in NDCG_AT],
-                                    n_resamples=args.n_resamples, seed=args.seed, gain=_METRIC["gain"],
-                                    ties=_METRIC["ties"], no_relevant=_METRIC["no_relevant"])
+            cmp = paired_comparison(
+                scores,
+                te.y,
+                te.group,
+                candidate=name,
+                metrics=[f"ndcg@{k}" for k in NDCG_AT],
+                n_resamples=args.n_resamples,
+                seed=args.seed,
+                gain=_METRIC["gain"],
+                ties=_METRIC["ties"],
+                no_relevant=_METRIC["no_relevant"],
+            )
             entry["comparisons"] = cmp.drop("test").to_dicts()
         per_fold.append(entry)
         pooled_y.append(te.y)
@@ -254,43 +301,79 @@ def _train(args) -> int:
     scores = {s: np.concatenate(pooled[s]) for s in systems}
     means = {s: _per_query_ndcg_means(y, scores[s], group) for s in systems}
     where = f"fold {folds[0]}" if len(folds) == 1 else f"{len(folds)} folds"
-    print(f"{args.dataset}, {where}: {n_queries} test queries"
-          + ("" if len(folds) == 1 else " (each fold's test split, pooled)"))
-    header = f"{'system':28s}" + "".join(f"{'NDCG@' + str(k):>9s}" for k in NDCG_AT) + f"{'rounds':>8s}{'seconds':>9s}"
+    print(
+        f"{args.dataset}, {where}: {n_queries} test queries"
+        + ("" if len(folds) == 1 else " (each fold's test split, pooled)")
+    )
+    header = (
+        f"{'system':28s}"
+        + "".join(f"{'NDCG@' + str(k):>9s}" for k in NDCG_AT)
+        + f"{'rounds':>8s}{'seconds':>9s}"
+    )
     print(header)
     print("-" * len(header))
     for s in systems:
-        print(f"{s:28s}" + "".join(f"{means[s][f'ndcg@{k}']:9.4f}" for k in NDCG_AT)
-              + f"{np.mean(rounds[s]):8.0f}{seconds[s]:9.1f}")
-    print("(mean over test queries; gain 2^rel - 1, a query without relevant documents scores 1;"
-          " rounds: mean trees after early stopping)")
+        print(
+            f"{s:28s}"
+            + "".join(f"{means[s][f'ndcg@{k}']:9.4f}" for k in NDCG_AT)
+            + f"{np.mean(rounds[s]):8.0f}{seconds[s]:9.1f}"
+        )
+    print(
+        "(mean over test queries; gain 2^rel - 1, a query without relevant documents scores 1;"
+        " rounds: mean trees after early stopping)"
+    )
     doc = {
-        "dataset": args.dataset, "folds": folds, "test_queries": n_queries,
+        "dataset": args.dataset,
+        "folds": folds,
+        "test_queries": n_queries,
         "parameters": {
             "selrank": {k: v for k, v in kwargs.items()},
-            "baselines": {"objectives": list(baselines), "learning_rate": LEARNING_RATE, "max_rounds": n_rounds,
-                          "early_stopping_rounds": esr, "seed": args.seed, **tree_params},
+            "baselines": {
+                "objectives": list(baselines),
+                "learning_rate": LEARNING_RATE,
+                "max_rounds": n_rounds,
+                "early_stopping_rounds": esr,
+                "seed": args.seed,
+                **tree_params,
+            },
             "early_stopping": "NDCG@10 on the validation split (selrank.metrics.ndcg)",
             "metric": "NDCG, gain 2^rel - 1, ties in input order, a query without relevant documents scores 1",
-            "statistics": {"difference": "mean per-query difference (selrank minus baseline), test queries of "
-                                         "every fold pooled", "ci": f"{args.n_resamples} bootstrap resamples of "
-                                         "queries, percentile 95% interval", "test": "paired t-test",
-                           "correction": "Holm over the baselines, per metric",
-                           "verdict": "better / worse: CI excludes 0 and Holm p < 0.05; otherwise parity"},
+            "statistics": {
+                "difference": "mean per-query difference (selrank minus baseline), test queries of "
+                "every fold pooled",
+                "ci": f"{args.n_resamples} bootstrap resamples of queries, percentile 95% interval",
+                "test": "paired t-test",
+                "correction": "Holm over the baselines, per metric",
+                "verdict": "better / worse: CI excludes 0 and Holm p < 0.05; otherwise parity",
+            },
         },
-        "systems": {s: {**means[s], "rounds_per_fold": rounds[s], "seconds": round(seconds[s], 3)} for s in systems},
+        "systems": {
+            s: {**means[s], "rounds_per_fold": rounds[s], "seconds": round(seconds[s], 3)}
+            for s in systems
+        },
         "per_fold": per_fold,
     }
     if baselines:
-        cmp = paired_comparison(scores, y, group, candidate=name, metrics=[f"ndcg@{k}" for k in NDCG_AT],
-                                n_resamples=args.n_resamples, seed=args.seed, gain=_METRIC["gain"],
-                                ties=_METRIC["ties"], no_relevant=_METRIC["no_relevant"])
+        cmp = paired_comparison(
+            scores,
+            y,
+            group,
+            candidate=name,
+            metrics=[f"ndcg@{k}" for k in NDCG_AT],
+            n_resamples=args.n_resamples,
+            seed=args.seed,
+            gain=_METRIC["gain"],
+            ties=_METRIC["ties"],
+            no_relevant=_METRIC["no_relevant"],
+        )
         doc["comparisons"] = cmp.drop("test").to_dicts()
         print()
         print(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")))
-        print("(Δ: mean per-query difference over the test queries; [95% bootstrap CI]; p: paired t-test, "
-              "Holm-adjusted over the baselines; better/worse: CI excludes 0 and p < 0.05, "
-              "otherwise parity = no significant difference)")
+        print(
+            "(Δ: mean per-query difference over the test queries; [95% bootstrap CI]; p: paired t-test, "
+            "Holm-adjusted over the baselines; better/worse: CI excludes 0 and p < 0.05, "
+            "otherwise parity = no significant difference)"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(doc, fh, indent=2, default=str)
@@ -306,22 +389,30 @@ def _sensitivity(args) -> int:
     params = _parse_params(args.param, "--param")
     kinds = [k for k, reg in (("link", LINKS), ("scaling", SCALINGS)) if args.name in reg]
     if not kinds:
-        raise CLIError(f"unknown link or scaling {args.name!r}; links: {sorted(LINKS)}; "
-                       f"scalings: {sorted(SCALINGS)}")
+        raise CLIError(
+            f"unknown link or scaling {args.name!r}; links: {sorted(LINKS)}; "
+            f"scalings: {sorted(SCALINGS)}"
+        )
     if args.kind is not None and args.kind not in kinds:
         raise CLIError(f"{args.name!r} is not a {args.kind}; it is a {' and a '.join(kinds)}")
     if args.kind is None and len(kinds) > 1:
-        raise CLIError(f"{args.name!r} is both a link and a scaling: give --kind link (h, h' of the link) "
-                       f"or --kind scaling (the composite sigmoid of the scaling, which --gamma sets)")
+        raise CLIError(
+            f"{args.name!r} is both a link and a scaling: give --kind link (h, h' of the link) "
+            f"or --kind scaling (the composite sigmoid of the scaling, which --gamma sets)"
+        )
     kind = args.kind or kinds[0]
     if kind == "link" and args.gamma is not None:
-        raise CLIError("--gamma sets the temperature of a scaling's composite sigmoid; "
-                       f"{args.name!r} is shown as a link (use --kind scaling)")
+        raise CLIError(
+            "--gamma sets the temperature of a scaling's composite sigmoid; "
+            f"{args.name!r} is shown as a link (use --kind scaling)"
+        )
     getter = get_link if kind == "link" else get_scaling
     try:
         obj = getter(args.name, **params)
     except TypeError as exc:
-        raise CLIError(f"{kind} {args.name!r} cannot be built from --param {params}: {exc}") from None
+        raise CLIError(
+            f"{kind} {args.name!r} cannot be built from --param {params}: {exc}"
+        ) from None
     gamma = 1.0 if args.gamma is None else args.gamma
     rep = sensitivity_report(obj, gamma=gamma)
     idx = np.linspace(0, rep.z.size - 1, args.rows).round().astype(int)
@@ -354,8 +445,11 @@ def _losses(args) -> int:
     structures = _loss_structures()
     links, links_need = _usable(LINKS, get_link)
     scalings, scalings_need = _usable(SCALINGS, get_scaling)
-    estimator = {"ranking": "SelectiveRanker / selrank train", "regression": "SelectiveRegressor",
-                 "classification": "SelectiveClassifier"}
+    estimator = {
+        "ranking": "SelectiveRanker / selrank train",
+        "regression": "SelectiveRegressor",
+        "classification": "SelectiveClassifier",
+    }
     tasks = [args.task] if args.task else list(TASKS)
     for task in tasks:
         names = _task_losses(task, structures)
@@ -371,9 +465,16 @@ def _losses(args) -> int:
     print("scalings (--scaling, for listwise and composite_softmax losses): " + ", ".join(scalings))
     need = [n for n, st in structures.items() if st is None]
     if need or links_need or scalings_need:
-        print("need parameters the defaults cannot supply (Python API, or --param name=v1,v2,...): "
-              + ", ".join([*(f"loss {n}" for n in need), *(f"link {n}" for n in links_need),
-                           *(f"scaling {n}" for n in scalings_need)]))
+        print(
+            "need parameters the defaults cannot supply (Python API, or --param name=v1,v2,...): "
+            + ", ".join(
+                [
+                    *(f"loss {n}" for n in need),
+                    *(f"link {n}" for n in links_need),
+                    *(f"scaling {n}" for n in scalings_need),
+                ]
+            )
+        )
     both = sorted(set(LINKS) & set(SCALINGS))
     print("both a link and a scaling (selrank sensitivity needs --kind): " + ", ".join(both))
     return 0
@@ -385,16 +486,28 @@ def _demo(args) -> int:
 
     z = np.array([-3.0, 0.0, 3.0])
     print("Links: h(z) and sensitivity h'(z) at z = -3, 0, 3")
-    for name, params in (("identity", {}), ("exp", {}), ("sigmoid", {}), ("sinh", {"cap": 3.0}), ("smelu", {"c": 1.0})):
+    for name, params in (
+        ("identity", {}),
+        ("exp", {}),
+        ("sigmoid", {}),
+        ("sinh", {"cap": 3.0}),
+        ("smelu", {"c": 1.0}),
+    ):
         link = get_link(name, **params)
-        print(f"  {name:9s} h = {np.array2string(link.h(z), precision=3):28s} h' = {np.array2string(link.dh(z), precision=3)}")
+        print(
+            f"  {name:9s} h = {np.array2string(link.h(z), precision=3):28s} h' = {np.array2string(link.dh(z), precision=3)}"
+        )
     print("\nThe same error costs more where the link is steep (exp link, error of 0.5):")
     loss = Pointwise("exp")
     for s in (-3.0, 0.0, 3.0):
-        print(f"  observed {s:+.0f}: loss {float(loss.loss(np.array([s + 0.5]), np.array([s]))):.4f}")
+        print(
+            f"  observed {s:+.0f}: loss {float(loss.loss(np.array([s + 0.5]), np.array([s]))):.4f}"
+        )
     print("\nListwise composite softmax (scaling exp) on one query, labels [2, 0, 1]:")
     g, h = Listwise("exp").grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), group=[3])
-    print(f"  gradient {np.array2string(g, precision=3)}  hessian {np.array2string(h, precision=3)}")
+    print(
+        f"  gradient {np.array2string(g, precision=3)}  hessian {np.array2string(h, precision=3)}"
+    )
     print("\nTrain a ranker on packaged data: selrank train --dataset mq2008")
     return 0
 
@@ -414,31 +527,69 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"selrank {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a selective ranker on packaged LETOR data (all five folds, or one) "
-                                     "and compare it with LightGBM lambdarank and rank_xendcg")
+    t = sub.add_parser(
+        "train",
+        help="train a selective ranker on packaged LETOR data (all five folds, or one) "
+        "and compare it with LightGBM lambdarank and rank_xendcg",
+    )
     t.add_argument("--dataset", default="mq2008", choices=["mq2008", "ohsumed"])
-    t.add_argument("--fold", type=int, choices=[1, 2, 3, 4, 5], help="one fold only (default: all five)")
-    t.add_argument("--loss", default="listwise", help="listwise (default), pairwise, pointwise (see `selrank losses`)")
+    t.add_argument(
+        "--fold", type=int, choices=[1, 2, 3, 4, 5], help="one fold only (default: all five)"
+    )
+    t.add_argument(
+        "--loss",
+        default="listwise",
+        help="listwise (default), pairwise, pointwise (see `selrank losses`)",
+    )
     t.add_argument("--scaling", help="scaling of a listwise loss (e.g. exp, constant, smelu)")
     t.add_argument("--link", help="link of a pointwise/pairwise loss (e.g. exp, sinh, sigmoid)")
-    t.add_argument("--param", action="append", metavar="NAME=VALUE", help="loss/link/scaling parameter, repeatable")
+    t.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="loss/link/scaling parameter, repeatable",
+    )
     t.add_argument("--backend", default="lightgbm", choices=["lightgbm", "xgboost"])
-    t.add_argument("--backend-param", action="append", metavar="NAME=VALUE",
-                   help="backend/tree parameter, repeatable; LightGBM tree parameters also apply to the baselines")
+    t.add_argument(
+        "--backend-param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="backend/tree parameter, repeatable; LightGBM tree parameters also apply to the baselines",
+    )
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples of the confidence intervals")
-    t.add_argument("--save", metavar="PATH", help="save the fitted selrank model (of the last fold)")
-    t.add_argument("--json", metavar="PATH", help="write every result (per fold, comparisons, parameters) as JSON")
+    t.add_argument(
+        "--n-resamples",
+        type=int,
+        default=10_000,
+        help="bootstrap resamples of the confidence intervals",
+    )
+    t.add_argument(
+        "--save", metavar="PATH", help="save the fitted selrank model (of the last fold)"
+    )
+    t.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write every result (per fold, comparisons, parameters) as JSON",
+    )
     t.add_argument("--no-baseline", action="store_true", help="skip the LightGBM baselines")
     t.set_defaults(func=_train)
 
     s = sub.add_parser("sensitivity", help="h, h', loss curves and BUST of a link or scaling")
     s.add_argument("name", help="a link or scaling name")
     s.add_argument("--kind", choices=["link", "scaling"], help="required for names that are both")
-    s.add_argument("--param", action="append", metavar="NAME=VALUE", help="parameter, repeatable (lists: a=1,2,3)")
-    s.add_argument("--gamma", type=float, help="temperature of a scaling's composite sigmoid (default 1)")
+    s.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="parameter, repeatable (lists: a=1,2,3)",
+    )
+    s.add_argument(
+        "--gamma", type=float, help="temperature of a scaling's composite sigmoid (default 1)"
+    )
     s.add_argument("--rows", type=int, default=11, help="rows of the printed table")
-    s.add_argument("--figure", metavar="PATH", help="save the sensitivity figure (needs matplotlib)")
+    s.add_argument(
+        "--figure", metavar="PATH", help="save the sensitivity figure (needs matplotlib)"
+    )
     s.set_defaults(func=_sensitivity)
 
     ls = sub.add_parser("losses", help="list the losses, links and scalings usable for each task")

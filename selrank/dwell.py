@@ -105,8 +105,10 @@ def _dwell_vector(y: Any, name: str = "y_log") -> np.ndarray:
         raise ValueError(f"`{name}` is empty: expected at least one dwell")
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ValueError(f"`{name}` must be finite; found {int(bad.sum())} NaN/inf value(s), first at row "
-                         f"{int(np.flatnonzero(bad)[0])}")
+        raise ValueError(
+            f"`{name}` must be finite; found {int(bad.sum())} NaN/inf value(s), first at row "
+            f"{int(np.flatnonzero(bad)[0])}"
+        )
     return arr
 
 
@@ -165,7 +167,9 @@ class DwellBand(Sequence):
         try:
             lo, hi = float(self.lo), float(self.hi)
         except (TypeError, ValueError):
-            raise TypeError(f"DwellBand needs two numbers; got lo={self.lo!r}, hi={self.hi!r}") from None
+            raise TypeError(
+                f"DwellBand needs two numbers; got lo={self.lo!r}, hi={self.hi!r}"
+            ) from None
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ValueError(f"DwellBand needs finite ends; got lo={lo!r}, hi={hi!r}")
         if not lo < hi:
@@ -224,7 +228,9 @@ def _as_band(band: Any) -> DwellBand:
     if isinstance(band, DwellBand):
         return band
     if isinstance(band, str) or not isinstance(band, Sequence) or len(band) != 2:
-        raise TypeError(f"`band` must be a DwellBand or a pair (lo, hi) in log1p seconds; got {band!r}")
+        raise TypeError(
+            f"`band` must be a DwellBand or a pair (lo, hi) in log1p seconds; got {band!r}"
+        )
     return DwellBand(band[0], band[1])
 
 
@@ -277,11 +283,18 @@ class DwellMixture:
         """
         k = self.weights.size
         n = max(self.n_rows, 1)
-        return 2.0 * n * (self.log_likelihood - self.single_log_likelihood) - (3 * k - 3) * math.log(n)
+        return 2.0 * n * (self.log_likelihood - self.single_log_likelihood) - (
+            3 * k - 3
+        ) * math.log(n)
 
     def _log_joint(self, y: np.ndarray) -> np.ndarray:
         z = (y[:, None] - self.means[None, :]) / self.sds[None, :]
-        return np.log(self.weights)[None, :] - np.log(self.sds)[None, :] - 0.5 * z * z - 0.5 * math.log(2 * math.pi)
+        return (
+            np.log(self.weights)[None, :]
+            - np.log(self.sds)[None, :]
+            - 0.5 * z * z
+            - 0.5 * math.log(2 * math.pi)
+        )
 
     def posterior(self, y_log) -> np.ndarray:
         """Responsibilities, shape ``(n, n_components)``: P(component | dwell)."""
@@ -326,8 +339,9 @@ def _crossing(grid: np.ndarray, f: np.ndarray, i: int) -> float:
     return float(grid[i] + t * (grid[i + 1] - grid[i]))
 
 
-def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter: int = 10_000,
-                  tol: float = 1e-10) -> DwellMixture:
+def dwell_mixture(
+    y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter: int = 10_000, tol: float = 1e-10
+) -> DwellMixture:
     r"""Fit a Gaussian mixture to log1p dwell by expectation–maximisation.
 
     Log dwell is close to a mixture of a narrow bump of bounces (about a second), a broad
@@ -376,14 +390,20 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
     """
     y = _dwell_vector(y_log)
     _check_log1p_seconds(y)
-    if isinstance(n_components, bool) or not isinstance(n_components, int | np.integer) or n_components < 2:
+    if (
+        isinstance(n_components, bool)
+        or not isinstance(n_components, int | np.integer)
+        or n_components < 2
+    ):
         raise ValueError(f"`n_components` must be an int >= 2; got {n_components!r}")
     for name, v, least in (("max_iter", max_iter, 1), ("n_bins", n_bins, 64)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < least:
             raise ValueError(f"`{name}` must be an int >= {least}; got {v!r}")
     k = int(n_components)
     if y.size < 5 * k:
-        raise ValueError(f"`y_log` has {y.size} rows; a {k}-component mixture needs at least {5 * k}")
+        raise ValueError(
+            f"`y_log` has {y.size} rows; a {k}-component mixture needs at least {5 * k}"
+        )
     spread = float(y.std())
     if spread == 0.0:
         raise ValueError(f"`y_log` is constant ({y[0]!r}); there is no band to find")
@@ -425,10 +445,23 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
     ll1 = float(w @ (-0.5 * (values - mu1) ** 2 / var1)) - 0.5 * math.log(2 * math.pi * var1)
     # a spike of identical dwells (clicks in the same instant: y = 0) is never the engaged read
     spread_out = sds > 10.0 * sd_floor
-    engaged = int(np.argmax(np.where(spread_out, weights, -1.0))) if spread_out.any() else int(np.argmax(weights))
-    return DwellMixture(weights=weights, means=means, sds=sds, engaged=engaged, log_likelihood=ll,
-                        n_iter=n_iter, converged=converged, data_range=(float(y.min()), float(y.max())),
-                        single_log_likelihood=ll1, n_rows=int(y.size))
+    engaged = (
+        int(np.argmax(np.where(spread_out, weights, -1.0)))
+        if spread_out.any()
+        else int(np.argmax(weights))
+    )
+    return DwellMixture(
+        weights=weights,
+        means=means,
+        sds=sds,
+        engaged=engaged,
+        log_likelihood=ll,
+        n_iter=n_iter,
+        converged=converged,
+        data_range=(float(y.min()), float(y.max())),
+        single_log_likelihood=ll1,
+        n_rows=int(y.size),
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -436,8 +469,16 @@ def dwell_mixture(y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter:
 # --------------------------------------------------------------------------------------
 
 
-def suggest_band(y_log, *, method: str = "auto", lower: float = 0.1, upper: float = 0.9,
-                 n_components: int = 3, threshold: float = 0.5, min_coverage: float = 0.5) -> DwellBand:
+def suggest_band(
+    y_log,
+    *,
+    method: str = "auto",
+    lower: float = 0.1,
+    upper: float = 0.9,
+    n_components: int = 3,
+    threshold: float = 0.5,
+    min_coverage: float = 0.5,
+) -> DwellBand:
     r"""Choose the engaged dwell band from observed dwell (log1p seconds).
 
     Parameters
@@ -516,36 +557,58 @@ def suggest_band(y_log, *, method: str = "auto", lower: float = 0.1, upper: floa
             band = _quantile_band(y, lower, upper)
             note = f"{why}; using the {lower}–{upper} quantile band"
             band = DwellBand(band.lo, band.hi, method="quantile", note=note)
-            warnings.warn(f"suggest_band: {note} {tuple(round(v, 3) for v in band)} (log1p seconds) instead. "
-                          "Pass method='quantile' to choose it explicitly", UserWarning, stacklevel=2)
+            warnings.warn(
+                f"suggest_band: {note} {tuple(round(v, 3) for v in band)} (log1p seconds) instead. "
+                "Pass method='quantile' to choose it explicitly",
+                UserWarning,
+                stacklevel=2,
+            )
         _log.info("suggest_band(method='auto') used the %s band %s", band.method, tuple(band))
     coverage = band.shares(y)["inside"]
     if coverage < min_coverage:
-        warnings.warn(f"the suggested band {tuple(round(v, 3) for v in band)} holds only {coverage:.1%} of the rows "
-                      f"(min_coverage={min_coverage}); check the band before training on it", UserWarning, stacklevel=2)
+        warnings.warn(
+            f"the suggested band {tuple(round(v, 3) for v in band)} holds only {coverage:.1%} of the rows "
+            f"(min_coverage={min_coverage}); check the band before training on it",
+            UserWarning,
+            stacklevel=2,
+        )
     return band
 
 
 def _quantile_levels(lower, upper) -> None:
     for name, v in (("lower", lower), ("upper", upper)):
-        if isinstance(v, bool) or not isinstance(v, int | float | np.floating) or not 0.0 <= v <= 1.0:
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float | np.floating)
+            or not 0.0 <= v <= 1.0
+        ):
             raise ValueError(f"`{name}` must be a quantile level in [0, 1]; got {v!r}")
     if not lower < upper:
-        raise ValueError(f"`lower` must be below `upper` (quantile levels in [0, 1]); got lower={lower!r}, upper={upper!r}")
+        raise ValueError(
+            f"`lower` must be below `upper` (quantile levels in [0, 1]); got lower={lower!r}, upper={upper!r}"
+        )
 
 
 def _quantile_band(y: np.ndarray, lower, upper) -> DwellBand:
     _quantile_levels(lower, upper)
     lo, hi = (float(v) for v in np.quantile(y, [lower, upper]))
     if not lo < hi:
-        raise ValueError(f"the {lower}–{upper} quantile band of `y_log` has zero width (both ends {lo!r}); "
-                         "widen it or check the data")
+        raise ValueError(
+            f"the {lower}–{upper} quantile band of `y_log` has zero width (both ends {lo!r}); "
+            "widen it or check the data"
+        )
     return DwellBand(lo, hi, method="quantile")
 
 
-def _mixture_band_or_reason(y: np.ndarray, n_components: int, threshold: float) -> tuple[DwellBand | None, str]:
+def _mixture_band_or_reason(
+    y: np.ndarray, n_components: int, threshold: float
+) -> tuple[DwellBand | None, str]:
     """The mixture band, or ``None`` and why the mixture does not separate an engaged component."""
-    if isinstance(n_components, bool) or not isinstance(n_components, int | np.integer) or n_components < 2:
+    if (
+        isinstance(n_components, bool)
+        or not isinstance(n_components, int | np.integer)
+        or n_components < 2
+    ):
         raise ValueError(f"`n_components` must be an int >= 2; got {n_components!r}")
     if y.size < 5 * int(n_components):
         return None, f"{y.size} rows are too few for a {int(n_components)}-component mixture"
@@ -553,15 +616,20 @@ def _mixture_band_or_reason(y: np.ndarray, n_components: int, threshold: float) 
         return None, "the dwell is constant"
     mix = dwell_mixture(y, n_components=n_components)
     if not mix.bic_gain > 0:
-        return None, (f"one log-normal dwell component explains the data as well as {mix.weights.size} "
-                      f"(BIC gain {mix.bic_gain:.3g} <= 0): there are no bounce or idle components to leave out")
+        return None, (
+            f"one log-normal dwell component explains the data as well as {mix.weights.size} "
+            f"(BIC gain {mix.bic_gain:.3g} <= 0): there are no bounce or idle components to leave out"
+        )
     try:
         return mix.band(threshold), ""
     except ValueError as exc:
         if "does not separate" not in str(exc):
             raise
         mu = float(mix.means[mix.engaged])
-        return None, f"the mixture does not separate an engaged component (at its mean {mu:.3g} another one is likelier)"
+        return (
+            None,
+            f"the mixture does not separate an engaged component (at its mean {mu:.3g} another one is likelier)",
+        )
 
 
 def dwell_link(band, *, alpha: float = 1.0) -> SmeLU:
@@ -615,18 +683,26 @@ def time_holdout(session, time, *, fraction: float = 0.15) -> np.ndarray:
     >>> time_holdout([1, 1, 2, 3, 3, 4], [0.0, 5.0, 1.0, 7.0, 9.0, 8.0], fraction=0.5).tolist()
     [False, False, False, True, True, True]
     """
-    if not (isinstance(fraction, int | float) and not isinstance(fraction, bool) and 0.0 < fraction < 1.0):
+    if not (
+        isinstance(fraction, int | float)
+        and not isinstance(fraction, bool)
+        and 0.0 < fraction < 1.0
+    ):
         raise ValueError(f"`fraction` must be in (0, 1); got {fraction!r}")
     t = _dwell_vector(time, "time")
-    s = to_numpy(session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session)
+    s = to_numpy(
+        session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session
+    )
     if s.ndim != 1 or s.shape[0] != t.shape[0]:
-        raise ValueError(f"`session` and `time` must both have shape ({t.shape[0]},); got {s.shape} and {t.shape}")
+        raise ValueError(
+            f"`session` and `time` must both have shape ({t.shape[0]},); got {s.shape} and {t.shape}"
+        )
     groups = as_groups(None, t.size, qid=s)
     start = np.minimum.reduceat(groups.to_grouped(t), groups.offsets[:-1])
     order = np.argsort(start, kind="stable")
     n_out = max(1, int(round(fraction * groups.n_groups)))
     held = np.zeros(groups.n_groups, dtype=bool)
-    held[order[groups.n_groups - n_out:]] = True
+    held[order[groups.n_groups - n_out :]] = True
     return groups.from_grouped(held[groups.row_group])
 
 
@@ -643,43 +719,66 @@ def _within_session_loss(loss):
     if loss is None:
         return Listwise("constant", gamma=WITHIN_SESSION_GAMMA)
     if not isinstance(loss, Loss | str):
-        raise TypeError(f"`within_session_loss` must be a Loss or a loss name; got {type(loss).__name__}")
+        raise TypeError(
+            f"`within_session_loss` must be a Loss or a loss name; got {type(loss).__name__}"
+        )
     built = get_loss(loss)
     if built.structure != "group":
-        raise ValueError("`within_session_loss` must be a group loss (pairwise or listwise, over each session); "
-                         f"got {built!r}")
+        raise ValueError(
+            "`within_session_loss` must be a group loss (pairwise or listwise, over each session); "
+            f"got {built!r}"
+        )
     return built
 
 
 def _session_ids(session, n_rows: int, name: str) -> np.ndarray:
     """Per-row session ids, each session's rows adjacent (what the group losses need)."""
     if session is None:
-        raise ValueError(f"`{name}` is required when within_session_weight > 0: one session id per row")
-    s = to_numpy(session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session)
+        raise ValueError(
+            f"`{name}` is required when within_session_weight > 0: one session id per row"
+        )
+    s = to_numpy(
+        session.to_numpy() if hasattr(session, "to_numpy") and not is_numpy(session) else session
+    )
     if s.ndim != 1 or s.shape[0] != n_rows:
-        raise ValueError(f"`{name}` must hold one session id per row, shape ({n_rows},); got shape {s.shape}")
+        raise ValueError(
+            f"`{name}` must hold one session id per row, shape ({n_rows},); got shape {s.shape}"
+        )
     try:
         as_groups(None, n_rows, qid=s, require_contiguous=True)
     except ValueError as exc:
-        raise ValueError(f"`{name}`: {exc}; sort the rows by session (load_dwell's rows already are)") from None
+        raise ValueError(
+            f"`{name}`: {exc}; sort the rows by session (load_dwell's rows already are)"
+        ) from None
     return s
 
 
 def _eval_sessions(eval_set, eval_session) -> tuple[list, list]:
     """``eval_set`` as a list of pairs and the validated session ids of each."""
-    one_set = isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple)
+    one_set = (
+        isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple)
+    )
     items = [eval_set] if one_set else list(eval_set)
     for k, item in enumerate(items):
         if not isinstance(item, list | tuple) or len(item) != 2:
             raise TypeError(f"`eval_set[{k}]` must be an (X, y) pair")
     if eval_session is None:
-        raise ValueError("`eval_session` (session ids of each eval_set item) is required with `eval_set` when "
-                         "within_session_weight > 0: early stopping evaluates the within-session part too")
-    one = not isinstance(eval_session, list | tuple) or (len(eval_session) > 0 and np.ndim(eval_session[0]) == 0)
+        raise ValueError(
+            "`eval_session` (session ids of each eval_set item) is required with `eval_set` when "
+            "within_session_weight > 0: early stopping evaluates the within-session part too"
+        )
+    one = not isinstance(eval_session, list | tuple) or (
+        len(eval_session) > 0 and np.ndim(eval_session[0]) == 0
+    )
     sessions = [eval_session] if one else list(eval_session)
     if len(sessions) != len(items):
-        raise ValueError(f"`eval_session` has {len(sessions)} entries for {len(items)} eval_set items")
-    groups = [_session_ids(s, _n_rows(Xe), f"eval_session[{k}]") for k, (s, (Xe, _)) in enumerate(zip(sessions, items))]
+        raise ValueError(
+            f"`eval_session` has {len(sessions)} entries for {len(items)} eval_set items"
+        )
+    groups = [
+        _session_ids(s, _n_rows(Xe), f"eval_session[{k}]")
+        for k, (s, (Xe, _)) in enumerate(zip(sessions, items))
+    ]
     return items, groups
 
 
@@ -692,9 +791,21 @@ def _n_rows(X) -> int:
     return int(shape[0])
 
 
-def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight: float = 0.0,
-                    within_session_loss=None, eval_set=None, eval_session=None, hessian_floor: float | None = None,
-                    outside_weight: float = 1.0, sample_weight=None, **params):
+def fit_dwell_model(
+    X,
+    y_log,
+    *,
+    band=None,
+    session=None,
+    within_session_weight: float = 0.0,
+    within_session_loss=None,
+    eval_set=None,
+    eval_session=None,
+    hessian_floor: float | None = None,
+    outside_weight: float = 1.0,
+    sample_weight=None,
+    **params,
+):
     r"""Fit a :class:`~selrank.estimators.SelectiveRegressor` with the capped SmeLU link of ``band``.
 
     With ``within_session_weight = 0`` (the default) the loss is the pointwise capped SmeLU,
@@ -796,28 +907,42 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
     from .losses import Combined, Pointwise
 
     if {"link", "loss", "loss_params"} & set(params):
-        raise ValueError("fit_dwell_model sets `link` (the capped SmeLU of `band`), `loss` and `loss_params` itself; "
-                         "use SelectiveRegressor directly for another loss")
+        raise ValueError(
+            "fit_dwell_model sets `link` (the capped SmeLU of `band`), `loss` and `loss_params` itself; "
+            "use SelectiveRegressor directly for another loss"
+        )
     if "group" in params or "eval_group" in params:
-        raise ValueError("fit_dwell_model takes `session` and `eval_session`, not `group` / `eval_group`")
+        raise ValueError(
+            "fit_dwell_model takes `session` and `eval_session`, not `group` / `eval_group`"
+        )
     if eval_session is not None and eval_set is None:
         raise ValueError("`eval_session` was given without `eval_set`")
-    if isinstance(within_session_weight, bool) or not isinstance(within_session_weight, int | float | np.number):
-        raise TypeError(f"`within_session_weight` must be a number >= 0; got {within_session_weight!r}")
+    if isinstance(within_session_weight, bool) or not isinstance(
+        within_session_weight, int | float | np.number
+    ):
+        raise TypeError(
+            f"`within_session_weight` must be a number >= 0; got {within_session_weight!r}"
+        )
     lam = float(within_session_weight)
     if not (math.isfinite(lam) and lam >= 0.0):
-        raise ValueError(f"`within_session_weight` must be finite and >= 0; got {within_session_weight!r}")
+        raise ValueError(
+            f"`within_session_weight` must be finite and >= 0; got {within_session_weight!r}"
+        )
     b = suggest_band(y_log) if band is None else _as_band(band)
     omega = _outside_weight(outside_weight)
     if omega != 1.0 and lam > 0:
-        raise ValueError("`outside_weight` < 1 is not supported with a within-session part (within_session_weight > 0)")
+        raise ValueError(
+            "`outside_weight` < 1 is not supported with a within-session part (within_session_weight > 0)"
+        )
     if hessian_floor is not None:
         params["hessian_floor"] = hessian_floor
     n = _n_rows(X)
     if session is not None or lam > 0:
         session = _session_ids(session, n, "session")
     if within_session_loss is not None or lam > 0:
-        within = _within_session_loss(within_session_loss)  # a bad loss is an error even when unused
+        within = _within_session_loss(
+            within_session_loss
+        )  # a bad loss is an error even when unused
     eval_groups = None
     if eval_set is not None and (eval_session is not None or lam > 0):
         eval_set, eval_groups = _eval_sessions(eval_set, eval_session)
@@ -830,15 +955,22 @@ def fit_dwell_model(X, y_log, *, band=None, session=None, within_session_weight:
             w = w * _dwell_vector(sample_weight, "sample_weight")
         eval_w = None
         if eval_set is not None:
-            items = [eval_set] if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple) \
+            items = (
+                [eval_set]
+                if isinstance(eval_set, tuple)
+                and len(eval_set) == 2
+                and not isinstance(eval_set[0], tuple)
                 else list(eval_set)
+            )
             eval_set, eval_w = items, [outside_band_weights(ye, b, omega) for _, ye in items]
         return model.fit(X, y_log, eval_set=eval_set, sample_weight=w, eval_sample_weight=eval_w)
 
     loss = Combined([Pointwise(dwell_link(b)), within], weights=[1.0, lam])
     # link=None: the loss object carries the link (the estimator's default link would clash)
     model = SelectiveRegressor(loss=loss, link=None, **params)
-    return model.fit(X, y_log, qid=session, eval_set=eval_set, eval_qid=eval_groups, sample_weight=sample_weight)
+    return model.fit(
+        X, y_log, qid=session, eval_set=eval_set, eval_qid=eval_groups, sample_weight=sample_weight
+    )
 
 
 def outside_band_weights(y_log, band, outside_weight: float) -> np.ndarray:
@@ -852,7 +984,9 @@ def outside_band_weights(y_log, band, outside_weight: float) -> np.ndarray:
     omega = _outside_weight(outside_weight)
     inside = _as_band(band).contains(_dwell_vector(y_log))
     if omega == 0.0 and not inside.any():
-        raise ValueError("no observed dwell lies in the band: with outside_weight=0 every row has weight 0")
+        raise ValueError(
+            "no observed dwell lies in the band: with outside_weight=0 every row has weight 0"
+        )
     return np.where(inside, 1.0, omega)
 
 

@@ -284,12 +284,18 @@ class Link(Params):
     @staticmethod
     def _constant_inputs(y_true, sample_weight):
         y = np.asarray(A.to_numpy(y_true), dtype=np.float64).reshape(-1)
-        w = None if sample_weight is None else np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
+        w = (
+            None
+            if sample_weight is None
+            else np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
+        )
         return y, w
 
     def _uncapped(self, x) -> bool:
         """True when every standardized argument ``x`` lies where no cap acts."""
-        return bool(np.all((x >= getattr(self, "_lo", -math.inf)) & (x <= getattr(self, "_hi", math.inf))))
+        return bool(
+            np.all((x >= getattr(self, "_lo", -math.inf)) & (x <= getattr(self, "_hi", math.inf)))
+        )
 
     # ---- validation and presentation -----------------------------------------------------
     def check_domain(self, z, name: str = "y_true") -> None:
@@ -364,7 +370,11 @@ def _bisect_inverse(h: Callable, y, domain, xp, *, max_iter: int = 200):
         a = xp.full_like(y, _inward(lo_d, 1.0))
         b = xp.full_like(y, _inward(hi_d, -1.0))
     else:
-        ref = 0.0 if math.isinf(lo_d) and math.isinf(hi_d) else (hi_d - 1.0 if math.isinf(lo_d) else lo_d + 1.0)
+        ref = (
+            0.0
+            if math.isinf(lo_d) and math.isinf(hi_d)
+            else (hi_d - 1.0 if math.isinf(lo_d) else lo_d + 1.0)
+        )
         a = xp.full_like(y, ref - 1.0)
         b = xp.full_like(y, ref + 1.0)
         for _ in range(1100):
@@ -412,7 +422,14 @@ class _AffineLink(Capped, Link):
 
     _f_range: tuple[float, float] = (-math.inf, math.inf)  # set per instance by Huber, Piecewise
 
-    def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, cap: Any = "default", cap_mode: str = "linear"):
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        cap: Any = "default",
+        cap_mode: str = "linear",
+    ):
         cap_value = self._set_affine(alpha, beta, cap, cap_mode)
         self._scale = self.alpha
         self._params = {"alpha": alpha, "beta": beta}
@@ -454,7 +471,9 @@ class _AffineLink(Capped, Link):
     def _same_piece(self, z_a, z_b, xp):
         if not self.capped:
             return None
-        return Capped._same_piece(self, self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp)
+        return Capped._same_piece(
+            self, self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp
+        )
 
     def h_inv(self, y):
         xp = A.get_namespace(y)
@@ -493,8 +512,12 @@ class _AffineLink(Capped, Link):
         # strictly inside an open range so that closed-form inverses stay finite-or-inf
         return xp.clip(
             y,
-            (lo + tiny) if math.isfinite(lo) and self._f_open_low else (lo if math.isfinite(lo) else None),
-            (hi - tiny) if math.isfinite(hi) and self._f_open_high else (hi if math.isfinite(hi) else None),
+            (lo + tiny)
+            if math.isfinite(lo) and self._f_open_low
+            else (lo if math.isfinite(lo) else None),
+            (hi - tiny)
+            if math.isfinite(hi) and self._f_open_high
+            else (hi if math.isfinite(hi) else None),
         )
 
     _f_open_low: ClassVar[bool] = True
@@ -505,10 +528,18 @@ class _AffineLink(Capped, Link):
         lo, hi = self._f_range
         if math.isfinite(self._hi):
             f_hi = float(self._f(np.array(self._hi), np))
-            hi = math.inf if self._cap_mode == "linear" and float(self._df(np.array(self._hi), np)) > 0 else f_hi
+            hi = (
+                math.inf
+                if self._cap_mode == "linear" and float(self._df(np.array(self._hi), np)) > 0
+                else f_hi
+            )
         if math.isfinite(self._lo):
             f_lo = float(self._f(np.array(self._lo), np))
-            lo = -math.inf if self._cap_mode == "linear" and float(self._df(np.array(self._lo), np)) > 0 else f_lo
+            lo = (
+                -math.inf
+                if self._cap_mode == "linear" and float(self._df(np.array(self._lo), np)) > 0
+                else f_lo
+            )
         return (lo, hi)
 
     def conjugate(self, y):
@@ -521,8 +552,12 @@ class _AffineLink(Capped, Link):
         return self.beta * y + (x * y - self._cF(x, xp)) / self.alpha
 
     def __repr__(self) -> str:
-        extra = {k: v for k, v in self._params.items() if k not in ("alpha", "beta", "cap", "cap_mode")}
-        args = [f"alpha={self.alpha!r}", f"beta={self.beta!r}"] + [f"{k}={v!r}" for k, v in extra.items()]
+        extra = {
+            k: v for k, v in self._params.items() if k not in ("alpha", "beta", "cap", "cap_mode")
+        }
+        args = [f"alpha={self.alpha!r}", f"beta={self.beta!r}"] + [
+            f"{k}={v!r}" for k, v in extra.items()
+        ]
         return f"{type(self).__name__}({', '.join(args)}{self._cap_repr()})"
 
 
@@ -625,7 +660,12 @@ class Exp(ExpFunction, _AffineLink):
     """
 
     name = "exp"
-    examples = [{}, {"alpha": 0.5, "beta": 1.0}, {"alpha": 2.0, "cap": 3.0}, {"cap": 2.0, "cap_mode": "flat"}]
+    examples = [
+        {},
+        {"alpha": 0.5, "beta": 1.0},
+        {"alpha": 2.0, "cap": 3.0},
+        {"cap": 2.0, "cap_mode": "flat"},
+    ]
     _cap_sides = "high"
     _default_cap = DEFAULT_CAP
     _f_range = (0.0, math.inf)
@@ -823,10 +863,19 @@ class Huber(_AffineLink):
     examples = [{}, {"delta": 0.5}, {"delta": 2.0, "delta_low": 0.5, "beta": 1.0}]
     _f_open_low = _f_open_high = False
 
-    def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, delta: float = 1.0, delta_low: float | None = None):
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        delta: float = 1.0,
+        delta_low: float | None = None,
+    ):
         super().__init__(alpha=alpha, beta=beta, cap=None)
         self.delta = positive_float(delta, "delta", "Huber")
-        self.delta_low = self.delta if delta_low is None else positive_float(delta_low, "delta_low", "Huber")
+        self.delta_low = (
+            self.delta if delta_low is None else positive_float(delta_low, "delta_low", "Huber")
+        )
         self.odd = self.delta_low == self.delta
         self._f_range = (-self.delta_low, self.delta)
         self._params = {"alpha": alpha, "beta": beta, "delta": delta, "delta_low": delta_low}
@@ -936,22 +985,30 @@ class Piecewise(_AffineLink):
     ]
     _f_open_low = _f_open_high = False
 
-    def __init__(self, *, knots, values, extrapolation: str = "flat", alpha: float = 1.0, beta: float = 0.0):
+    def __init__(
+        self, *, knots, values, extrapolation: str = "flat", alpha: float = 1.0, beta: float = 0.0
+    ):
         super().__init__(alpha=alpha, beta=beta, cap=None)
         kx = np.asarray(knots, dtype=np.float64).reshape(-1)
         ky = np.asarray(values, dtype=np.float64).reshape(-1)
         if kx.size < 2:
             raise ValueError(f"`knots` of Piecewise needs at least 2 knots; got {kx.size}")
         if ky.shape != kx.shape:
-            raise ValueError(f"`values` of Piecewise must match `knots` in length; got {ky.size} values for {kx.size} knots")
+            raise ValueError(
+                f"`values` of Piecewise must match `knots` in length; got {ky.size} values for {kx.size} knots"
+            )
         if not (np.all(np.isfinite(kx)) and np.all(np.isfinite(ky))):
             raise ValueError("`knots` and `values` of Piecewise must be finite")
         if np.any(np.diff(kx) <= 0):
             raise ValueError(f"`knots` of Piecewise must be strictly increasing; got {kx.tolist()}")
         if np.any(np.diff(ky) < 0):
-            raise ValueError(f"`values` of Piecewise must be non-decreasing (a monotone link); got {ky.tolist()}")
+            raise ValueError(
+                f"`values` of Piecewise must be non-decreasing (a monotone link); got {ky.tolist()}"
+            )
         if extrapolation not in ("flat", "linear"):
-            raise ValueError(f"`extrapolation` of Piecewise must be 'flat' or 'linear'; got {extrapolation!r}")
+            raise ValueError(
+                f"`extrapolation` of Piecewise must be 'flat' or 'linear'; got {extrapolation!r}"
+            )
         slopes = np.diff(ky) / np.diff(kx)
         left = slopes[0] if extrapolation == "linear" else 0.0
         right = slopes[-1] if extrapolation == "linear" else 0.0
@@ -962,17 +1019,33 @@ class Piecewise(_AffineLink):
         seg_int = 0.5 * (ky[:-1] + ky[1:]) * np.diff(kx)
         self._bF = np.concatenate([[0.0, 0.0], np.cumsum(seg_int)])  # F at base points, F(kx0)=0
         self._kx, self._ky = kx, ky
-        self._f_range = (float(ky[0]) if left == 0 else -math.inf, float(ky[-1]) if right == 0 else math.inf)
-        self._params = {"knots": knots, "values": values, "extrapolation": extrapolation, "alpha": alpha, "beta": beta}
+        self._f_range = (
+            float(ky[0]) if left == 0 else -math.inf,
+            float(ky[-1]) if right == 0 else math.inf,
+        )
+        self._params = {
+            "knots": knots,
+            "values": values,
+            "extrapolation": extrapolation,
+            "alpha": alpha,
+            "beta": beta,
+        }
 
     def _tables(self, x, xp):
         dev = {"device": x.device} if A.is_torch(x) else {}
         kx = xp.asarray(self._kx, dtype=x.dtype, **dev)
         seg = xp.searchsorted(kx, x, side="right")  # 0 .. K
-        take = lambda a: xp.take(xp.asarray(a, dtype=x.dtype, **dev), xp.reshape(seg, (-1,)), axis=0)  # noqa: E731
+
+        def take(a):
+            return xp.take(xp.asarray(a, dtype=x.dtype, **dev), xp.reshape(seg, (-1,)), axis=0)  # noqa: E731
+
         shape = x.shape
-        return (xp.reshape(take(self._bx), shape), xp.reshape(take(self._by), shape),
-                xp.reshape(take(self._slope), shape), xp.reshape(take(self._bF), shape))
+        return (
+            xp.reshape(take(self._bx), shape),
+            xp.reshape(take(self._by), shape),
+            xp.reshape(take(self._slope), shape),
+            xp.reshape(take(self._bF), shape),
+        )
 
     def _f(self, x, xp):
         bx, by, s, _ = self._tables(x, xp)
@@ -1006,8 +1079,16 @@ class Piecewise(_AffineLink):
         inner = xp.where(span > 0, x0 + (y - y0) * (x1 - x0) / safe, x1)
         # beyond the knots (only reachable with linear extrapolation)
         s_left, s_right = self._slope[0], self._slope[-1]
-        left = (self._kx[0] + (y - self._ky[0]) / s_left) if s_left > 0 else xp.full_like(y, self._kx[0])
-        right = (self._kx[-1] + (y - self._ky[-1]) / s_right) if s_right > 0 else xp.full_like(y, self._kx[-1])
+        left = (
+            (self._kx[0] + (y - self._ky[0]) / s_left)
+            if s_left > 0
+            else xp.full_like(y, self._kx[0])
+        )
+        right = (
+            (self._kx[-1] + (y - self._ky[-1]) / s_right)
+            if s_right > 0
+            else xp.full_like(y, self._kx[-1])
+        )
         out = xp.where(y < self._ky[0], left, inner)
         return xp.where(y > self._ky[-1], right, out)
 
@@ -1043,27 +1124,50 @@ class CallableLink(Link):
 
     name = "callable"
 
-    def __init__(self, h: Callable, *, dh: Callable | None = None, H: Callable | None = None,
-                 h_inv: Callable | None = None, domain: tuple[float, float] = (-math.inf, math.inf),
-                 derivative: str = "auto", name: str = "callable", smooth: bool = True):
+    def __init__(
+        self,
+        h: Callable,
+        *,
+        dh: Callable | None = None,
+        H: Callable | None = None,
+        h_inv: Callable | None = None,
+        domain: tuple[float, float] = (-math.inf, math.inf),
+        derivative: str = "auto",
+        name: str = "callable",
+        smooth: bool = True,
+    ):
         if not callable(h):
             raise TypeError(f"`h` of CallableLink must be callable; got {type(h).__name__}")
         for nm, f in (("dh", dh), ("H", H), ("h_inv", h_inv)):
             if f is not None and not callable(f):
-                raise TypeError(f"`{nm}` of CallableLink must be callable or None; got {type(f).__name__}")
+                raise TypeError(
+                    f"`{nm}` of CallableLink must be callable or None; got {type(f).__name__}"
+                )
         if derivative not in ("auto", "autodiff", "differences"):
-            raise ValueError(f"`derivative` of CallableLink must be 'auto', 'autodiff' or 'differences'; got {derivative!r}")
+            raise ValueError(
+                f"`derivative` of CallableLink must be 'auto', 'autodiff' or 'differences'; got {derivative!r}"
+            )
         lo, hi = (float(domain[0]), float(domain[1]))
         if not lo < hi:
-            raise ValueError(f"`domain` of CallableLink must be an interval (low < high); got {domain!r}")
+            raise ValueError(
+                f"`domain` of CallableLink must be an interval (low < high); got {domain!r}"
+            )
         self._h, self._dh, self._H, self._hinv = h, dh, H, h_inv
         self.domain = (lo, hi)
         self.name = name
         self.smooth = smooth
         self._derivative = derivative
         self._autodiff_ok: bool | None = None if derivative != "differences" else False
-        self._params = {"h": h, "dh": dh, "H": H, "h_inv": h_inv, "domain": domain, "derivative": derivative,
-                        "name": name, "smooth": smooth}
+        self._params = {
+            "h": h,
+            "dh": dh,
+            "H": H,
+            "h_inv": h_inv,
+            "domain": domain,
+            "derivative": derivative,
+            "name": name,
+            "smooth": smooth,
+        }
 
     def h(self, z):
         xp = A.get_namespace(z)
@@ -1087,7 +1191,9 @@ class CallableLink(Link):
             import torch
         except ImportError:
             if self._derivative == "autodiff":
-                raise ImportError("derivative='autodiff' requires torch: pip install 'selrank[torch]'") from None
+                raise ImportError(
+                    "derivative='autodiff' requires torch: pip install 'selrank[torch]'"
+                ) from None
             self._autodiff_ok = False
             return None
         xp = A.get_namespace(z)
@@ -1133,7 +1239,9 @@ class CallableLink(Link):
         z = A.as_float_array(z, xp, like=z_hat)
         hz = self.h(z)
         flat_hz = xp.reshape(hz, (-1, 1))
-        out = _quad(lambda t: self.h(t) - flat_hz, xp.reshape(z, (-1,)), xp.reshape(z_hat, (-1,)), xp)
+        out = _quad(
+            lambda t: self.h(t) - flat_hz, xp.reshape(z, (-1,)), xp.reshape(z_hat, (-1,)), xp
+        )
         out = xp.reshape(out, z.shape)
         return xp.maximum(out, xp.zeros_like(out))
 
@@ -1184,7 +1292,14 @@ class CompositeSigmoid(Link):
         {"scaling": "constant", "alpha": 2.0},
     ]
 
-    def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, check: bool = True, **scaling_params):
+    def __init__(
+        self,
+        scaling: Scaling | str = "exp",
+        *,
+        gamma: float = 1.0,
+        check: bool = True,
+        **scaling_params,
+    ):
         self.scaling = get_scaling(scaling, **scaling_params)
         self.gamma = positive_float(gamma, "gamma", "CompositeSigmoid")
         self.smooth = self.scaling.smooth
@@ -1282,4 +1397,6 @@ def get_link(name: str | Link | Callable, **params) -> Link:
     """
     if callable(name) and not isinstance(name, str | Link):
         return CallableLink(name, **params)
-    return lookup(LINKS, name, "link", instance_of=Link, accepts="a name, a Link or a callable", **params)
+    return lookup(
+        LINKS, name, "link", instance_of=Link, accepts="a name, a Link or a callable", **params
+    )

@@ -95,7 +95,14 @@ class Scaling(Params, Capped):
     smooth: ClassVar[bool] = True
     examples: ClassVar[list[dict[str, Any]]] = [{}]
 
-    def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, cap: Any = "default", cap_mode: str = "linear"):
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        cap: Any = "default",
+        cap_mode: str = "linear",
+    ):
         cap_value = self._set_affine(alpha, beta, cap, cap_mode)
         self._params: dict[str, Any] = {"alpha": alpha, "beta": beta}
         if cap != "default":
@@ -149,7 +156,9 @@ class Scaling(Params, Capped):
         return None
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params.items() if k not in ("cap", "cap_mode"))
+        args = ", ".join(
+            f"{k}={v!r}" for k, v in self._params.items() if k not in ("cap", "cap_mode")
+        )
         return f"{type(self).__name__}({args}{self._cap_repr()})"
 
 
@@ -329,7 +338,9 @@ class PolyScaling(Scaling):
         super().__init__(alpha=alpha, beta=beta, cap=None)
         self.d = positive_float(d, "d", "PolyScaling")
         if self.d < 1.0:
-            raise ValueError(f"`d` of PolyScaling must be >= 1 (q' is unbounded at 0 otherwise); got {d!r}")
+            raise ValueError(
+                f"`d` of PolyScaling must be >= 1 (q' is unbounded at 0 otherwise); got {d!r}"
+            )
         self.c = finite_float(c, "c", "PolyScaling")
         self._params = {"d": d, "c": c, "alpha": alpha, "beta": beta}
 
@@ -395,12 +406,18 @@ class CallableScaling(Scaling):
     name = "callable"
     convex_Q = False
 
-    def __init__(self, q: Callable, Q: Callable, *, dq: Callable | None = None, name: str = "callable"):
+    def __init__(
+        self, q: Callable, Q: Callable, *, dq: Callable | None = None, name: str = "callable"
+    ):
         for nm, f in (("q", q), ("Q", Q)):
             if not callable(f):
-                raise TypeError(f"`{nm}` of CallableScaling must be callable; got {type(f).__name__}")
+                raise TypeError(
+                    f"`{nm}` of CallableScaling must be callable; got {type(f).__name__}"
+                )
         if dq is not None and not callable(dq):
-            raise TypeError(f"`dq` of CallableScaling must be callable or None; got {type(dq).__name__}")
+            raise TypeError(
+                f"`dq` of CallableScaling must be callable or None; got {type(dq).__name__}"
+            )
         super().__init__(alpha=1.0, beta=0.0, cap=None)
         self._uq, self._uQ, self._udq = q, Q, dq
         self.name = name
@@ -462,8 +479,9 @@ def _default_domain(scaling: Scaling) -> tuple[float, float]:
     return (lo / scaling.alpha - scaling.beta, hi / scaling.alpha - scaling.beta)
 
 
-def check_convexity(scaling, gamma: float = 1.0, *, domain: tuple[float, float] | None = None,
-                    num: int = 20001) -> ConvexityReport:
+def check_convexity(
+    scaling, gamma: float = 1.0, *, domain: tuple[float, float] | None = None, num: int = 20001
+) -> ConvexityReport:
     r"""Check condition [G.2], :math:`q'(z) + \frac{1}{\gamma}(1 - p(z))\,q(z)^2 \ge 0`, on a grid.
 
     The composite sigmoid matching loss is convex on ``domain`` iff this holds there
@@ -504,7 +522,9 @@ def check_convexity(scaling, gamma: float = 1.0, *, domain: tuple[float, float] 
     finite = np.isfinite(g)
     ok = bool(np.all(g[finite] >= -tol[finite])) and bool(np.all(finite))
     i = int(np.nanargmin(np.where(finite, g, np.inf)))
-    return ConvexityReport(ok, float(g[i]), float(z[i]), closed_form_convexity(scaling, gamma), (float(lo), float(hi)))
+    return ConvexityReport(
+        ok, float(g[i]), float(z[i]), closed_form_convexity(scaling, gamma), (float(lo), float(hi))
+    )
 
 
 def closed_form_convexity(scaling, gamma: float = 1.0) -> bool | None:
@@ -596,7 +616,9 @@ def composite_softmax_quadratic(parts: dict, d, gamma: float, lists):
     return lists.sum(p * dq * d * d) + (lists.sum(pqd * q * d) - lists.sum(pqd) ** 2) / gamma
 
 
-def composite_softmax_bregman(scaling: Scaling, gamma: float, z_hat, z, lists, parts_hat=None, parts=None):
+def composite_softmax_bregman(
+    scaling: Scaling, gamma: float, z_hat, z, lists, parts_hat=None, parts=None
+):
     r"""Per-list loss [29]: :math:`H(\hat z) - H(z) - \sum_k (\hat z_k - z_k)\,h_k(z)`, stably.
 
     Lists whose largest :math:`|\alpha(\hat z_k - z_k)|` is tiny use Simpson's rule on
@@ -612,12 +634,19 @@ def composite_softmax_bregman(scaling: Scaling, gamma: float, z_hat, z, lists, p
         dmax = lists.max(xp.abs(d))
         small = dmax * scaling.alpha < bregman_threshold(d, xp)
         if scaling.capped and bool(xp.any(small)):  # the Taylor form needs one smooth piece
-            same = Capped._same_piece(scaling, scaling.alpha * (z_hat + scaling.beta), scaling.alpha * (z + scaling.beta), xp)
+            same = Capped._same_piece(
+                scaling,
+                scaling.alpha * (z_hat + scaling.beta),
+                scaling.alpha * (z + scaling.beta),
+                xp,
+            )
             small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
         if bool(xp.any(small)):
             mid = composite_softmax(scaling, gamma, z + 0.5 * d, lists)
-            near = (composite_softmax_quadratic(parts, d, gamma, lists)
-                    + 2.0 * composite_softmax_quadratic(mid, d, gamma, lists)) / 6.0
+            near = (
+                composite_softmax_quadratic(parts, d, gamma, lists)
+                + 2.0 * composite_softmax_quadratic(mid, d, gamma, lists)
+            ) / 6.0
             direct = xp.where(small, near, direct)
     return xp.maximum(direct, xp.zeros_like(direct))
 
@@ -637,8 +666,14 @@ INVALID_TRANSFORMS: dict[str, str] = {
 }
 
 
-def scaling_from_transform(f: Callable, *, gamma: float = 1.0, domain: tuple[float, float] = (-10.0, 10.0),
-                           name: str = "transform", num: int = 4001) -> CallableScaling:
+def scaling_from_transform(
+    f: Callable,
+    *,
+    gamma: float = 1.0,
+    domain: tuple[float, float] = (-10.0, 10.0),
+    name: str = "transform",
+    num: int = 4001,
+) -> CallableScaling:
     r"""Build a scaling from a positive *score transform* :math:`f = e^{Q}` and refuse invalid ones.
 
     :math:`Q = \log f`, :math:`q = f'/f` (central differences). Transforms that cannot give a
@@ -722,8 +757,12 @@ def get_scaling(name: str | Scaling, **params) -> Scaling:
     ValueError: 'softplus' is an invalid score transform (App. G.3): f(z) = log(1 + e^z) gives a link that decreases like 1/z; the scaling 'sigmoid' has Q = softplus
     """
     if isinstance(name, str) and name.lower() in INVALID_TRANSFORMS:
-        raise ValueError(f"{name!r} is an invalid score transform (App. G.3): {INVALID_TRANSFORMS[name.lower()]}")
-    return lookup(SCALINGS, name, "scaling", instance_of=Scaling, accepts="a name or a Scaling", **params)
+        raise ValueError(
+            f"{name!r} is an invalid score transform (App. G.3): {INVALID_TRANSFORMS[name.lower()]}"
+        )
+    return lookup(
+        SCALINGS, name, "scaling", instance_of=Scaling, accepts="a name or a Scaling", **params
+    )
 
 
 def __getattr__(name: str):

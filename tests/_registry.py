@@ -20,7 +20,12 @@ def link_cases():
             cases.append((f"{name}-{k}", get_link(name, **params)))
     cases.append(("callable-cubic", CallableLink(lambda z: z**3 / 3.0 + z, name="cubic")))
     cases.append(
-        ("callable-numpy-tanh", CallableLink(lambda z: np.tanh(np.asarray(z)) + 0.1 * np.asarray(z), derivative="differences"))
+        (
+            "callable-numpy-tanh",
+            CallableLink(
+                lambda z: np.tanh(np.asarray(z)) + 0.1 * np.asarray(z), derivative="differences"
+            ),
+        )
     )
     return cases
 

@@ -27,10 +27,25 @@ def test_datasets_lists_packaged_data(capsys):
 def test_sensitivity_table_and_figure(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     fig = tmp_path / "exp.png"
-    argv = ["sensitivity", "exp", "--kind", "link", "--param", "alpha=1.5", "--rows", "5", "--figure", str(fig)]
+    argv = [
+        "sensitivity",
+        "exp",
+        "--kind",
+        "link",
+        "--param",
+        "alpha=1.5",
+        "--rows",
+        "5",
+        "--figure",
+        str(fig),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    lines = [line for line in out.splitlines() if line.strip() and line.split()[0].lstrip("-").replace(".", "").isdigit()]
+    lines = [
+        line
+        for line in out.splitlines()
+        if line.strip() and line.split()[0].lstrip("-").replace(".", "").isdigit()
+    ]
     assert len(lines) == 5
     # h of the exp link at the last grid point z = 5 with alpha 1.5: e^7.5
     assert float(lines[-1].split()[1]) == pytest.approx(1808.04, rel=1e-4)
@@ -40,8 +55,23 @@ def test_sensitivity_table_and_figure(tmp_path, capsys):
 
 def test_train_one_fold_with_baselines(tmp_path, capsys):
     out_json = tmp_path / "res.json"
-    code = main(["train", "--dataset", "ohsumed", "--fold", "2", "--backend-param", "n_estimators=5",
-                 "--n-resamples", "300", "--json", str(out_json), "--save", str(tmp_path / "m.json")])
+    code = main(
+        [
+            "train",
+            "--dataset",
+            "ohsumed",
+            "--fold",
+            "2",
+            "--backend-param",
+            "n_estimators=5",
+            "--n-resamples",
+            "300",
+            "--json",
+            str(out_json),
+            "--save",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert code == 0
     captured = capsys.readouterr()
     assert captured.err == ""  # no progress bar when stderr is not a terminal, no warnings
@@ -56,7 +86,9 @@ def test_train_one_fold_with_baselines(tmp_path, capsys):
     for c in cmp:
         assert c["system"] == "selrank listwise" and c["verdict"] in ("better", "parity", "worse")
         assert c["ci_low"] <= c["diff"] <= c["ci_high"] and 0 <= c["p_value"] <= c["p_holm"] <= 1
-        assert c["diff"] == pytest.approx(systems["selrank listwise"]["ndcg@10"] - systems[c["reference"]]["ndcg@10"])
+        assert c["diff"] == pytest.approx(
+            systems["selrank listwise"]["ndcg@10"] - systems[c["reference"]]["ndcg@10"]
+        )
     assert res["parameters"]["baselines"]["max_rounds"] == 5
     assert res["test_queries"] == res["per_fold"][0]["test_queries"] > 0
     out = captured.out
@@ -73,8 +105,19 @@ def test_train_without_baselines(capsys):
 @pytest.mark.slow
 def test_train_five_folds_pools_queries(tmp_path, capsys):
     out_json = tmp_path / "res.json"
-    code = main(["train", "--dataset", "ohsumed", "--backend-param", "n_estimators=3", "--n-resamples", "200",
-                 "--json", str(out_json)])
+    code = main(
+        [
+            "train",
+            "--dataset",
+            "ohsumed",
+            "--backend-param",
+            "n_estimators=3",
+            "--n-resamples",
+            "200",
+            "--json",
+            str(out_json),
+        ]
+    )
     assert code == 0
     res = json.loads(out_json.read_text())
     assert res["folds"] == [1, 2, 3, 4, 5] and len(res["per_fold"]) == 5
@@ -84,7 +127,9 @@ def test_train_five_folds_pools_queries(tmp_path, capsys):
     # the pooled mean is the query-weighted mean of the fold means
     w = np.array([f["test_queries"] for f in res["per_fold"]])
     v = np.array([f["systems"]["LightGBM lambdarank"]["ndcg@10"] for f in res["per_fold"]])
-    assert res["systems"]["LightGBM lambdarank"]["ndcg@10"] == pytest.approx(np.average(v, weights=w))
+    assert res["systems"]["LightGBM lambdarank"]["ndcg@10"] == pytest.approx(
+        np.average(v, weights=w)
+    )
     assert "ohsumed, 5 folds" in capsys.readouterr().out
 
 
@@ -147,13 +192,24 @@ def test_errors_are_one_line_and_exit_2(argv, match, capsys):
 
 
 def test_piecewise_link_from_list_parameters(capsys):
-    argv = ["sensitivity", "piecewise", "--param", "knots=0,1", "--param", "values=0,1", "--rows", "3"]
+    argv = [
+        "sensitivity",
+        "piecewise",
+        "--param",
+        "knots=0,1",
+        "--param",
+        "values=0,1",
+        "--rows",
+        "3",
+    ]
     assert main(argv) == 0
     assert "knots=(0, 1)" in capsys.readouterr().out
 
 
 def test_python_dash_m_entry_point():
-    out = subprocess.run([sys.executable, "-m", "selrank", "demo"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "selrank", "demo"], capture_output=True, text=True, check=True
+    )
     assert "Links" in out.stdout
 
 
@@ -173,6 +229,8 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     bar = cli._progress(2, "mq2008")
     bar.update(2)
     bar.close()
-    assert "mq2008:" in term.getvalue() and "0/2" in term.getvalue()  # later updates are rate-limited
+    assert (
+        "mq2008:" in term.getvalue() and "0/2" in term.getvalue()
+    )  # later updates are rate-limited
     monkeypatch.setattr(sys, "stderr", io.StringIO())
     assert cli._progress(2, "mq2008") is None

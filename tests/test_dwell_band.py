@@ -64,7 +64,9 @@ def test_unimodal_lognormal_where_the_mixture_refuses_gets_a_quantile_band():
     y = np.random.default_rng(47).normal(4.65, 0.72, 3760)  # log of log-normal dwell: one component
     with pytest.raises(ValueError, match="does not separate an engaged band"):
         suggest_band(y, method="mixture")  # explicit: still an error
-    with pytest.warns(UserWarning, match=r"one log-normal dwell component explains the data.*quantile band"):
+    with pytest.warns(
+        UserWarning, match=r"one log-normal dwell component explains the data.*quantile band"
+    ):
         band = suggest_band(y)  # before: the same ValueError from the default
     assert band.method == "quantile" and "BIC" in band.note
     assert tuple(band) == pytest.approx(tuple(np.quantile(y, [0.1, 0.9])))
@@ -159,7 +161,9 @@ def test_dwell_dataset_on_a_user_frame_with_datetimes_and_string_ids(rng):
 
     def as_user_frame(f):  # datetimes (microseconds) and opaque string ids
         return f.with_columns(
-            pl.from_epoch((pl.col("time") * 1e6).round(0).cast(pl.Int64), time_unit="us").alias("time"),
+            pl.from_epoch((pl.col("time") * 1e6).round(0).cast(pl.Int64), time_unit="us").alias(
+                "time"
+            ),
             pl.format("sess-{}", pl.col("session")).alias("session"),
             pl.format("sku-{}", pl.col("item")).alias("item"),
         )
@@ -168,8 +172,12 @@ def test_dwell_dataset_on_a_user_frame_with_datetimes_and_string_ids(rng):
     ms = 1.001e-3  # times are kept to the millisecond; µs datetimes may round the other way
     np.testing.assert_allclose(user.train.seconds, base.train.seconds, rtol=0, atol=ms)
     np.testing.assert_array_equal(np.isnan(user.train.X), np.isnan(base.train.X))
-    np.testing.assert_allclose(np.nan_to_num(user.train.X), np.nan_to_num(base.train.X), rtol=0, atol=ms)
-    np.testing.assert_allclose(np.nan_to_num(user.test.X), np.nan_to_num(base.test.X), rtol=0, atol=ms)
+    np.testing.assert_allclose(
+        np.nan_to_num(user.train.X), np.nan_to_num(base.train.X), rtol=0, atol=ms
+    )
+    np.testing.assert_allclose(
+        np.nan_to_num(user.test.X), np.nan_to_num(base.test.X), rtol=0, atol=ms
+    )
     with pytest.warns(UserWarning, match="quantile band"):  # log-normal dwell: the fallback
         band = suggest_band(user.train.y)
     assert isinstance(band, DwellBand) and band.method == "quantile"
@@ -181,7 +189,9 @@ def test_dwell_dataset_refuses_millisecond_times_named_time(rng):
 
     train, test = _user_clicks(rng, 50, 1.6e9), _user_clicks(rng, 20, 1.6e9 + 90_000)
     ms = [f.with_columns(pl.col("time") * 1000.0) for f in (train, test)]
-    with pytest.raises(ValueError, match=r"'time' must be Unix seconds.*looks like milliseconds.*'time_ms'"):
+    with pytest.raises(
+        ValueError, match=r"'time' must be Unix seconds.*looks like milliseconds.*'time_ms'"
+    ):
         dwell_dataset(*ms)
     ok = dwell_dataset(*[f.rename({"time": "time_ms"}) for f in ms])
     assert ok.train.n_rows == dwell_dataset(train, test).train.n_rows

@@ -61,16 +61,22 @@ def _slow_bootstrap(y, preds, method, baseline, band, session, counts):
 def test_paired_bootstrap_matches_a_slow_session_resampler(bench, sessions_data):
     y, preds, session, band = sessions_data
     n = 60
-    got = bench.paired_bootstrap(y, preds, [("smelu", "se_log"), ("smelu", "huber_log")], band, session, n=n, seed=3)
+    got = bench.paired_bootstrap(
+        y, preds, [("smelu", "se_log"), ("smelu", "huber_log")], band, session, n=n, seed=3
+    )
     # the same resamples: the helper draws one multinomial of session counts per resample
     n_sessions = np.unique(session).size
-    counts = np.random.default_rng(3).multinomial(n_sessions, np.full(n_sessions, 1.0 / n_sessions), size=n)
+    counts = np.random.default_rng(3).multinomial(
+        n_sessions, np.full(n_sessions, 1.0 / n_sessions), size=n
+    )
     for baseline in ("se_log", "huber_log"):
         ref = _slow_bootstrap(y, preds, "smelu", baseline, band, session, counts)
         full = _slow_bootstrap(y, preds, "smelu", baseline, band, session, np.ones((1, n_sessions)))
         for key, values in ref.items():
             entry = got["smelu"][baseline][key]
-            np.testing.assert_allclose(entry["ci"], np.quantile(values, [0.025, 0.975]), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(
+                entry["ci"], np.quantile(values, [0.025, 0.975]), rtol=1e-10, atol=1e-12
+            )
             np.testing.assert_allclose(entry["diff"], full[key][0], rtol=1e-10, atol=1e-12)
     entry = got["smelu"]["se_log"]["all_mae"]
     rel = overall_error(y, preds["smelu"]) / overall_error(y, preds["se_log"]) - 1.0
@@ -81,10 +87,16 @@ def test_paired_bootstrap_matches_a_slow_session_resampler(bench, sessions_data)
 
 def test_paired_bootstrap_point_estimates_are_the_test_set_differences(bench, sessions_data):
     y, preds, session, band = sessions_data
-    got = bench.paired_bootstrap(y, preds, [("smelu", "huber_log")], band, session, n=200, seed=0)["smelu"]["huber_log"]
+    got = bench.paired_bootstrap(y, preds, [("smelu", "huber_log")], band, session, n=200, seed=0)[
+        "smelu"
+    ]["huber_log"]
     for metric in ("mae", "rmse"):
-        d_band = band_error(y, preds["smelu"], band, metric=metric) - band_error(y, preds["huber_log"], band, metric=metric)
-        d_all = overall_error(y, preds["smelu"], metric=metric) - overall_error(y, preds["huber_log"], metric=metric)
+        d_band = band_error(y, preds["smelu"], band, metric=metric) - band_error(
+            y, preds["huber_log"], band, metric=metric
+        )
+        d_all = overall_error(y, preds["smelu"], metric=metric) - overall_error(
+            y, preds["huber_log"], metric=metric
+        )
         np.testing.assert_allclose(got[f"band_{metric}"]["diff"], d_band, rtol=1e-10)
         np.testing.assert_allclose(got[f"all_{metric}"]["diff"], d_all, rtol=1e-10)
         assert got[f"band_{metric}"]["ci"][0] <= d_band <= got[f"band_{metric}"]["ci"][1]
@@ -96,20 +108,37 @@ def test_session_clustering_widens_the_interval_when_errors_share_a_session_effe
     session = np.repeat(np.arange(200), 5)
     y = rng.normal(4.0, 1.0, size=session.size)
     shift = rng.normal(0.0, 0.3, size=200)[session]
-    preds = {"a": y + rng.normal(0.0, 0.3, size=y.size), "b": y + rng.normal(0.0, 0.3, size=y.size) + shift}
+    preds = {
+        "a": y + rng.normal(0.0, 0.3, size=y.size),
+        "b": y + rng.normal(0.0, 0.3, size=y.size) + shift,
+    }
     band = DwellBand(-10.0, 20.0)
-    clustered = bench.paired_bootstrap(y, preds, [("b", "a")], band, session, n=400)["b"]["a"]["all_mae"]["ci"]
-    rows = bench.paired_bootstrap(y, preds, [("b", "a")], band, np.arange(y.size), n=400)["b"]["a"]["all_mae"]["ci"]
+    clustered = bench.paired_bootstrap(y, preds, [("b", "a")], band, session, n=400)["b"]["a"][
+        "all_mae"
+    ]["ci"]
+    rows = bench.paired_bootstrap(y, preds, [("b", "a")], band, np.arange(y.size), n=400)["b"]["a"][
+        "all_mae"
+    ]["ci"]
     assert clustered[1] - clustered[0] > 1.3 * (rows[1] - rows[0])
 
 
 def test_within_budget_rule(bench):
-    rows = [{"knob": "width x0.5", "band_mae": 0.790, "mae": 1.030},
-            {"knob": "width x0.75", "band_mae": 0.795, "mae": 1.009},
-            {"knob": "width x1", "band_mae": 0.799, "mae": 1.000}]
-    assert bench.within_budget_rule(rows, 1.0, budget=0.01, fallback="width x1")["knob"] == "width x0.75"
-    assert bench.within_budget_rule(rows, 1.0, budget=0.05, fallback="width x1")["knob"] == "width x0.5"
-    assert bench.within_budget_rule(rows, 0.9, budget=0.01, fallback="width x1")["knob"] == "width x1"
+    rows = [
+        {"knob": "width x0.5", "band_mae": 0.790, "mae": 1.030},
+        {"knob": "width x0.75", "band_mae": 0.795, "mae": 1.009},
+        {"knob": "width x1", "band_mae": 0.799, "mae": 1.000},
+    ]
+    assert (
+        bench.within_budget_rule(rows, 1.0, budget=0.01, fallback="width x1")["knob"]
+        == "width x0.75"
+    )
+    assert (
+        bench.within_budget_rule(rows, 1.0, budget=0.05, fallback="width x1")["knob"]
+        == "width x0.5"
+    )
+    assert (
+        bench.within_budget_rule(rows, 0.9, budget=0.01, fallback="width x1")["knob"] == "width x1"
+    )
 
 
 def test_narrower_training_band_lowers_in_band_error():
@@ -120,18 +149,34 @@ def test_narrower_training_band_lowers_in_band_error():
     data = make_dwell(6_000, seed=2)
     test = make_dwell(6_000, seed=3)
     band = suggest_band(data.y, method="quantile", lower=0.1, upper=0.9)
-    params = {"n_estimators": 60, "learning_rate": 0.1, "num_leaves": 15, "random_state": 0, "num_threads": 1}
-    wide = fit_dwell_model(data.X, data.y, band=DwellBand(band.beta - 3 * band.c, band.beta + 3 * band.c), **params)
+    params = {
+        "n_estimators": 60,
+        "learning_rate": 0.1,
+        "num_leaves": 15,
+        "random_state": 0,
+        "num_threads": 1,
+    }
+    wide = fit_dwell_model(
+        data.X, data.y, band=DwellBand(band.beta - 3 * band.c, band.beta + 3 * band.c), **params
+    )
     narrow = fit_dwell_model(data.X, data.y, band=band, **params)
     p_wide, p_narrow = wide.predict(test.X), narrow.predict(test.X)
     assert band_error(test.y, p_narrow, band) < band_error(test.y, p_wide, band)
-    assert band_error(test.y, p_narrow, band, metric="rmse") < band_error(test.y, p_wide, band, metric="rmse")
+    assert band_error(test.y, p_narrow, band, metric="rmse") < band_error(
+        test.y, p_wide, band, metric="rmse"
+    )
 
 
 # --------------------------------------------------------------------------------------
 # fit_dwell_model(outside_weight=...): the SmeLU candidates of the benchmark's grid
 # --------------------------------------------------------------------------------------
-_FAST = {"n_estimators": 30, "learning_rate": 0.1, "num_leaves": 15, "random_state": 0, "num_threads": 1}
+_FAST = {
+    "n_estimators": 30,
+    "learning_rate": 0.1,
+    "num_leaves": 15,
+    "random_state": 0,
+    "num_threads": 1,
+}
 
 
 def test_outside_weight_one_is_the_plain_capped_smelu():
@@ -152,7 +197,9 @@ def test_outside_weight_zero_starts_at_the_in_band_mean_and_ignores_outside_labe
     model = fit_dwell_model(data.X, data.y, band=band, outside_weight=0.0, **_FAST)
     np.testing.assert_allclose(model.intercept_, data.y[inside].mean(), rtol=1e-10)
     # moving the outside labels further out (still outside) changes nothing
-    moved = np.where(data.y > band.hi, data.y + 3.0, np.where(data.y < band.lo, data.y - 3.0, data.y))
+    moved = np.where(
+        data.y > band.hi, data.y + 3.0, np.where(data.y < band.lo, data.y - 3.0, data.y)
+    )
     other = fit_dwell_model(data.X, moved, band=band, outside_weight=0.0, **_FAST)
     np.testing.assert_allclose(other.predict(data.X), model.predict(data.X), atol=1e-10)
 
@@ -162,14 +209,27 @@ def test_outside_weight_applies_to_the_eval_set_and_combines_with_sample_weight(
     data, val = make_dwell(3_000, seed=6), make_dwell(1_000, seed=7)
     band = DwellBand(2.5, 5.5)
     params = {**_FAST, "n_estimators": 200, "early_stopping_rounds": 10}
-    model = fit_dwell_model(data.X, data.y, band=band, outside_weight=0.5, eval_set=(val.X, val.y),
-                            sample_weight=np.full(data.y.size, 2.0), **params)
+    model = fit_dwell_model(
+        data.X,
+        data.y,
+        band=band,
+        outside_weight=0.5,
+        eval_set=(val.X, val.y),
+        sample_weight=np.full(data.y.size, 2.0),
+        **params,
+    )
     assert 0 < model.best_iteration_ < 200
-    twice = fit_dwell_model(data.X, data.y, band=band, outside_weight=0.5, eval_set=(val.X, val.y), **params)
-    np.testing.assert_allclose(model.intercept_, twice.intercept_, rtol=1e-12)  # a common factor cancels
+    twice = fit_dwell_model(
+        data.X, data.y, band=band, outside_weight=0.5, eval_set=(val.X, val.y), **params
+    )
+    np.testing.assert_allclose(
+        model.intercept_, twice.intercept_, rtol=1e-12
+    )  # a common factor cancels
 
 
-@pytest.mark.parametrize("bad, error", [(-0.1, ValueError), (1.5, ValueError), (True, TypeError), ("0", TypeError)])
+@pytest.mark.parametrize(
+    "bad, error", [(-0.1, ValueError), (1.5, ValueError), (True, TypeError), ("0", TypeError)]
+)
 def test_outside_weight_is_validated(bad, error):
     data = make_dwell(200, seed=8)
     with pytest.raises(error, match="outside_weight"):
@@ -179,8 +239,15 @@ def test_outside_weight_is_validated(bad, error):
 def test_outside_weight_below_one_needs_a_pointwise_model():
     data = make_dwell(200, seed=8)
     with pytest.raises(ValueError, match="within-session"):
-        fit_dwell_model(data.X, data.y, band=(2.0, 6.0), outside_weight=0.5, session=np.repeat(np.arange(40), 5),
-                        within_session_weight=0.1, **_FAST)
+        fit_dwell_model(
+            data.X,
+            data.y,
+            band=(2.0, 6.0),
+            outside_weight=0.5,
+            session=np.repeat(np.arange(40), 5),
+            within_session_weight=0.1,
+            **_FAST,
+        )
 
 
 def test_outside_weight_is_weighted_squared_error_on_the_winsorised_target():
@@ -191,10 +258,22 @@ def test_outside_weight_is_weighted_squared_error_on_the_winsorised_target():
     band = suggest_band(data.y, method="quantile", lower=0.1, upper=0.9)
     for omega in (0.5, 0.0):
         model = fit_dwell_model(data.X, data.y, band=band, outside_weight=omega, **_FAST)
-        native = lgb.train({"objective": "regression", "learning_rate": 0.1, "num_leaves": 15, "verbosity": -1,
-                            "num_threads": 1, "seed": 0},
-                           lgb.Dataset(data.X, np.clip(data.y, band.lo, band.hi),
-                                       weight=outside_band_weights(data.y, band, omega)), _FAST["n_estimators"])
+        native = lgb.train(
+            {
+                "objective": "regression",
+                "learning_rate": 0.1,
+                "num_leaves": 15,
+                "verbosity": -1,
+                "num_threads": 1,
+                "seed": 0,
+            },
+            lgb.Dataset(
+                data.X,
+                np.clip(data.y, band.lo, band.hi),
+                weight=outside_band_weights(data.y, band, omega),
+            ),
+            _FAST["n_estimators"],
+        )
         np.testing.assert_allclose(model.predict(data.X), native.predict(data.X), atol=1e-6)
 
 

@@ -52,9 +52,19 @@ def test_band_is_a_validated_pair():
     assert band.contains([1.0, 2.0, 5.0, 5.5]).tolist() == [False, True, True, False]
     assert 2.0 in band and 5.5 not in band
     assert DwellBand(2.0, 5.0, method="quantile") == band
-    assert band.shares(np.array([1.0, 2.0, 3.0, 6.0])) == {"below": 0.25, "inside": 0.5, "above": 0.25}
-    for lo, hi, exc in ((5.0, 2.0, ValueError), (2.0, 2.0, ValueError), (np.nan, 2.0, ValueError),
-                        (1.0, np.inf, ValueError), ("a", 2.0, TypeError), (None, 2.0, TypeError)):
+    assert band.shares(np.array([1.0, 2.0, 3.0, 6.0])) == {
+        "below": 0.25,
+        "inside": 0.5,
+        "above": 0.25,
+    }
+    for lo, hi, exc in (
+        (5.0, 2.0, ValueError),
+        (2.0, 2.0, ValueError),
+        (np.nan, 2.0, ValueError),
+        (1.0, np.inf, ValueError),
+        ("a", 2.0, TypeError),
+        (None, 2.0, TypeError),
+    ):
         with pytest.raises(exc):
             DwellBand(lo, hi)
     with pytest.raises(ValueError, match="finite"):
@@ -77,7 +87,9 @@ def test_mixture_band_separates_bounces_engaged_and_idle(synthetic):
     mix = dwell_mixture(synthetic.y)
     assert mix.converged and mix.engaged == 1
     assert np.all(np.diff(mix.means) > 0)
-    np.testing.assert_allclose(mix.weights, [0.05, 0.85, 0.10], atol=0.03)  # bounces are uniform, not normal
+    np.testing.assert_allclose(
+        mix.weights, [0.05, 0.85, 0.10], atol=0.03
+    )  # bounces are uniform, not normal
     assert mix.means[2] == pytest.approx(synthetic.y[synthetic.idle].mean(), abs=0.1)
     post = mix.posterior(synthetic.y)
     np.testing.assert_allclose(post.sum(axis=1), 1.0, rtol=1e-12)
@@ -161,7 +173,9 @@ def test_smelu_loss_is_squared_error_on_the_winsorised_target(rng):
     p = rng.uniform(2.0, 5.0, 500)  # predictions inside the band
     assert (y < 2).any() and (y > 5).any()
     loss = np.asarray(dwell_link(band).bregman(p, y))
-    np.testing.assert_allclose(loss, (p - np.clip(y, 2.0, 5.0)) ** 2 / (2 * (5.0 - 2.0)), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(
+        loss, (p - np.clip(y, 2.0, 5.0)) ** 2 / (2 * (5.0 - 2.0)), rtol=1e-10, atol=1e-14
+    )
 
 
 @pytest.mark.parametrize("alpha", [0.25, 3.0])
@@ -225,14 +239,27 @@ def test_fit_equals_lightgbm_squared_error_on_winsorised_log_dwell(synthetic):
     band = DwellBand(2.0, 5.5)
     params = {"num_leaves": 15, "min_data_in_leaf": 40, "random_state": 0, "num_threads": 1}
     model = fit_dwell_model(X, y, band=band, n_estimators=15, learning_rate=0.1, **params)
-    ref = lgb.train({"objective": "regression", "learning_rate": 0.1, "num_leaves": 15, "min_data_in_leaf": 40,
-                     "seed": 0, "num_threads": 1, "verbosity": -1}, lgb.Dataset(X, np.clip(y, 2.0, 5.5)), 15)
+    ref = lgb.train(
+        {
+            "objective": "regression",
+            "learning_rate": 0.1,
+            "num_leaves": 15,
+            "min_data_in_leaf": 40,
+            "seed": 0,
+            "num_threads": 1,
+            "verbosity": -1,
+        },
+        lgb.Dataset(X, np.clip(y, 2.0, 5.5)),
+        15,
+    )
     p = model.predict(X)
     np.testing.assert_allclose(p, ref.predict(X), atol=1e-6)
     assert model.intercept_ == pytest.approx(np.clip(y, 2.0, 5.5).mean())
     assert band.contains(p).all()
     # the floor and alpha make no difference while predictions stay inside the band
-    other = fit_dwell_model(X, y, band=band, n_estimators=15, learning_rate=0.1, hessian_floor=1.0, **params)
+    other = fit_dwell_model(
+        X, y, band=band, n_estimators=15, learning_rate=0.1, hessian_floor=1.0, **params
+    )
     np.testing.assert_allclose(other.predict(X), p, atol=1e-9)
 
 
@@ -244,7 +271,13 @@ def test_smelu_beats_squared_error_in_the_band_on_synthetic_data(synthetic):
     fit, test = np.arange(y.size) < 14_000, np.arange(y.size) >= 14_000
     band = suggest_band(y[fit])
     # one LightGBM thread per test worker: OpenMP threads competing for 2 cores are 20x slower
-    params = {"n_estimators": 150, "learning_rate": 0.1, "num_leaves": 15, "random_state": 0, "num_threads": 1}
+    params = {
+        "n_estimators": 150,
+        "learning_rate": 0.1,
+        "num_leaves": 15,
+        "random_state": 0,
+        "num_threads": 1,
+    }
     smelu = fit_dwell_model(X[fit], y[fit], band=band, **params).predict(X[test])
     se = SelectiveRegressor(link="identity", **params).fit(X[fit], y[fit]).predict(X[test])
     b_sm, b_se = band_error(y[test], smelu, band), band_error(y[test], se, band)
@@ -294,8 +327,16 @@ def test_quick_fit_on_yoochoose():
     pytest.importorskip("lightgbm")
     tr, te = load_dwell("yoochoose-100k")
     band = suggest_band(tr.y)
-    model = fit_dwell_model(tr.X, tr.y, band=band, n_estimators=40, learning_rate=0.1, num_leaves=15,
-                            random_state=0, num_threads=1)
+    model = fit_dwell_model(
+        tr.X,
+        tr.y,
+        band=band,
+        n_estimators=40,
+        learning_rate=0.1,
+        num_leaves=15,
+        random_state=0,
+        num_threads=1,
+    )
     p = model.predict(te.X)
     constant = np.full(te.n_rows, model.intercept_)
     assert band_error(te.y, p, band) < band_error(te.y, constant, band)
@@ -315,18 +356,36 @@ def test_benchmark_protocol_on_yoochoose():
     tr, te = load_dwell("yoochoose-100k")
     held = time_holdout(tr.session, tr.time, fraction=0.15)
     band = suggest_band(tr.y[~held], method="quantile", lower=0.1, upper=0.9)
-    tree = {"num_leaves": 31, "min_data_in_leaf": 50, "num_threads": 1, "deterministic": True,
-            "force_row_wise": True}
-    sm = SelectiveRegressor(link=dwell_link(band), random_state=0, learning_rate=0.05, n_estimators=3000,
-                            early_stopping_rounds=100, **tree)
+    tree = {
+        "num_leaves": 31,
+        "min_data_in_leaf": 50,
+        "num_threads": 1,
+        "deterministic": True,
+        "force_row_wise": True,
+    }
+    sm = SelectiveRegressor(
+        link=dwell_link(band),
+        random_state=0,
+        learning_rate=0.05,
+        n_estimators=3000,
+        early_stopping_rounds=100,
+        **tree,
+    )
     sm.fit(tr.X[~held], tr.y[~held], eval_set=[(tr.X[held], tr.y[held])])
     train = lgb.Dataset(tr.X[~held], tr.y[~held])
-    se = lgb.train({"objective": "regression", "learning_rate": 0.05, "seed": 0, "verbosity": -1, **tree}, train, 3000,
-                   valid_sets=[lgb.Dataset(tr.X[held], tr.y[held], reference=train)],
-                   callbacks=[lgb.early_stopping(100, verbose=False)])
+    se = lgb.train(
+        {"objective": "regression", "learning_rate": 0.05, "seed": 0, "verbosity": -1, **tree},
+        train,
+        3000,
+        valid_sets=[lgb.Dataset(tr.X[held], tr.y[held], reference=train)],
+        callbacks=[lgb.early_stopping(100, verbose=False)],
+    )
     p_sm, p_se = sm.predict(te.X), se.predict(te.X, num_iteration=se.best_iteration)
     assert band_error(te.y, p_sm, band) < band_error(te.y, p_se, band) - 0.002
-    assert band_error(te.y, p_sm, band, metric="rmse") < band_error(te.y, p_se, band, metric="rmse") - 0.005
+    assert (
+        band_error(te.y, p_sm, band, metric="rmse")
+        < band_error(te.y, p_se, band, metric="rmse") - 0.005
+    )
     assert overall_error(te.y, p_se) < overall_error(te.y, p_sm) < 1.01 * overall_error(te.y, p_se)
 
 
@@ -355,8 +414,11 @@ def sessions():
     X = np.column_stack([data.X[:n], u + e])
     y = np.maximum(data.y[:n] + 2.0 * u - e, 0.0)
     assert sizes.min() == 2 and sizes.max() == 7 and n > 5_500
-    within = np.corrcoef(X[:, -1] - np.repeat(np.add.reduceat(X[:, -1], np.r_[0, np.cumsum(sizes)[:-1]]) / sizes, sizes),
-                         y)[0, 1]
+    within = np.corrcoef(
+        X[:, -1]
+        - np.repeat(np.add.reduceat(X[:, -1], np.r_[0, np.cumsum(sizes)[:-1]]) / sizes, sizes),
+        y,
+    )[0, 1]
     assert np.corrcoef(X[:, -1], y)[0, 1] > 0.05 and within < -0.1  # the paradox is in the data
     fit = session < session[int(0.7 * n)]
     return X, y, session, fit
@@ -369,13 +431,17 @@ def test_within_session_part_orders_sessions_where_pointwise_cannot(sessions):
     band = suggest_band(y[fit], method="quantile", lower=0.05, upper=0.95)
     params = {"n_estimators": 80, "learning_rate": 0.1, **TREE}
     point = fit_dwell_model(X[fit], y[fit], band=band, **params).predict(X[test])
-    both = fit_dwell_model(X[fit], y[fit], band=band, session=session[fit], within_session_weight=0.5,
-                           **params).predict(X[test])
+    both = fit_dwell_model(
+        X[fit], y[fit], band=band, session=session[fit], within_session_weight=0.5, **params
+    ).predict(X[test])
     tau_point = session_ranking(y[test], point, session[test], metric="kendall")
     tau_both = session_ranking(y[test], both, session[test], metric="kendall")
     assert tau_point < -0.05 and tau_both > 0.03  # worse than chance, then better than chance
     assert tau_both > tau_point + 0.1
-    assert session_ranking(y[test], both, session[test]) > session_ranking(y[test], point, session[test]) + 0.01
+    assert (
+        session_ranking(y[test], both, session[test])
+        > session_ranking(y[test], point, session[test]) + 0.01
+    )
     # the price: overall error rises (the level is still learnt: better than a constant)
     mae_point, mae_both = overall_error(y[test], point), overall_error(y[test], both)
     constant = overall_error(y[test], np.full(test.sum(), np.median(y[fit])))
@@ -400,19 +466,48 @@ def test_within_session_model_starts_at_the_smelu_constant_and_early_stops(sessi
     X, y, session, fit = sessions
     band = DwellBand(1.0, 5.0)
     ev = ~fit
-    model = fit_dwell_model(X[fit], y[fit], band=band, session=session[fit], within_session_weight=0.2,
-                            eval_set=(X[ev], y[ev]), eval_session=session[ev], n_estimators=400,
-                            early_stopping_rounds=5, learning_rate=0.3, **TREE)
-    assert model.loss_ == Combined([Pointwise(dwell_link(band)), Listwise("constant", gamma=WITHIN_SESSION_GAMMA)],
-                                   weights=[1.0, 0.2])
+    model = fit_dwell_model(
+        X[fit],
+        y[fit],
+        band=band,
+        session=session[fit],
+        within_session_weight=0.2,
+        eval_set=(X[ev], y[ev]),
+        eval_session=session[ev],
+        n_estimators=400,
+        early_stopping_rounds=5,
+        learning_rate=0.3,
+        **TREE,
+    )
+    assert model.loss_ == Combined(
+        [Pointwise(dwell_link(band)), Listwise("constant", gamma=WITHIN_SESSION_GAMMA)],
+        weights=[1.0, 0.2],
+    )
     assert model.intercept_ == pytest.approx(np.clip(y[fit], 1.0, 5.0).mean(), rel=1e-9)
     assert model.best_iteration_ is not None and model.best_iteration_ < 400
-    pair = fit_dwell_model(X[fit], y[fit], band=band, session=session[fit], within_session_weight=0.01,
-                           within_session_loss=Pairwise("smelu", c=1.0, pairs="distinct"), n_estimators=5, **TREE)
+    pair = fit_dwell_model(
+        X[fit],
+        y[fit],
+        band=band,
+        session=session[fit],
+        within_session_weight=0.01,
+        within_session_loss=Pairwise("smelu", c=1.0, pairs="distinct"),
+        n_estimators=5,
+        **TREE,
+    )
     assert pair.loss_.losses[1] == Pairwise("smelu", c=1.0, pairs="distinct")
     # a list of eval sets and a list of their sessions
-    fit_dwell_model(X[fit], y[fit], band=band, session=session[fit], within_session_weight=0.2,
-                    eval_set=[(X[ev], y[ev])] * 2, eval_session=[session[ev]] * 2, n_estimators=3, **TREE)
+    fit_dwell_model(
+        X[fit],
+        y[fit],
+        band=band,
+        session=session[fit],
+        within_session_weight=0.2,
+        eval_set=[(X[ev], y[ev])] * 2,
+        eval_session=[session[ev]] * 2,
+        n_estimators=3,
+        **TREE,
+    )
 
 
 def test_within_session_model_clones_saves_and_loads(sessions, tmp_path):
@@ -423,7 +518,9 @@ def test_within_session_model_clones_saves_and_loads(sessions, tmp_path):
     from selrank.estimators import load
 
     X, y, session, _ = sessions
-    model = fit_dwell_model(X, y, band=(1.0, 5.0), session=session, within_session_weight=0.1, n_estimators=8, **TREE)
+    model = fit_dwell_model(
+        X, y, band=(1.0, 5.0), session=session, within_session_weight=0.1, n_estimators=8, **TREE
+    )
     again = clone(model).fit(X, y, qid=session)
     np.testing.assert_array_equal(again.predict(X), model.predict(X))
     model.save(tmp_path / "session.json")
@@ -433,8 +530,10 @@ def test_within_session_model_clones_saves_and_loads(sessions, tmp_path):
     est = SelectiveRegressor(link=dwell_link(band), n_estimators=8, **TREE)
     twin = clone(est)
     assert twin.link == dwell_link(band) and twin.link is not est.link
-    np.testing.assert_array_equal(twin.fit(X, y).predict(X), fit_dwell_model(X, y, band=band, n_estimators=8,
-                                                                            **TREE).predict(X))
+    np.testing.assert_array_equal(
+        twin.fit(X, y).predict(X),
+        fit_dwell_model(X, y, band=band, n_estimators=8, **TREE).predict(X),
+    )
 
 
 def test_within_session_bad_input(sessions):
@@ -451,30 +550,64 @@ def test_within_session_bad_input(sessions):
     shuffled = session[np.random.default_rng(0).permutation(session.size)]
     with pytest.raises(ValueError, match="sort the rows by session"):
         fit_dwell_model(X, y, session=shuffled, within_session_weight=0.1, **kw)
-    for bad, exc in ((-0.1, ValueError), (np.nan, ValueError), (np.inf, ValueError), (True, TypeError),
-                     ("0.1", TypeError), (None, TypeError)):
+    for bad, exc in (
+        (-0.1, ValueError),
+        (np.nan, ValueError),
+        (np.inf, ValueError),
+        (True, TypeError),
+        ("0.1", TypeError),
+        (None, TypeError),
+    ):
         with pytest.raises(exc, match="within_session_weight"):
             fit_dwell_model(X, y, session=session, within_session_weight=bad, **kw)
     with pytest.raises(ValueError, match="`eval_session`.*required"):
         fit_dwell_model(X, y, session=session, within_session_weight=0.1, eval_set=(X, y), **kw)
     with pytest.raises(ValueError, match="without `eval_set`"):
-        fit_dwell_model(X, y, session=session, within_session_weight=0.1, eval_session=session, **kw)
+        fit_dwell_model(
+            X, y, session=session, within_session_weight=0.1, eval_session=session, **kw
+        )
     with pytest.raises(ValueError, match="2 entries for 1"):
-        fit_dwell_model(X, y, session=session, within_session_weight=0.1, eval_set=[(X, y)],
-                        eval_session=[session, session], **kw)
+        fit_dwell_model(
+            X,
+            y,
+            session=session,
+            within_session_weight=0.1,
+            eval_set=[(X, y)],
+            eval_session=[session, session],
+            **kw,
+        )
     with pytest.raises(ValueError, match=r"eval_session\[0\]"):
-        fit_dwell_model(X, y, session=session, within_session_weight=0.1, eval_set=(X, y), eval_session=shuffled, **kw)
+        fit_dwell_model(
+            X,
+            y,
+            session=session,
+            within_session_weight=0.1,
+            eval_set=(X, y),
+            eval_session=shuffled,
+            **kw,
+        )
     with pytest.raises(ValueError, match=r"eval_session\[0\]"):  # validated even with weight 0
         fit_dwell_model(X, y, eval_set=(X, y), eval_session=shuffled, **kw)
     with pytest.raises(TypeError, match="pair"):
-        fit_dwell_model(X, y, session=session, within_session_weight=0.1, eval_set=[(X, y, y)], eval_session=[session],
-                        **kw)
+        fit_dwell_model(
+            X,
+            y,
+            session=session,
+            within_session_weight=0.1,
+            eval_set=[(X, y, y)],
+            eval_session=[session],
+            **kw,
+        )
     with pytest.raises(ValueError, match="group loss"):
-        fit_dwell_model(X, y, session=session, within_session_weight=0.1, within_session_loss="pointwise", **kw)
+        fit_dwell_model(
+            X, y, session=session, within_session_weight=0.1, within_session_loss="pointwise", **kw
+        )
     with pytest.raises(ValueError, match="group loss"):
         fit_dwell_model(X, y, within_session_loss="pointwise", **kw)  # checked even with weight 0
     with pytest.raises(TypeError, match="within_session_loss"):
-        fit_dwell_model(X, y, session=session, within_session_weight=0.1, within_session_loss=3, **kw)
+        fit_dwell_model(
+            X, y, session=session, within_session_weight=0.1, within_session_loss=3, **kw
+        )
     with pytest.raises(ValueError, match="not `group`"):
         fit_dwell_model(X, y, group=session, within_session_weight=0.1, **kw)
     with pytest.raises(ValueError, match="2-D"):
@@ -488,17 +621,39 @@ def test_within_session_model_on_yoochoose():
     tr, te = load_dwell("yoochoose-100k")
     held = time_holdout(tr.session, tr.time, fraction=0.15)
     band = suggest_band(tr.y[~held])
-    tree = {"num_leaves": 31, "min_data_in_leaf": 50, "num_threads": 1, "deterministic": True,
-            "force_row_wise": True}
-    model = fit_dwell_model(tr.X[~held], tr.y[~held], band=band, session=tr.session[~held], within_session_weight=0.1,
-                            eval_set=(tr.X[held], tr.y[held]), eval_session=tr.session[held], random_state=0,
-                            learning_rate=0.05, n_estimators=3000, early_stopping_rounds=100, **tree)
+    tree = {
+        "num_leaves": 31,
+        "min_data_in_leaf": 50,
+        "num_threads": 1,
+        "deterministic": True,
+        "force_row_wise": True,
+    }
+    model = fit_dwell_model(
+        tr.X[~held],
+        tr.y[~held],
+        band=band,
+        session=tr.session[~held],
+        within_session_weight=0.1,
+        eval_set=(tr.X[held], tr.y[held]),
+        eval_session=tr.session[held],
+        random_state=0,
+        learning_rate=0.05,
+        n_estimators=3000,
+        early_stopping_rounds=100,
+        **tree,
+    )
     train = lgb.Dataset(tr.X[~held], tr.y[~held])
-    se = lgb.train({"objective": "regression", "learning_rate": 0.05, "seed": 0, "verbosity": -1, **tree}, train, 3000,
-                   valid_sets=[lgb.Dataset(tr.X[held], tr.y[held], reference=train)],
-                   callbacks=[lgb.early_stopping(100, verbose=False)])
+    se = lgb.train(
+        {"objective": "regression", "learning_rate": 0.05, "seed": 0, "verbosity": -1, **tree},
+        train,
+        3000,
+        valid_sets=[lgb.Dataset(tr.X[held], tr.y[held], reference=train)],
+        callbacks=[lgb.early_stopping(100, verbose=False)],
+    )
     p, p_se = model.predict(te.X), se.predict(te.X, num_iteration=se.best_iteration)
-    assert session_ranking(te.y, p, te.session, metric="kendall") > session_ranking(te.y, p_se, te.session,
-                                                                                    metric="kendall") + 0.03
+    assert (
+        session_ranking(te.y, p, te.session, metric="kendall")
+        > session_ranking(te.y, p_se, te.session, metric="kendall") + 0.03
+    )
     assert session_ranking(te.y, p, te.session) > session_ranking(te.y, p_se, te.session) + 0.002
     assert overall_error(te.y, p_se) < overall_error(te.y, p) < 1.01 * overall_error(te.y, p_se)

@@ -19,7 +19,13 @@ from selrank import SelectiveClassifier, SelectiveRanker, SelectiveRegressor  # 
 from selrank.estimators import load  # noqa: E402
 from selrank.losses import Listwise, get_loss  # noqa: E402
 
-FAST = {"num_threads": 1, "deterministic": True, "force_row_wise": True, "num_leaves": 7, "min_data_in_leaf": 10}
+FAST = {
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_leaves": 7,
+    "min_data_in_leaf": 10,
+}
 XFAST = {"nthread": 1, "max_depth": 3}
 
 
@@ -54,7 +60,9 @@ class TestConventions:
         r = SelectiveRanker(n_estimators=5, **FAST)
         assert r.fit(X, y, group=sizes) is r
         assert r.n_features_in_ == 6 and r.booster_.current_iteration() == 5
-        assert isinstance(r.loss_, Listwise) and r.loss_.gamma == 4.0  # the ranker's listwise default
+        assert (
+            isinstance(r.loss_, Listwise) and r.loss_.gamma == 4.0
+        )  # the ranker's listwise default
         assert r.intercept_ == pytest.approx(r.objective_.intercept_)
         assert not hasattr(SelectiveRanker(), "booster_")
 
@@ -80,8 +88,14 @@ class TestRanker:
         X, y, sizes = make_ranking(rng, n_queries=60)
         Xv, yv, sv = make_ranking(rng, n_queries=20)
         extra = FAST if backend == "lightgbm" else XFAST
-        r = SelectiveRanker(loss=loss, backend=backend, n_estimators=200, early_stopping_rounds=10, learning_rate=0.2,
-                            **extra)
+        r = SelectiveRanker(
+            loss=loss,
+            backend=backend,
+            n_estimators=200,
+            early_stopping_rounds=10,
+            learning_rate=0.2,
+            **extra,
+        )
         r.fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
         assert r.best_iteration_ is not None and r.best_iteration_ < 200
         history = r.evals_result_["valid_0"]["ndcg@10"]
@@ -99,15 +113,21 @@ class TestRanker:
         b = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, qid=qid)
         np.testing.assert_array_equal(a.predict(X), b.predict(X))
         with pytest.raises(ValueError, match="one value per row: for per-row query ids pass qid="):
-            SelectiveRanker(n_estimators=5, **FAST).fit(X, y, group=qid)  # never guessed from the length
+            SelectiveRanker(n_estimators=5, **FAST).fit(
+                X, y, group=qid
+            )  # never guessed from the length
 
     def test_backend_parameters_pass_through(self, ranking):
         X, y, sizes = ranking
-        r = SelectiveRanker(n_estimators=3, num_leaves=3, **{k: v for k, v in FAST.items() if k != "num_leaves"})
+        r = SelectiveRanker(
+            n_estimators=3, num_leaves=3, **{k: v for k, v in FAST.items() if k != "num_leaves"}
+        )
         r.fit(X, y, group=sizes)
         assert r.booster_.params["num_leaves"] == 3
         assert max(t["num_leaves"] for t in r.booster_.dump_model()["tree_info"]) <= 3
-        rx = SelectiveRanker(backend="xgboost", n_estimators=3, max_depth=1, nthread=1).fit(X, y, group=sizes)
+        rx = SelectiveRanker(backend="xgboost", n_estimators=3, max_depth=1, nthread=1).fit(
+            X, y, group=sizes
+        )
         assert '"max_depth":"1"' in rx.booster_.save_config().replace(" ", "")
 
     def test_sample_weight_zero_queries_do_not_matter(self, rng):
@@ -116,7 +136,9 @@ class TestRanker:
         w[: sizes[0]] = 0.0  # drop the first query by weight
         a = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, group=sizes, sample_weight=w)
         y2 = y.copy()
-        y2[: sizes[0]] = 3.0 - y2[: sizes[0]]  # changing its labels changes nothing but the intercept
+        y2[: sizes[0]] = (
+            3.0 - y2[: sizes[0]]
+        )  # changing its labels changes nothing but the intercept
         b = SelectiveRanker(n_estimators=5, **FAST).fit(X, y2, group=sizes, sample_weight=w)
         np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-6)
 
@@ -129,20 +151,39 @@ class TestEquivalences:
         X = rng.normal(size=(1000, 5))
         y = 3.0 * X[:, 0] - X[:, 1] + rng.normal(size=1000) + 2.0
         ours = SelectiveRegressor(n_estimators=40, learning_rate=0.1, **FAST).fit(X, y)
-        ref = lgb.train({"objective": "regression", "learning_rate": 0.1, "verbosity": -1, **FAST}, lgb.Dataset(X, y), 40)
+        ref = lgb.train(
+            {"objective": "regression", "learning_rate": 0.1, "verbosity": -1, **FAST},
+            lgb.Dataset(X, y),
+            40,
+        )
         np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-9, atol=1e-9)
 
     def test_sigmoid_link_is_cross_entropy(self, rng):
         X = rng.normal(size=(1000, 5))
         y = (X[:, 0] + 0.5 * rng.normal(size=1000) > 0.2).astype(float)
-        ours = SelectiveRegressor(link="sigmoid", target="link", hessian="exact", n_estimators=40, learning_rate=0.1,
-                                  **FAST).fit(X, y)
-        ref = lgb.train({"objective": "cross_entropy", "learning_rate": 0.1, "verbosity": -1, **FAST},
-                        lgb.Dataset(X, y), 40)
-        np.testing.assert_allclose(ours.decision_function(X), ref.predict(X, raw_score=True), rtol=1e-9, atol=1e-9)
+        ours = SelectiveRegressor(
+            link="sigmoid",
+            target="link",
+            hessian="exact",
+            n_estimators=40,
+            learning_rate=0.1,
+            **FAST,
+        ).fit(X, y)
+        ref = lgb.train(
+            {"objective": "cross_entropy", "learning_rate": 0.1, "verbosity": -1, **FAST},
+            lgb.Dataset(X, y),
+            40,
+        )
+        np.testing.assert_allclose(
+            ours.decision_function(X), ref.predict(X, raw_score=True), rtol=1e-9, atol=1e-9
+        )
         np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-9, atol=1e-12)
-        clf = SelectiveClassifier(hessian="exact", n_estimators=40, learning_rate=0.1, **FAST).fit(X, y)
-        np.testing.assert_allclose(clf.predict_proba(X)[:, 1], ref.predict(X), rtol=1e-9, atol=1e-12)
+        clf = SelectiveClassifier(hessian="exact", n_estimators=40, learning_rate=0.1, **FAST).fit(
+            X, y
+        )
+        np.testing.assert_allclose(
+            clf.predict_proba(X)[:, 1], ref.predict(X), rtol=1e-9, atol=1e-12
+        )
 
 
 class TestRegressorAndClassifier:
@@ -150,8 +191,12 @@ class TestRegressorAndClassifier:
         X = rng.normal(size=(500, 3))
         y = X[:, 0] + 5.0
         a = SelectiveRegressor(n_estimators=20, learning_rate=0.3, **FAST).fit(X, y)
-        b = SelectiveRegressor(n_estimators=20, learning_rate=0.3, label_scale=0.5, **FAST).fit(X, y)
-        np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6)  # predictions are in y's units
+        b = SelectiveRegressor(n_estimators=20, learning_rate=0.3, label_scale=0.5, **FAST).fit(
+            X, y
+        )
+        np.testing.assert_allclose(
+            a.predict(X), b.predict(X), rtol=1e-6
+        )  # predictions are in y's units
         assert a.score(X, y) > 0.9
 
     def test_regressor_early_stopping_on_the_loss(self, rng):
@@ -159,7 +204,9 @@ class TestRegressorAndClassifier:
         y = X[:, 0] + rng.normal(size=600)
         Xv = rng.normal(size=(300, 3))
         yv = rng.normal(size=300)  # unrelated: the validation loss rises early
-        r = SelectiveRegressor(link="exp", n_estimators=300, early_stopping_rounds=5, learning_rate=0.3, **FAST)
+        r = SelectiveRegressor(
+            link="exp", n_estimators=300, early_stopping_rounds=5, learning_rate=0.3, **FAST
+        )
         r.fit(X, y, eval_set=[(Xv, yv)])
         assert r.best_iteration_ < 300 and "selrank_loss" in r.evals_result_["valid_0"]
 
@@ -168,8 +215,14 @@ class TestRegressorAndClassifier:
         X = rng.normal(size=(600, 4))
         labels = np.array(["low", "mid", "high"])[np.digitize(X[:, 0], [-0.5, 0.5])]
         extra = FAST if backend == "lightgbm" else XFAST
-        for kw in ({}, {"scaling": "exp"}, {"loss": "decomposed", "link": "sigmoid", "target": "link"}):
-            c = SelectiveClassifier(backend=backend, n_estimators=30, learning_rate=0.2, **kw, **extra).fit(X, labels)
+        for kw in (
+            {},
+            {"scaling": "exp"},
+            {"loss": "decomposed", "link": "sigmoid", "target": "link"},
+        ):
+            c = SelectiveClassifier(
+                backend=backend, n_estimators=30, learning_rate=0.2, **kw, **extra
+            ).fit(X, labels)
             proba = c.predict_proba(X)
             assert proba.shape == (600, 3)
             np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -199,8 +252,14 @@ class TestPersistence:
         X, y, sizes = ranking
         Xv, yv, sv = make_ranking(rng, n_queries=10)
         extra = FAST if backend == "lightgbm" else XFAST
-        r = SelectiveRanker(loss="pairwise", loss_params={"cap": 2.0}, backend=backend, n_estimators=30,
-                            early_stopping_rounds=3, **extra)
+        r = SelectiveRanker(
+            loss="pairwise",
+            loss_params={"cap": 2.0},
+            backend=backend,
+            n_estimators=30,
+            early_stopping_rounds=3,
+            **extra,
+        )
         r.fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
         path = tmp_path / "ranker.json"
         r.save(path)
@@ -257,7 +316,9 @@ class TestValidation:
         qid[[0, -1]] = qid[[-1, 0]]  # two rows out of place: queries no longer contiguous
         with pytest.raises(ValueError, match="contiguous.*sort the rows by query id"):
             SelectiveRanker().fit(X, y, qid=qid)
-        with pytest.warns(UserWarning, match="no query groups given: all 705 rows are ranked as one query"):
+        with pytest.warns(
+            UserWarning, match="no query groups given: all 705 rows are ranked as one query"
+        ):
             SelectiveRanker(n_estimators=2, **FAST).fit(X, y)
         # the sorting hint only where sorting helps
         with pytest.raises(ValueError, match="add up to") as info:
@@ -276,8 +337,13 @@ class TestValidation:
             SelectiveRegressor(backend="catboost").fit(X, np.zeros(50))
         with pytest.raises(ValueError, match="eval_set\\[0\\]"):
             Xv = rng.normal(size=(20, 2))
-            SelectiveRanker().fit(X, rng.integers(0, 3, 50), group=[25, 25], eval_set=[(Xv, np.full(20, np.nan))],
-                                  eval_group=[[20]])
+            SelectiveRanker().fit(
+                X,
+                rng.integers(0, 3, 50),
+                group=[25, 25],
+                eval_set=[(Xv, np.full(20, np.nan))],
+                eval_group=[[20]],
+            )
         with pytest.raises(ValueError, match="at least 2 classes"):
             SelectiveClassifier().fit(X, np.zeros(50))
 
@@ -327,13 +393,30 @@ def test_letor_fold_end_to_end(backend):
     r = SelectiveRanker(backend=backend, random_state=0, **extra)
     r.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group])
     ours = ndcg(te.y, r.predict(te.X), te.group, k=10, no_relevant="zero")
-    ref = lgb.train({"objective": "lambdarank", "learning_rate": 0.05, "verbosity": -1, "num_threads": 1,
-                     "metric": "ndcg", "eval_at": [10]},
-                    lgb.Dataset(tr.X, tr.y, group=tr.group), 1000,
-                    valid_sets=[lgb.Dataset(va.X, va.y, group=va.group)],
-                    callbacks=[lgb.early_stopping(50, verbose=False)])
-    theirs = ndcg(te.y, ref.predict(te.X, num_iteration=ref.best_iteration), te.group, k=10, no_relevant="zero")
-    chance = ndcg(te.y, np.random.default_rng(0).normal(size=te.y.size), te.group, k=10, no_relevant="zero")
+    ref = lgb.train(
+        {
+            "objective": "lambdarank",
+            "learning_rate": 0.05,
+            "verbosity": -1,
+            "num_threads": 1,
+            "metric": "ndcg",
+            "eval_at": [10],
+        },
+        lgb.Dataset(tr.X, tr.y, group=tr.group),
+        1000,
+        valid_sets=[lgb.Dataset(va.X, va.y, group=va.group)],
+        callbacks=[lgb.early_stopping(50, verbose=False)],
+    )
+    theirs = ndcg(
+        te.y,
+        ref.predict(te.X, num_iteration=ref.best_iteration),
+        te.group,
+        k=10,
+        no_relevant="zero",
+    )
+    chance = ndcg(
+        te.y, np.random.default_rng(0).normal(size=te.y.size), te.group, k=10, no_relevant="zero"
+    )
     assert ours > chance + 0.1
     assert ours > theirs - 0.05
 

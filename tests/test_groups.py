@@ -57,7 +57,9 @@ def test_sizes_are_never_read_as_ids():
     (n one-row queries, as LightGBM stores them) became one query of n rows."""
     g = as_groups(np.ones(6), 6)
     assert g.n_groups == 6 and g.sizes.tolist() == [1] * 6
-    with pytest.raises(ValueError, match=r"add up to 21 rows but the data has 6.*pass qid= instead"):
+    with pytest.raises(
+        ValueError, match=r"add up to 21 rows but the data has 6.*pass qid= instead"
+    ):
         as_groups(np.arange(1, 7), 6)
     with pytest.raises(ValueError, match="positive.*pass qid= instead"):
         as_groups(np.array([0, 0, 1, 1, 2, 2]), 6)

@@ -32,7 +32,19 @@ LINK_OBJS = [c[1] for c in CASES]
 
 
 def test_registry_covers_the_catalogue():
-    expected = {"identity", "sigmoid", "exp", "negexp", "sinh", "logit", "smelu", "huber", "step", "sign", "piecewise"}
+    expected = {
+        "identity",
+        "sigmoid",
+        "exp",
+        "negexp",
+        "sinh",
+        "logit",
+        "smelu",
+        "huber",
+        "step",
+        "sign",
+        "piecewise",
+    }
     assert expected <= set(LINKS)
     assert len(CASES) >= 2 * len(LINKS)
 
@@ -95,9 +107,16 @@ def test_bregman_properties(link, rng):
             ref = float(np.trapezoid(link.h(t) - link.h(np.array([b]))[0], t))
             tol = 1e-4
         else:
-            ref, _ = quad(lambda t, b=b: float(link.h(np.array([t]))[0] - link.h(np.array([b]))[0]), b, a, limit=200)
+            ref, _ = quad(
+                lambda t, b=b: float(link.h(np.array([t]))[0] - link.h(np.array([b]))[0]),
+                b,
+                a,
+                limit=200,
+            )
             tol = 1e-6
-        assert abs(float(link.bregman(np.array([a]), np.array([b]))[0]) - ref) <= tol * max(1.0, abs(ref))
+        assert abs(float(link.bregman(np.array([a]), np.array([b]))[0]) - ref) <= tol * max(
+            1.0, abs(ref)
+        )
 
 
 @pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
@@ -118,7 +137,9 @@ def test_numpy_equals_torch_and_autograd(link, rng):
         pytest.skip("a NumPy-only callable does not accept tensors")
     t = torch.tensor(z, requires_grad=True)
     for name in ("h", "dh", "H"):
-        np.testing.assert_allclose(getattr(link, name)(t).detach().numpy(), getattr(link, name)(z), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            getattr(link, name)(t).detach().numpy(), getattr(link, name)(z), rtol=1e-12, atol=1e-12
+        )
     H = link.H(t)
     (g,) = torch.autograd.grad(H.sum(), t)
     mask = smooth_points(link.H, z)
@@ -173,7 +194,9 @@ def test_closed_forms_from_the_paper():
     ex = Exp(alpha=0.5, cap=None)
     np.testing.assert_allclose(ex.H(z), np.exp(0.5 * z) / 0.5)  # eq. [7]
     sm = SmeLU(c=1.0, beta=1.0)
-    np.testing.assert_allclose(sm.h(np.array([-1.0, 0.0, 1.0, 2.0, 3.0])), [0, 0, 0.5, 1, 1])  # eq. [14]
+    np.testing.assert_allclose(
+        sm.h(np.array([-1.0, 0.0, 1.0, 2.0, 3.0])), [0, 0, 0.5, 1, 1]
+    )  # eq. [14]
 
 
 @pytest.mark.parametrize("mode", ["linear", "flat"])
@@ -184,10 +207,14 @@ def test_cap_continues_the_link_consistently(mode):
     assert np.all(np.isfinite(h))
     # continuity of h and H at the caps, H' = h across them
     for c in (-2.0, 2.0):
-        np.testing.assert_allclose(link.h(np.array([c - 1e-9])), link.h(np.array([c + 1e-9])), atol=1e-7)
+        np.testing.assert_allclose(
+            link.h(np.array([c - 1e-9])), link.h(np.array([c + 1e-9])), atol=1e-7
+        )
     eps = 1e-5
     away = np.abs(np.abs(z) - 2.0) > 1e-3  # central differences straddling the kink are not H'
-    np.testing.assert_allclose(((link.H(z + eps) - link.H(z - eps)) / (2 * eps))[away], h[away], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        ((link.H(z + eps) - link.H(z - eps)) / (2 * eps))[away], h[away], rtol=1e-6, atol=1e-6
+    )
     if mode == "flat":
         assert link.h(np.array([10.0]))[0] == pytest.approx(np.sinh(2.0))
         assert link.dh(np.array([10.0]))[0] == 0.0
@@ -226,7 +253,9 @@ def test_callable_link_paths_agree_with_closed_form(rng):
     np.testing.assert_allclose(auto.dh(z), ref.dh(z), rtol=1e-12)
     assert auto._autodiff_ok is True
     np.testing.assert_allclose(diff.dh(z), ref.dh(z), rtol=1e-6)
-    np.testing.assert_allclose(diff.H(z) - diff.H(np.zeros_like(z)), ref.H(z) - ref.H(np.zeros_like(z)), rtol=1e-10)
+    np.testing.assert_allclose(
+        diff.H(z) - diff.H(np.zeros_like(z)), ref.H(z) - ref.H(np.zeros_like(z)), rtol=1e-10
+    )
     np.testing.assert_allclose(diff.h_inv(ref.h(z)), z, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(diff.bregman(z + 0.5, z), ref.bregman(z + 0.5, z), rtol=1e-9)
 
@@ -234,7 +263,11 @@ def test_callable_link_paths_agree_with_closed_form(rng):
 def test_float32_is_preserved(rng):
     z = rng.normal(size=10).astype(np.float32)
     for name, factory in LINKS.items():
-        link = get_link(name, **factory.examples[0]) if hasattr(factory, "examples") else get_link(name)
+        link = (
+            get_link(name, **factory.examples[0])
+            if hasattr(factory, "examples")
+            else get_link(name)
+        )
         zz = np.clip(z, 0.05, 0.95) if name == "logit" else z
         assert link.h(zz).dtype == np.float32, name
         assert link.bregman(zz, zz[::-1].copy()).dtype == np.float32, name
@@ -254,7 +287,11 @@ def test_float32_is_preserved(rng):
         ("logit", {"alpha": 0.0}, "alpha"),
         ("piecewise", {"knots": [0.0, 0.0], "values": [0.0, 1.0]}, "knots"),
         ("piecewise", {"knots": [0.0, 1.0], "values": [1.0, 0.0]}, "values"),
-        ("piecewise", {"knots": [0.0, 1.0], "values": [0.0, 1.0], "extrapolation": "cubic"}, "extrapolation"),
+        (
+            "piecewise",
+            {"knots": [0.0, 1.0], "values": [0.0, 1.0], "extrapolation": "cubic"},
+            "extrapolation",
+        ),
         ("identity", {"gamma": 1.0}, "gamma"),
     ],
 )

@@ -28,20 +28,26 @@ def test_there_are_notebooks():
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_displays_its_figures(path, monkeypatch, tmp_path):
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()  # raises CellExecutionError naming the cell on any error
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     pngs = [o for o in outputs if "image/png" in o.get("data", {})]
     assert pngs, f"{path.name} shows no figure"
-    text_only_figures = [o["data"]["text/plain"] for o in outputs
-                         if o.get("data", {}).get("text/plain", "").startswith("<Figure size")
-                         and "image/png" not in o["data"]]
+    text_only_figures = [
+        o["data"]["text/plain"]
+        for o in outputs
+        if o.get("data", {}).get("text/plain", "").startswith("<Figure size")
+        and "image/png" not in o["data"]
+    ]
     assert not text_only_figures, f"{path.name}: figures shown as text {text_only_figures}"
 
 
@@ -59,10 +65,32 @@ def test_docs_site_builds_strictly(tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                           "-d", str(tmp_path / "site")], cwd=tmp_path, env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
-    for page in ("index.html", "notebooks/01_evaluate_and_compare_rankers/index.html", "api/plots/index.html"):
+    for page in (
+        "index.html",
+        "notebooks/01_evaluate_and_compare_rankers/index.html",
+        "api/plots/index.html",
+    ):
         assert (tmp_path / "site" / page).is_file(), page

@@ -53,7 +53,9 @@ def test_exp_optimal_constant_is_the_log_mean_exp(dtype, params):
 @pytest.mark.parametrize("target", [40.0, 200.0, 1e4])
 def test_negexp_optimal_constant_in_the_flat_region_is_the_target(dtype, target):
     link = get_link("negexp")
-    assert link.optimal_constant(np.array([target], dtype=dtype)) == pytest.approx(target, rel=1e-12)
+    assert link.optimal_constant(np.array([target], dtype=dtype)) == pytest.approx(
+        target, rel=1e-12
+    )
     y = np.array([target, target + 1.0], dtype=dtype)
     expected = -_log_mean_exp_reference([-float(v) for v in y], [1.0, 1.0])
     assert link.optimal_constant(y) == pytest.approx(expected, rel=1e-12)
@@ -64,7 +66,9 @@ def test_negexp_optimal_constant_in_the_flat_region_is_the_target(dtype, target)
 def test_sigmoid_optimal_constant_at_both_saturated_ends(dtype, target):
     for params in ({}, {"alpha": 2.0, "beta": 1.0}):
         link = get_link("sigmoid", **params)
-        assert link.optimal_constant(np.array([target, target], dtype=dtype)) == pytest.approx(target, rel=1e-12)
+        assert link.optimal_constant(np.array([target, target], dtype=dtype)) == pytest.approx(
+            target, rel=1e-12
+        )
 
 
 def test_sigmoid_optimal_constant_mixes_in_log_space():
@@ -126,7 +130,9 @@ def test_float32_baselines_keep_float32_accuracy_at_large_logits(case, shift, rn
     z32 = z.astype(np.float32)
     z64 = z32.astype(np.float64)  # the same inputs: only the arithmetic differs
     y = rng.integers(0, 5, size=32)
-    assert np.ptp(z32) > 5 and abs(float(np.mean(z32)) - shift) < 2  # the logits are where we meant them
+    assert (
+        np.ptp(z32) > 5 and abs(float(np.mean(z32)) - shift) < 2
+    )  # the logits are where we meant them
     v32 = loss.loss(z32, y, reduction="none", **kw)
     v64 = loss.loss(z64, y, reduction="none", **kw)
     assert v32.dtype == np.float32
@@ -146,8 +152,12 @@ def test_softmax_cross_entropy_matches_torch_cross_entropy_in_float32(shift, rng
     z = (rng.normal(scale=2.0, size=(64, 7)) + shift).astype(np.float32)
     y = rng.integers(0, 7, size=64)
     ours = SoftmaxCrossEntropy().loss(z, y, reduction="none")
-    theirs = torch.nn.functional.cross_entropy(torch.from_numpy(z), torch.from_numpy(y), reduction="none").numpy()
-    exact = torch.nn.functional.cross_entropy(torch.from_numpy(z).double(), torch.from_numpy(y), reduction="none").numpy()
+    theirs = torch.nn.functional.cross_entropy(
+        torch.from_numpy(z), torch.from_numpy(y), reduction="none"
+    ).numpy()
+    exact = torch.nn.functional.cross_entropy(
+        torch.from_numpy(z).double(), torch.from_numpy(y), reduction="none"
+    ).numpy()
     err_ours = float(np.max(np.abs(ours - exact) / np.abs(exact)))
     err_torch = float(np.max(np.abs(theirs - exact) / np.abs(exact)))
     assert err_ours <= max(4 * err_torch, 1e-6), (err_ours, err_torch)
@@ -182,8 +192,11 @@ def test_softplus_double_backward_is_finite_and_exact(dtype_name):
     from selrank import _array as A
 
     dtype = getattr(torch, dtype_name)
-    x = torch.tensor([-1e30, -1e20, -1e4, -200.0, -30.0, -1.0, 0.0, 1.0, 30.0, 200.0, 1e4, 1e20], dtype=dtype,
-                     requires_grad=True)
+    x = torch.tensor(
+        [-1e30, -1e20, -1e4, -200.0, -30.0, -1.0, 0.0, 1.0, 30.0, 200.0, 1e4, 1e20],
+        dtype=dtype,
+        requires_grad=True,
+    )
     (g,) = torch.autograd.grad(A.softplus(x).sum(), x, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), x)
     assert bool(torch.isfinite(g).all()) and bool(torch.isfinite(h).all())  # before: NaN at -1e4
@@ -218,7 +231,11 @@ def test_double_backward_through_sigmoid_pointwise_loss_is_finite(dtype_name, sc
     value = Pointwise("sigmoid").loss(z, y, reduction="sum")
     (g,) = torch.autograd.grad(value, z, create_graph=True)
     (h,) = torch.autograd.grad(g.sum(), z)
-    assert bool(torch.isfinite(value)) and bool(torch.isfinite(g).all()) and bool(torch.isfinite(h).all())
+    assert (
+        bool(torch.isfinite(value))
+        and bool(torch.isfinite(g).all())
+        and bool(torch.isfinite(h).all())
+    )
     s = torch.sigmoid(z.detach())
     assert float((h - s * (1 - s)).abs().max()) <= 1e-6  # the Hessian is h'(z) = σ(1 - σ)
     assert float(h[0]) == 0.0 and float(h[-1]) == 0.0  # before: NaN (logaddexp's double backward)
@@ -232,8 +249,14 @@ def test_double_backward_through_torch_baselines_is_finite(dtype_name, scale):
 
     dtype = getattr(torch, dtype_name)
     gen = torch.Generator().manual_seed(5)
-    heads = [B.SoftmaxCrossEntropyLoss(), B.ListNetLoss(), B.ListMLELoss(ties="stable"), B.RankNetLoss(),
-             B.LambdaLoss(), B.ApproxNDCGLoss()]
+    heads = [
+        B.SoftmaxCrossEntropyLoss(),
+        B.ListNetLoss(),
+        B.ListMLELoss(ties="stable"),
+        B.RankNetLoss(),
+        B.LambdaLoss(),
+        B.ApproxNDCGLoss(),
+    ]
     for head in heads:
         z = (torch.randn(3, 5, generator=gen, dtype=dtype) * scale).requires_grad_()
         y = torch.randint(0, 3, (3, 5), generator=gen).to(dtype)
@@ -298,7 +321,9 @@ def test_composite_softmax_sinh_float32_refuses_an_unrepresentable_hessian(case)
     _, build, shape, kw = case
     z = shape(np.array([1e7, -1e7, 0.0, 1.0, 2.0], dtype=np.float32))
     y = shape(np.array([2.0, 0.0, 1.0, 0.0, 1.0], dtype=np.float32))
-    with pytest.raises(ValueError, match="overflow float32 in the composite softmax of SinhScaling"):
+    with pytest.raises(
+        ValueError, match="overflow float32 in the composite softmax of SinhScaling"
+    ):
         build("sinh").grad_hess(z, y, **kw)
 
 
@@ -310,7 +335,9 @@ def test_listwise_float32_torch_scores_widen():
     z = torch.tensor([1e7, -1e7, 0.0, 5e6, 1.0], dtype=torch.float32)
     y = np.array([2.0, 0.0, 1.0, 0.0, 1.0])
     g, h = Listwise("exp").grad_hess(z, y, group=[5])
-    assert g.dtype == torch.float32 and bool(torch.isfinite(g).all()) and bool(torch.isfinite(h).all())
+    assert (
+        g.dtype == torch.float32 and bool(torch.isfinite(g).all()) and bool(torch.isfinite(h).all())
+    )
     g64, h64 = Listwise("exp").grad_hess(z.double().numpy(), y, group=[5])
     np.testing.assert_allclose(g.numpy(), g64, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(h.numpy(), h64, rtol=1e-5, atol=1e-6)
@@ -321,9 +348,18 @@ def test_listwise_float32_torch_scores_widen():
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("scaling", "target"), [("exp", -45.0), ("exp", -300.0), ("exp", 45.0),
-                                                 ("sigmoid", -45.0), ("sigmoid", -300.0),
-                                                 ("negexp", -45.0), ("negexp", -300.0)])
+@pytest.mark.parametrize(
+    ("scaling", "target"),
+    [
+        ("exp", -45.0),
+        ("exp", -300.0),
+        ("exp", 45.0),
+        ("sigmoid", -45.0),
+        ("sigmoid", -300.0),
+        ("negexp", -45.0),
+        ("negexp", -300.0),
+    ],
+)
 def test_listwise_optimal_constant_of_identical_targets_is_the_target(scaling, target):
     from selrank.losses import Listwise
 

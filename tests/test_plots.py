@@ -27,7 +27,9 @@ Z = np.linspace(-5.0, 5.0, 201)
 
 def _line(ax, label):
     found = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    assert len(found) == 1, f"expected one line {label!r} in {[ln.get_label() for ln in ax.get_lines()]}"
+    assert len(found) == 1, (
+        f"expected one line {label!r} in {[ln.get_label() for ln in ax.get_lines()]}"
+    )
     return found[0]
 
 
@@ -54,11 +56,17 @@ def test_figure2_plots_links_slopes_and_losses():
         np.testing.assert_allclose(_line(top, "h").get_xdata(), Z)
         np.testing.assert_allclose(_y(top, "h"), link.h(Z), rtol=1e-12)
         np.testing.assert_allclose(_y(top, "h'"), link.dh(Z), rtol=1e-12)
-        assert top.get_xlabel() == "z" and bottom.get_xlabel() == r"$\hat s$" and bottom.get_ylabel() == "loss"
+        assert (
+            top.get_xlabel() == "z"
+            and bottom.get_xlabel() == r"$\hat s$"
+            and bottom.get_ylabel() == "loss"
+        )
         for s, color in zip((-3, 0, 3), ("red", "green", "blue")):
             ln = _line(bottom, f"s={s}")
             assert to_rgb(ln.get_color()) == to_rgb(color)
-            np.testing.assert_allclose(ln.get_ydata(), link.bregman(Z, np.full_like(Z, s)), rtol=1e-12)
+            np.testing.assert_allclose(
+                ln.get_ydata(), link.bregman(Z, np.full_like(Z, s)), rtol=1e-12
+            )
 
 
 def test_figure2_curves_show_the_sensitivity_types_of_the_caption():
@@ -101,10 +109,14 @@ def test_figure3_plots_scaling_composite_sigmoid_link_and_losses():
         link = CompositeSigmoid(sc, gamma=1.0)
         np.testing.assert_allclose(_y(axes[0, j], "q"), sc.q(Z), rtol=1e-12)
         np.testing.assert_allclose(_y(axes[1, j], "p"), link.p(Z), rtol=1e-12)
-        np.testing.assert_allclose(_y(axes[2, j], "h"), _y(axes[0, j], "q") * _y(axes[1, j], "p"), rtol=1e-12)
+        np.testing.assert_allclose(
+            _y(axes[2, j], "h"), _y(axes[0, j], "q") * _y(axes[1, j], "p"), rtol=1e-12
+        )
         np.testing.assert_allclose(_y(axes[2, j], "h'"), link.dh(Z), rtol=1e-12)
         for s in (-3, 0, 3):
-            np.testing.assert_allclose(_y(axes[3, j], f"s={s}"), link.bregman(Z, np.full_like(Z, s)), rtol=1e-12)
+            np.testing.assert_allclose(
+                _y(axes[3, j], f"s={s}"), link.bregman(Z, np.full_like(Z, s)), rtol=1e-12
+            )
             ce = _line(axes[3, j], f"CE s={s}")
             assert ce.get_linestyle() == "--"
             ce_y = np.asarray(ce.get_ydata())
@@ -113,7 +125,9 @@ def test_figure3_plots_scaling_composite_sigmoid_link_and_losses():
             slope = np.gradient(ce_y, Z)
             want = sc.q(Z) * (link.p(Z) - link.p(np.array([float(s)]))[0])
             inner = slice(5, -5)
-            np.testing.assert_allclose(slope[inner], want[inner], rtol=2e-2, atol=5e-2 * np.max(np.abs(want)))
+            np.testing.assert_allclose(
+                slope[inner], want[inner], rtol=2e-2, atol=5e-2 * np.max(np.abs(want))
+            )
 
 
 def test_figure3_sinh_composite_sigmoid_is_not_monotone():
@@ -141,7 +155,9 @@ def test_figure4_plots_multiclass_links_and_projections():
             assert proj[_at(Z, sk)] == pytest.approx(0.0, abs=1e-9) and np.all(proj >= 0)
             for sign in "+-":
                 dotted = _line(bottom, f"{lab} {sign}δ")
-                assert dotted.get_linestyle() == ":" and min(dotted.get_ydata()) == pytest.approx(0.0, abs=1e-12)
+                assert dotted.get_linestyle() == ":" and min(dotted.get_ydata()) == pytest.approx(
+                    0.0, abs=1e-12
+                )
             if kind == "decomposed":
                 link = get_link(name, **params)
                 np.testing.assert_allclose(_y(top, f"h_k {lab}"), link.h(Z), rtol=1e-12)
@@ -152,9 +168,14 @@ def test_figure4_plots_multiclass_links_and_projections():
                 Zk = np.tile(s, (Z.size, 1))
                 Zk[:, k] = Z
                 parts = composite_softmax(sc, 1.0, Zk, lists)
-                np.testing.assert_allclose(_y(top, f"h_k {lab}"), parts["h"][:, k], rtol=1e-10, atol=1e-300)
-                np.testing.assert_allclose(_y(mid, lab), CompositeSigmoid(sc, gamma=1.0).bregman(Z, np.full_like(Z, sk)),
-                                           rtol=1e-12)
+                np.testing.assert_allclose(
+                    _y(top, f"h_k {lab}"), parts["h"][:, k], rtol=1e-10, atol=1e-300
+                )
+                np.testing.assert_allclose(
+                    _y(mid, lab),
+                    CompositeSigmoid(sc, gamma=1.0).bregman(Z, np.full_like(Z, sk)),
+                    rtol=1e-12,
+                )
     # high-score column: the loss is sharp around the top score and flat around the bottom one
     high = axes[2, 1]
     i3, im3 = _at(Z, 3.0), _at(Z, -3.0)
@@ -216,7 +237,10 @@ def test_appendix_i_figure_lines():
 
 
 def test_theorem1_figure():
-    res = {"exp": check_theorem1("exp", n=20_000, grid=True), "identity": check_theorem1("identity", n=20_000)}
+    res = {
+        "exp": check_theorem1("exp", n=20_000, grid=True),
+        "identity": check_theorem1("identity", n=20_000),
+    }
     fig = plots.plot_theorem1(res)
     ax = fig.axes[0]
     np.testing.assert_allclose(_y(ax, "theory"), [r.bust for r in res.values()])

@@ -28,7 +28,18 @@ OBJS = [c[1] for c in CASES]
 
 
 def test_registry_covers_the_catalogue():
-    assert {"constant", "exp", "negexp", "sigmoid", "tanh", "sinh", "cosh", "poly", "smelu", "relu"} <= set(SCALINGS)
+    assert {
+        "constant",
+        "exp",
+        "negexp",
+        "sigmoid",
+        "tanh",
+        "sinh",
+        "cosh",
+        "poly",
+        "smelu",
+        "relu",
+    } <= set(SCALINGS)
 
 
 @pytest.mark.parametrize("s", OBJS, ids=IDS)
@@ -36,9 +47,13 @@ def test_q_is_derivative_of_Q_and_dq_of_q(s, rng):
     z = rng.uniform(-3, 3, size=64) / s.alpha - s.beta
     eps = 1e-6
     m = smooth_points(s.Q, z)
-    np.testing.assert_allclose(((s.Q(z + eps) - s.Q(z - eps)) / (2 * eps))[m], s.q(z)[m], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        ((s.Q(z + eps) - s.Q(z - eps)) / (2 * eps))[m], s.q(z)[m], rtol=1e-5, atol=1e-7
+    )
     m = smooth_points(s.q, z)
-    np.testing.assert_allclose(((s.q(z + eps) - s.q(z - eps)) / (2 * eps))[m], s.dq(z)[m], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(
+        ((s.q(z + eps) - s.q(z - eps)) / (2 * eps))[m], s.dq(z)[m], rtol=1e-4, atol=1e-6
+    )
     q, dq, Q = s.q_dq_Q(z)
     np.testing.assert_allclose(q, s.q(z), rtol=1e-13)
     np.testing.assert_allclose(dq, s.dq(z), rtol=1e-13)
@@ -80,7 +95,9 @@ def test_constant_composite_sigmoid_is_scaled_sigmoid_link(rng):
     np.testing.assert_allclose(comp.h(z), 1.5 * Sigmoid(alpha=1.5).h(z), rtol=1e-14)
 
 
-@pytest.mark.parametrize("name", ["exp", "sigmoid", "tanh", "sinh", "constant", "negexp", "smelu", "relu"])
+@pytest.mark.parametrize(
+    "name", ["exp", "sigmoid", "tanh", "sinh", "constant", "negexp", "smelu", "relu"]
+)
 def test_composite_sigmoid_of_convex_Q_is_a_link(name, rng):
     link = CompositeSigmoid(name, gamma=0.7)
     z = np.linspace(-6, 6, 3001)
@@ -88,11 +105,15 @@ def test_composite_sigmoid_of_convex_Q_is_a_link(name, rng):
     assert np.all(np.diff(h) >= -1e-12)
     eps = 1e-5
     m = smooth_points(link.H, z)
-    np.testing.assert_allclose(((link.H(z + eps) - link.H(z - eps)) / (2 * eps))[m], h[m], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        ((link.H(z + eps) - link.H(z - eps)) / (2 * eps))[m], h[m], rtol=1e-6, atol=1e-6
+    )
     # h' = p (q' + (1 - p) q² / γ)   [23, B.1]
     s = link.scaling
     p = 1 / (1 + np.exp(-s.Q(z) / 0.7))
-    np.testing.assert_allclose(link.dh(z), p * (s.dq(z) + (1 - p) * s.q(z) ** 2 / 0.7), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        link.dh(z), p * (s.dq(z) + (1 - p) * s.q(z) ** 2 / 0.7), rtol=1e-10, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("gamma", [0.2, 0.5, 1 / math.sqrt(2)])
@@ -132,7 +153,11 @@ def test_G2_check_agrees_with_link_monotonicity(rng):
     for _ in range(25):
         name = rng.choice(["cosh", "poly"])
         gamma = float(rng.uniform(0.2, 3.0))
-        s = get_scaling("cosh", cap=6.0) if name == "cosh" else get_scaling("poly", d=float(rng.integers(1, 4)), c=float(rng.uniform(0, 3)))
+        s = (
+            get_scaling("cosh", cap=6.0)
+            if name == "cosh"
+            else get_scaling("poly", d=float(rng.integers(1, 4)), c=float(rng.uniform(0, 3)))
+        )
         rep = check_convexity(s, gamma, domain=(-5, 5), num=40001)
         h = CompositeSigmoid(s, gamma=gamma, check=False).h(np.linspace(-5, 5, 40001))
         monotone = bool(np.all(np.diff(h) >= -1e-10 * np.maximum(1, np.abs(h[1:]))))
@@ -180,9 +205,13 @@ def test_composite_softmax_closed_forms(rng):
     ee = np.exp(np.exp(x))
     np.testing.assert_allclose(p, ee / ee.sum(1, keepdims=True), rtol=1e-12)  # [C.12]
     p = composite_softmax(get_scaling("sigmoid", alpha=0.7, beta=0.3), 1.0, z, lists)["p"]
-    np.testing.assert_allclose(p, (1 + np.exp(x)) / (4 + np.exp(x).sum(1, keepdims=True)), rtol=1e-12)  # [C.14]
+    np.testing.assert_allclose(
+        p, (1 + np.exp(x)) / (4 + np.exp(x).sum(1, keepdims=True)), rtol=1e-12
+    )  # [C.14]
     p = composite_softmax(get_scaling("tanh", alpha=0.7, beta=0.3), 1.0, z, lists)["p"]
-    np.testing.assert_allclose(p, np.cosh(x) / np.cosh(x).sum(1, keepdims=True), rtol=1e-12)  # [C.17]
+    np.testing.assert_allclose(
+        p, np.cosh(x) / np.cosh(x).sum(1, keepdims=True), rtol=1e-12
+    )  # [C.17]
     out = composite_softmax(get_scaling("sinh"), 0.5, z, lists)
     np.testing.assert_allclose(out["p"].sum(1), 1.0)
     np.testing.assert_allclose(out["h"], out["q"] * out["p"])

@@ -151,7 +151,9 @@ def _line_of(buf: np.ndarray, offset: int, first_line: int, kernel) -> int:
     return first_line + int(kernel.count_lines(buf[:offset]))
 
 
-def _check_width(path: Path, line: int | None, width: int, n_rows: int, dt: np.dtype, held: int = 0) -> None:
+def _check_width(
+    path: Path, line: int | None, width: int, n_rows: int, dt: np.dtype, held: int = 0
+) -> None:
     """Refuse, before allocating, a width whose arrays do not fit into the available memory.
 
     ``line`` is the line of the feature id that set the width (``None`` when the width comes
@@ -163,11 +165,16 @@ def _check_width(path: Path, line: int | None, width: int, n_rows: int, dt: np.d
     if avail is None or need <= avail:
         return
     if line is None:
-        where, fix = f"{path}: cannot allocate the dense output for n_features={width}", "Pass a smaller `n_features=`"
+        where, fix = (
+            f"{path}: cannot allocate the dense output for n_features={width}",
+            "Pass a smaller `n_features=`",
+        )
     else:
         where = f"{path}, line {line}: cannot allocate the dense output for feature id {width}"
-        fix = ("If the id is a typo, fix that line. Pass `n_features=` to fix the width (a larger id "
-               "is then reported with its line)")
+        fix = (
+            "If the id is a typo, fix that line. Pass `n_features=` to fix the width (a larger id "
+            "is then reported with its line)"
+        )
     raise ValueError(
         f"{where}: {n_rows} rows x {width} features need, with the per-feature names and "
         f"bookkeeping, {need / 1e9:.1f} GB and {avail / 1e9:.1f} GB of memory are available. "

@@ -33,7 +33,6 @@ Examples
 (3,)
 """
 
-
 from __future__ import annotations
 
 from typing import Any

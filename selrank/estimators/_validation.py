@@ -35,11 +35,15 @@ class Features:
 
 
 def _is_pandas(X) -> bool:
-    return type(X).__module__.startswith("pandas") and hasattr(X, "columns") and hasattr(X, "dtypes")
+    return (
+        type(X).__module__.startswith("pandas") and hasattr(X, "columns") and hasattr(X, "dtypes")
+    )
 
 
 def _is_polars(X) -> bool:
-    return type(X).__module__.startswith("polars") and hasattr(X, "columns") and hasattr(X, "schema")
+    return (
+        type(X).__module__.startswith("polars") and hasattr(X, "columns") and hasattr(X, "schema")
+    )
 
 
 def _pandas_features(X, name: str) -> Features:
@@ -57,26 +61,45 @@ def _pandas_features(X, name: str) -> Features:
             columns[col] = X[col]
         elif pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
             # nullable Int64 / Float64 / boolean: pd.NA becomes NaN (missing, as LightGBM reads it)
-            columns[col] = X[col].astype("float64") if pd.api.types.is_extension_array_dtype(dtype) else X[col]
+            columns[col] = (
+                X[col].astype("float64") if pd.api.types.is_extension_array_dtype(dtype) else X[col]
+            )
         else:
             raise TypeError(
                 f"`{name}` column {col!r} has dtype {dtype}: features must be numeric, boolean or pandas "
-                f"Categorical; encode it as numbers or X[{col!r}].astype('category')")
+                f"Categorical; encode it as numbers or X[{col!r}].astype('category')"
+            )
     if has_category:
         return Features(pd.DataFrame(columns, index=X.index), names)
-    data = np.column_stack([np.asarray(c, dtype=np.float64) for c in columns.values()]) if columns else \
-        np.zeros((X.shape[0], 0))
+    data = (
+        np.column_stack([np.asarray(c, dtype=np.float64) for c in columns.values()])
+        if columns
+        else np.zeros((X.shape[0], 0))
+    )
     return Features(data, names)
 
 
 def _polars_features(X, name: str) -> Features:
-    numeric = {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32", "Float64",
-               "Boolean", "Decimal"}
+    numeric = {
+        "Int8",
+        "Int16",
+        "Int32",
+        "Int64",
+        "UInt8",
+        "UInt16",
+        "UInt32",
+        "UInt64",
+        "Float32",
+        "Float64",
+        "Boolean",
+        "Decimal",
+    }
     for col, dtype in X.schema.items():
         if str(dtype).split("(")[0] not in numeric:
             raise TypeError(
                 f"`{name}` column {col!r} has dtype {dtype}: features must be numeric or boolean; encode it as "
-                "numbers, or pass X.to_pandas() with the column as a pandas Categorical")
+                "numbers, or pass X.to_pandas() with the column as a pandas Categorical"
+            )
     data = X.to_numpy().astype(np.float64) if X.shape[1] else np.zeros((X.shape[0], 0))
     return Features(data, [str(c) for c in X.columns])
 
@@ -109,7 +132,9 @@ def as_features(X, name: str = "X") -> Features:
         try:
             arr = np.asarray(X)
         except Exception as exc:  # noqa: BLE001
-            raise TypeError(f"`{name}` must be a numeric 2-D array; got {type(X).__name__}") from exc
+            raise TypeError(
+                f"`{name}` must be a numeric 2-D array; got {type(X).__name__}"
+            ) from exc
         if arr.dtype.kind == "c":
             raise ValueError(f"Complex data not supported: `{name}` has dtype {arr.dtype}")
         if arr.dtype == object:
@@ -120,14 +145,24 @@ def as_features(X, name: str = "X") -> Features:
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
         if arr.ndim != 2:
-            hint = " (one sample: X.reshape(1, -1); one feature: X.reshape(-1, 1))" if arr.ndim == 1 else ""
-            raise ValueError(f"`{name}` must be 2-D (rows, features); got shape {arr.shape}. Reshape your data{hint}")
+            hint = (
+                " (one sample: X.reshape(1, -1); one feature: X.reshape(-1, 1))"
+                if arr.ndim == 1
+                else ""
+            )
+            raise ValueError(
+                f"`{name}` must be 2-D (rows, features); got shape {arr.shape}. Reshape your data{hint}"
+            )
         out = Features(arr, None)
     n_rows, n_cols = out.shape
     if n_rows == 0:
-        raise ValueError(f"`{name}` has 0 sample(s) (shape={out.shape}) while a minimum of 1 is required.")
+        raise ValueError(
+            f"`{name}` has 0 sample(s) (shape={out.shape}) while a minimum of 1 is required."
+        )
     if n_cols == 0:
-        raise ValueError(f"`{name}` has 0 feature(s) (shape={out.shape}) while a minimum of 1 is required.")
+        raise ValueError(
+            f"`{name}` has 0 feature(s) (shape={out.shape}) while a minimum of 1 is required."
+        )
     return out
 
 
@@ -136,7 +171,9 @@ def as_features(X, name: str = "X") -> Features:
 # ----------------------------------------------------------------------------------------------
 def _as_labels(y, n_rows: int, name: str = "y") -> np.ndarray:
     if y is None:
-        raise ValueError(f"this estimator requires y to be passed, but the target y is None (`{name}`)")
+        raise ValueError(
+            f"this estimator requires y to be passed, but the target y is None (`{name}`)"
+        )
     if hasattr(y, "to_numpy") and not A.is_numpy(y):
         y = y.to_numpy()
     arr = np.asarray(A.to_numpy(y))
@@ -167,8 +204,15 @@ def _as_float_labels(y, n_rows: int, name: str = "y") -> np.ndarray:
     return arr
 
 
-def _as_group(group, n_rows: int, name: str = "group", *, qid=None, qid_name: str = "qid",
-              required: bool | str = True) -> Groups | None:
+def _as_group(
+    group,
+    n_rows: int,
+    name: str = "group",
+    *,
+    qid=None,
+    qid_name: str = "qid",
+    required: bool | str = True,
+) -> Groups | None:
     """Query groups from sizes (``group``) or per-row ids (``qid``); ids must keep each query's rows together.
 
     Neither given: ``None`` (``required=False``), an error (``True``) or, with
@@ -181,15 +225,21 @@ def _as_group(group, n_rows: int, name: str = "group", *, qid=None, qid_name: st
             f"pass `{name}` (query sizes, adding up to n_rows={n_rows}) or `{qid_name}` (one query id per row). "
             "With scikit-learn cross-validation or search, route qid per row: "
             "sklearn.set_config(enable_metadata_routing=True), est.set_fit_request(qid=True), "
-            "est.set_score_request(qid=True) and a GroupKFold on the same ids (docs/estimators.md)")
+            "est.set_score_request(qid=True) and a GroupKFold on the same ids (docs/estimators.md)"
+        )
         if required == "warn":
-            warnings.warn(f"no query groups given: all {n_rows} rows are ranked as one query; {message}",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                f"no query groups given: all {n_rows} rows are ranked as one query; {message}",
+                UserWarning,
+                stacklevel=3,
+            )
             return as_groups(None, n_rows)
         raise ValueError(f"ranking needs query groups: {message}")
     if qid is not None:
         if group is not None:
-            raise ValueError(f"give either `{name}` (query sizes) or `{qid_name}` (per-row query ids), not both")
+            raise ValueError(
+                f"give either `{name}` (query sizes) or `{qid_name}` (per-row query ids), not both"
+            )
         try:
             return as_groups(None, n_rows, qid=qid, require_contiguous=True)
         except ValueError as exc:
@@ -200,7 +250,9 @@ def _as_group(group, n_rows: int, name: str = "group", *, qid=None, qid_name: st
     try:
         return as_groups(group, n_rows)
     except ValueError as exc:
-        raise ValueError(str(exc).replace("`group`", f"`{name}`").replace("qid=", f"{qid_name}=")) from None
+        raise ValueError(
+            str(exc).replace("`group`", f"`{name}`").replace("qid=", f"{qid_name}=")
+        ) from None
 
 
 def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
@@ -210,7 +262,9 @@ def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
         w = w.to_numpy()
     arr = np.asarray(A.to_numpy(w), dtype=np.float64).reshape(-1)
     if arr.shape != (n_rows,):
-        raise ValueError(f"`{name}` must have one weight per row, shape ({n_rows},); got {arr.shape}")
+        raise ValueError(
+            f"`{name}` must have one weight per row, shape ({n_rows},); got {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise ValueError(f"`{name}` must be finite; row {bad} holds {arr[bad]!r}")
@@ -226,7 +280,9 @@ def _eval_list(value, n: int, name: str) -> list:
     if value is None:
         return [None] * n
     if not isinstance(value, list | tuple):
-        raise TypeError(f"`{name}` must be a list with one entry per eval_set item; got {type(value).__name__}")
+        raise TypeError(
+            f"`{name}` must be a list with one entry per eval_set item; got {type(value).__name__}"
+        )
     if len(value) != n:
         raise ValueError(f"`{name}` has {len(value)} entries for {n} eval_set items")
     return list(value)
@@ -253,11 +309,14 @@ def suggest(name: str, valid) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def check_parameter_names(owner: str, given: dict[str, Any], own, backend: str, backend_names) -> None:
+def check_parameter_names(
+    owner: str, given: dict[str, Any], own, backend: str, backend_names
+) -> None:
     """Refuse keyword arguments that are neither the estimator's nor the backend's parameters."""
     valid = set(own) | set(backend_names)
     for key in given:
         if key not in valid:
             raise ValueError(
                 f"{owner} got an unknown parameter {key!r}{suggest(key, valid)} (valid: the estimator's "
-                f"parameters and {backend}'s parameters and aliases)")
+                f"parameters and {backend}'s parameters and aliases)"
+            )

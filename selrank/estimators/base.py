@@ -25,13 +25,17 @@ from .persistence import _FORMAT, _FORMAT_VERSION, ESTIMATOR_CLASSES, _decode, _
 
 logger = logging.getLogger("selrank")
 
-_WEIGHT_REASON = ("a weight is not a row count in gradient boosting: LightGBM's min_data_in_leaf and the feature "
-                  "binning count rows whatever their weight, so weight 2 differs from a repeated row")
+_WEIGHT_REASON = (
+    "a weight is not a row count in gradient boosting: LightGBM's min_data_in_leaf and the feature "
+    "binning count rows whatever their weight, so weight 2 differs from a repeated row"
+)
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: F401 (re-exported)
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
-    raise ImportError("selrank's estimators require scikit-learn: pip install 'selrank[gbdt]'") from exc
+    raise ImportError(
+        "selrank's estimators require scikit-learn: pip install 'selrank[gbdt]'"
+    ) from exc
 
 __all__ = ["BACKENDS", "GBDT_DEFAULTS", "RANKER_LABEL_SCALE", "RANKER_LOSS_DEFAULTS", "load"]
 
@@ -63,11 +67,26 @@ class _SelectiveEstimator(BaseEstimator):
         if not cls.__name__.startswith("_"):
             ESTIMATOR_CLASSES[cls.__name__] = cls  # what `load` may rebuild
 
-    def __init__(self, loss=None, *, link=None, scaling=None, target: str | None = None, loss_params=None,
-                 label_scale: float = 1.0, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
-                 backend: str = "lightgbm", n_estimators: int | None = None, learning_rate: float | None = None,
-                 early_stopping_rounds: int | None = None, eval_at=10, random_state: int | None = None,
-                 verbose: bool = False, **backend_params):
+    def __init__(
+        self,
+        loss=None,
+        *,
+        link=None,
+        scaling=None,
+        target: str | None = None,
+        loss_params=None,
+        label_scale: float = 1.0,
+        hessian: str = "floor",
+        hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+        backend: str = "lightgbm",
+        n_estimators: int | None = None,
+        learning_rate: float | None = None,
+        early_stopping_rounds: int | None = None,
+        eval_at=10,
+        random_state: int | None = None,
+        verbose: bool = False,
+        **backend_params,
+    ):
         self.loss = loss
         self.link = link
         self.scaling = scaling
@@ -121,7 +140,11 @@ class _SelectiveEstimator(BaseEstimator):
         A.positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
         for name in ("n_estimators", "early_stopping_rounds"):
             v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer) or v < (1 if name == "n_estimators" else 0)):
+            if v is not None and (
+                isinstance(v, bool)
+                or not isinstance(v, int | np.integer)
+                or v < (1 if name == "n_estimators" else 0)
+            ):
                 raise ValueError(f"`{name}` must be a positive integer or None; got {v!r}")
         if self.learning_rate is not None:
             A.positive_float(self.learning_rate, "learning_rate", type(self).__name__)
@@ -138,8 +161,9 @@ class _SelectiveEstimator(BaseEstimator):
             names = set(NeuralRanker._get_param_names())  # noqa: SLF001
         else:
             names = self._objective_class().parameter_names(self._backend_params)
-        check_parameter_names(type(self).__name__, self._backend_params, self._get_param_names(), self.backend,
-                              names)
+        check_parameter_names(
+            type(self).__name__, self._backend_params, self._get_param_names(), self.backend, names
+        )
 
     def _objective_class(self):
         from ..gbdt import LightGBMObjective, XGBoostObjective
@@ -147,9 +171,17 @@ class _SelectiveEstimator(BaseEstimator):
         return XGBoostObjective if self.backend == "xgboost" else LightGBMObjective
 
     def _eval_ks(self) -> list[int]:
-        ks = [self.eval_at] if isinstance(self.eval_at, int | np.integer) else list(self.eval_at or [])
-        if not ks or any(isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1 for k in ks):
-            raise ValueError(f"`eval_at` must be a positive int or a non-empty sequence of them; got {self.eval_at!r}")
+        ks = (
+            [self.eval_at]
+            if isinstance(self.eval_at, int | np.integer)
+            else list(self.eval_at or [])
+        )
+        if not ks or any(
+            isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1 for k in ks
+        ):
+            raise ValueError(
+                f"`eval_at` must be a positive int or a non-empty sequence of them; got {self.eval_at!r}"
+            )
         return [int(k) for k in ks]
 
     def _loss_arguments(self) -> dict[str, Any]:
@@ -165,11 +197,17 @@ class _SelectiveEstimator(BaseEstimator):
     _loss_defaults: dict[str, dict[str, Any]] = {}
 
     def _build_loss(self, loss=None) -> Loss:
-        loss = self._default_loss if loss is None and self.loss is None else (loss if loss is not None else self.loss)
+        loss = (
+            self._default_loss
+            if loss is None and self.loss is None
+            else (loss if loss is not None else self.loss)
+        )
         params = self._loss_arguments()
         if isinstance(loss, Loss):
             if params:
-                raise ValueError(f"`loss` is a Loss object; link/scaling/target/loss_params {sorted(params)} must be set on it")
+                raise ValueError(
+                    f"`loss` is a Loss object; link/scaling/target/loss_params {sorted(params)} must be set on it"
+                )
             return loss
         if not isinstance(loss, str):
             raise TypeError(f"`loss` must be a name or a Loss; got {type(loss).__name__}")
@@ -197,38 +235,75 @@ class _SelectiveEstimator(BaseEstimator):
     def _make_objective(self, loss: Loss, params: dict | None = None):
         from ..gbdt import lightgbm_objective, xgboost_objective
 
-        options = {"hessian": self.hessian, "hessian_floor": self.hessian_floor, "label_scale": self.label_scale}
+        options = {
+            "hessian": self.hessian,
+            "hessian_floor": self.hessian_floor,
+            "label_scale": self.label_scale,
+        }
         if self.backend == "xgboost":
             options["min_leaf_hessian"] = float((params or {}).get("min_child_weight", 1e-3))
             return xgboost_objective(loss, **options)
         return lightgbm_objective(loss, **options)
 
-    def _fit(self, X: Features, y, *, group: Groups | None, sample_weight, eval_sets: list[dict], loss: Loss,
-             n_classes: int | None, metric: str):
+    def _fit(
+        self,
+        X: Features,
+        y,
+        *,
+        group: Groups | None,
+        sample_weight,
+        eval_sets: list[dict],
+        loss: Loss,
+        n_classes: int | None,
+        metric: str,
+    ):
         """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
         self._check_config()
         if self.backend == "torch":
-            raise ValueError(f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}")
+            raise ValueError(
+                f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}"
+            )
         params = self._backend_kwargs()
         if self.backend == "xgboost":
             params.setdefault("min_child_weight", 1e-3)
         objective = self._make_objective(loss, params)
         # validation of labels, weights, groups and the link's domain, before anything is built
         fit_group = group if loss.structure == "group" else None
-        objective.fit_intercept(y, group=fit_group, sample_weight=sample_weight, n_classes=n_classes)
+        objective.fit_intercept(
+            y, group=fit_group, sample_weight=sample_weight, n_classes=n_classes
+        )
         for k, ev in enumerate(eval_sets):
             self._validate_eval(objective, loss, ev, n_classes, k, metric)
-        n_rounds = self.n_estimators if self.n_estimators is not None else GBDT_DEFAULTS["n_estimators"]
-        lr = self.learning_rate if self.learning_rate is not None else GBDT_DEFAULTS["learning_rate"]
-        esr = self.early_stopping_rounds if self.early_stopping_rounds is not None else GBDT_DEFAULTS["early_stopping_rounds"]
+        n_rounds = (
+            self.n_estimators if self.n_estimators is not None else GBDT_DEFAULTS["n_estimators"]
+        )
+        lr = (
+            self.learning_rate if self.learning_rate is not None else GBDT_DEFAULTS["learning_rate"]
+        )
+        esr = (
+            self.early_stopping_rounds
+            if self.early_stopping_rounds is not None
+            else GBDT_DEFAULTS["early_stopping_rounds"]
+        )
         if not eval_sets:
             esr = 0
             if self.n_estimators is None:
                 n_rounds = self._rounds_without_eval()
         fit = self._fit_lightgbm if self.backend == "lightgbm" else self._fit_xgboost
-        booster, best, history = fit(objective, X, y, group=group, sample_weight=sample_weight, eval_sets=eval_sets,
-                                     n_classes=n_classes, params=params, n_rounds=n_rounds, lr=lr, esr=esr,
-                                     metric=metric)
+        booster, best, history = fit(
+            objective,
+            X,
+            y,
+            group=group,
+            sample_weight=sample_weight,
+            eval_sets=eval_sets,
+            n_classes=n_classes,
+            params=params,
+            n_rounds=n_rounds,
+            lr=lr,
+            esr=esr,
+            metric=metric,
+        )
         self.objective_ = objective
         self.loss_ = loss
         self.booster_ = booster
@@ -244,11 +319,17 @@ class _SelectiveEstimator(BaseEstimator):
     def _validate_eval(self, objective, loss, ev, n_classes, k, metric):
         """Labels, groups and weights of ``eval_set[k]``, checked before boosting starts."""
         try:
-            b = objective.bind(ev["y"], group=ev["group"] if loss.structure == "group" else None,
-                               sample_weight=ev["weight"], n_classes=n_classes)
+            b = objective.bind(
+                ev["y"],
+                group=ev["group"] if loss.structure == "group" else None,
+                sample_weight=ev["weight"],
+                n_classes=n_classes,
+            )
             if metric == "ndcg" and np.any(ev["y"] < 0):
                 bad = int(np.flatnonzero(ev["y"] < 0)[0])
-                raise ValueError(f"NDCG (early stopping) needs labels >= 0; row {bad} holds {float(ev['y'][bad])!r}")
+                raise ValueError(
+                    f"NDCG (early stopping) needs labels >= 0; row {bad} holds {float(ev['y'][bad])!r}"
+                )
         except ValueError as exc:
             raise ValueError(f"eval_set[{k}]: {exc}") from None
         ev["bound"] = b
@@ -279,8 +360,22 @@ class _SelectiveEstimator(BaseEstimator):
         """A progress bar with ``verbose=True`` when stderr is a terminal (never in logs or CI)."""
         return bool(self.verbose) and sys.stderr.isatty()
 
-    def _fit_lightgbm(self, objective, X: Features, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds,
-                      lr, esr, metric):
+    def _fit_lightgbm(
+        self,
+        objective,
+        X: Features,
+        y,
+        *,
+        group,
+        sample_weight,
+        eval_sets,
+        n_classes,
+        params,
+        n_rounds,
+        lr,
+        esr,
+        metric,
+    ):
         from ..gbdt._lightgbm import _MIN_ROWS_ALIASES, _param, import_lightgbm
 
         lgb = import_lightgbm()
@@ -293,14 +388,34 @@ class _SelectiveEstimator(BaseEstimator):
         if _param(params, _MIN_ROWS_ALIASES) is None and X.n_rows < 40:
             # LightGBM's default min_data_in_leaf=20 allows no split below 40 rows
             p["min_data_in_leaf"] = max(1, X.n_rows // 10)
-            logger.info("%s: %d rows < 2 x min_data_in_leaf=20; training with min_data_in_leaf=%d",
-                        type(self).__name__, X.n_rows, p["min_data_in_leaf"])
+            logger.info(
+                "%s: %d rows < 2 x min_data_in_leaf=20; training with min_data_in_leaf=%d",
+                type(self).__name__,
+                X.n_rows,
+                p["min_data_in_leaf"],
+            )
         names = _lightgbm_names(X.names)
         ds_params = {"verbosity": p["verbosity"]}
-        train = lgb.Dataset(X.data, label=y, group=None if group is None else group.sizes, weight=sample_weight,
-                            params=ds_params, free_raw_data=False, feature_name=names or "auto")
-        valids = [lgb.Dataset(ev["X"].data, label=ev["y"], group=None if ev["group"] is None else ev["group"].sizes,
-                              weight=ev["weight"], reference=train, feature_name=names or "auto") for ev in eval_sets]
+        train = lgb.Dataset(
+            X.data,
+            label=y,
+            group=None if group is None else group.sizes,
+            weight=sample_weight,
+            params=ds_params,
+            free_raw_data=False,
+            feature_name=names or "auto",
+        )
+        valids = [
+            lgb.Dataset(
+                ev["X"].data,
+                label=ev["y"],
+                group=None if ev["group"] is None else ev["group"].sizes,
+                weight=ev["weight"],
+                reference=train,
+                feature_name=names or "auto",
+            )
+            for ev in eval_sets
+        ]
         callbacks, feval = [], None
         history: dict = {}
         names_v = None
@@ -315,22 +430,52 @@ class _SelectiveEstimator(BaseEstimator):
 
             callbacks.append(lgb.record_evaluation(history))
             if esr:
-                callbacks.append(lgb.early_stopping(esr, first_metric_only=True, verbose=bool(self.verbose)))
+                callbacks.append(
+                    lgb.early_stopping(esr, first_metric_only=True, verbose=bool(self.verbose))
+                )
         if self._progress_enabled():
             from ..gbdt._progress import lightgbm_progress
 
             callbacks.append(lightgbm_progress(n_rounds, type(self).__name__))
-        booster = objective.train(p, train, n_rounds, valid_sets=valids or None, valid_names=names_v, feval=feval,
-                                  callbacks=callbacks)
-        best = int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
+        booster = objective.train(
+            p,
+            train,
+            n_rounds,
+            valid_sets=valids or None,
+            valid_names=names_v,
+            feval=feval,
+            callbacks=callbacks,
+        )
+        best = (
+            int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
+        )
         return booster, best, history
 
-    def _fit_xgboost(self, objective, X: Features, y, *, group, sample_weight, eval_sets, n_classes, params, n_rounds,
-                     lr, esr, metric):
+    def _fit_xgboost(
+        self,
+        objective,
+        X: Features,
+        y,
+        *,
+        group,
+        sample_weight,
+        eval_sets,
+        n_classes,
+        params,
+        n_rounds,
+        lr,
+        esr,
+        metric,
+    ):
         from ..gbdt._xgboost import import_xgboost
 
         xgb = import_xgboost()
-        p = {"eta": lr, "verbosity": 1 if self.verbose else 0, "tree_method": "hist", "disable_default_eval_metric": 1}
+        p = {
+            "eta": lr,
+            "verbosity": 1 if self.verbose else 0,
+            "tree_method": "hist",
+            "disable_default_eval_metric": 1,
+        }
         if self.random_state is not None:
             p["seed"] = int(self.random_state)
         if n_classes:
@@ -344,8 +489,12 @@ class _SelectiveEstimator(BaseEstimator):
 
                 data = cupy.asarray(X.data)
             except ImportError:
-                warnings.warn("device='cuda' without CuPy: trees are built on the GPU but gradients are computed on "
-                              "the host (pip install cupy for the device-resident loop)", UserWarning, stacklevel=3)
+                warnings.warn(
+                    "device='cuda' without CuPy: trees are built on the GPU but gradients are computed on "
+                    "the host (pip install cupy for the device-resident loop)",
+                    UserWarning,
+                    stacklevel=3,
+                )
         group_loss = objective.structure == "group"
         names = _xgboost_names(X.names)
 
@@ -353,15 +502,19 @@ class _SelectiveEstimator(BaseEstimator):
             d = xgb.DMatrix(Xm, label=ym, feature_names=names, enable_categorical=True)
             if groups is not None and group_loss:
                 d.set_group(groups.sizes)
-                if weight is not None:  # XGBoost ranking weights are per query: the mean of its rows
+                if (
+                    weight is not None
+                ):  # XGBoost ranking weights are per query: the mean of its rows
                     d.set_weight(groups.mean_per_group(weight))
             elif weight is not None:
                 d.set_weight(weight)
             return d
 
         dtrain = dmatrix(X.data, y, group, sample_weight)
-        evals = [(dmatrix(ev["X"].data, ev["y"], ev["group"], ev["weight"]), f"valid_{k}")
-                 for k, ev in enumerate(eval_sets)]
+        evals = [
+            (dmatrix(ev["X"].data, ev["y"], ev["group"], ev["weight"]), f"valid_{k}")
+            for k, ev in enumerate(eval_sets)
+        ]
         custom_metric = None
         history: dict = {}
         if evals:
@@ -378,9 +531,18 @@ class _SelectiveEstimator(BaseEstimator):
 
             callbacks.append(xgboost_progress(n_rounds, type(self).__name__))
         higher = metric == "ndcg"
-        booster = objective.train(p, dtrain, n_rounds, data=data, evals=evals, custom_metric=custom_metric,
-                                  early_stopping_rounds=esr or None, maximize=higher if esr else None,
-                                  evals_result=history, callbacks=callbacks or None)
+        booster = objective.train(
+            p,
+            dtrain,
+            n_rounds,
+            data=data,
+            evals=evals,
+            custom_metric=custom_metric,
+            early_stopping_rounds=esr or None,
+            maximize=higher if esr else None,
+            evals_result=history,
+            callbacks=callbacks or None,
+        )
         best = getattr(booster, "best_iteration", None) if evals and esr else None
         return booster, (None if best is None else int(best) + 1), history
 
@@ -389,7 +551,9 @@ class _SelectiveEstimator(BaseEstimator):
         if not hasattr(self, "booster_") and not hasattr(self, "model_"):
             from sklearn.exceptions import NotFittedError
 
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(...) first")
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet: call fit(...) first"
+            )
 
     def decision_function(self, X):
         """Model scores (score space, intercept included)."""
@@ -397,16 +561,22 @@ class _SelectiveEstimator(BaseEstimator):
         if hasattr(self, "model_"):
             return np.asarray(A.to_numpy(self.model_.predict(X)), dtype=np.float64)
         feats = self._features(X, reset=False)
-        return np.asarray(self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
-                          dtype=np.float64)
+        return np.asarray(
+            self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
+            dtype=np.float64,
+        )
 
     @property
     def feature_importances_(self) -> np.ndarray:
         """Total gain of the splits on each feature, normalised to sum to 1 (zeros if no split)."""
         self._check_fitted()
         if hasattr(self, "model_"):
-            raise AttributeError("feature_importances_ is defined for the GBDT backends, not backend='torch'")
-        gain = np.asarray(self.objective_.feature_gain(self.booster_, self.n_features_in_), dtype=np.float64)
+            raise AttributeError(
+                "feature_importances_ is defined for the GBDT backends, not backend='torch'"
+            )
+        gain = np.asarray(
+            self.objective_.feature_gain(self.booster_, self.n_features_in_), dtype=np.float64
+        )
         total = gain.sum()
         return gain / total if total > 0 else gain
 
@@ -421,8 +591,10 @@ class _SelectiveEstimator(BaseEstimator):
         """
         self._check_fitted()
         if self.backend == "torch":
-            raise ValueError("save() covers the GBDT backends; for backend='torch' save the network with "
-                             "est.model_.save(path) (NeuralRanker.save) or pickle the estimator")
+            raise ValueError(
+                "save() covers the GBDT backends; for backend='torch' save the network with "
+                "est.model_.save(path) (NeuralRanker.save) or pickle the estimator"
+            )
         model = self.objective_.save_model(self.booster_)
         if isinstance(model, bytes):
             model = base64.b64encode(model).decode("ascii")
@@ -438,7 +610,9 @@ class _SelectiveEstimator(BaseEstimator):
             "intercept": np.asarray(self.intercept_).tolist(),
             "best_iteration": self.best_iteration_,
             "n_features_in": int(self.n_features_in_),
-            "fitted": _encode({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fitted.items()}),
+            "fitted": _encode(
+                {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fitted.items()}
+            ),
             "model": model,
         }
         with open(path, "w", encoding="utf-8") as fh:
@@ -459,7 +633,11 @@ class _SelectiveEstimator(BaseEstimator):
         self.best_iteration_ = doc["best_iteration"]
         self.n_features_in_ = int(doc["n_features_in"])
         for k, v in _decode(doc.get("fitted", {})).items():
-            value = np.asarray(v, dtype=object if k == "feature_names_in_" else None) if isinstance(v, list) else v
+            value = (
+                np.asarray(v, dtype=object if k == "feature_names_in_" else None)
+                if isinstance(v, list)
+                else v
+            )
             setattr(self, k, value)
         self.objective_ = self._make_objective(self.loss_, self._backend_kwargs())
         model = doc["model"] if self.backend == "lightgbm" else base64.b64decode(doc["model"])
@@ -504,14 +682,26 @@ def _xgboost_names(names: list[str] | None) -> list[str] | None:
     return names
 
 
-def _eval_sets(est, eval_set, *, eval_group=None, eval_qid=None, eval_sample_weight=None, labels,
-               groups_needed: bool, groups_required: bool = False) -> list[dict]:
+def _eval_sets(
+    est,
+    eval_set,
+    *,
+    eval_group=None,
+    eval_qid=None,
+    eval_sample_weight=None,
+    labels,
+    groups_needed: bool,
+    groups_required: bool = False,
+) -> list[dict]:
     """Checked ``eval_set`` items: features like the training ones, labels, groups, weights."""
     from ._validation import _as_group, _as_sample_weight, _eval_list, _eval_pairs
 
     if eval_set is None:
-        for name, value in (("eval_group", eval_group), ("eval_qid", eval_qid),
-                            ("eval_sample_weight", eval_sample_weight)):
+        for name, value in (
+            ("eval_group", eval_group),
+            ("eval_qid", eval_qid),
+            ("eval_sample_weight", eval_sample_weight),
+        ):
             if value is not None:
                 raise ValueError(f"`{name}` was given without `eval_set`")
         return []
@@ -529,6 +719,15 @@ def _eval_sets(est, eval_set, *, eval_group=None, eval_qid=None, eval_sample_wei
         y = labels(ye, n, f"eval_set[{k}][1]")
         groups = None
         if groups_needed:
-            groups = _as_group(g, n, f"eval_group[{k}]", qid=q, qid_name=f"eval_qid[{k}]", required=groups_required)
-        out.append({"X": feats, "y": y, "group": groups, "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]")})
+            groups = _as_group(
+                g, n, f"eval_group[{k}]", qid=q, qid_name=f"eval_qid[{k}]", required=groups_required
+            )
+        out.append(
+            {
+                "X": feats,
+                "y": y,
+                "group": groups,
+                "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]"),
+            }
+        )
     return out

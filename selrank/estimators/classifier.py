@@ -35,22 +35,53 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
     _kind = "classifier"
     _default_loss = None
 
-    def __init__(self, loss=None, *, link=None, scaling=None, target=None, loss_params=None,
-                 label_scale: float = 1.0, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
-                 backend: str = "lightgbm", n_estimators=None, learning_rate=None, early_stopping_rounds=None,
-                 eval_at=10, random_state=None, verbose: bool = False, **backend_params):
-        super().__init__(loss, link=link, scaling=scaling, target=target, loss_params=loss_params,
-                         label_scale=label_scale, hessian=hessian, hessian_floor=hessian_floor, backend=backend,
-                         n_estimators=n_estimators, learning_rate=learning_rate,
-                         early_stopping_rounds=early_stopping_rounds, eval_at=eval_at, random_state=random_state,
-                         verbose=verbose, **backend_params)
+    def __init__(
+        self,
+        loss=None,
+        *,
+        link=None,
+        scaling=None,
+        target=None,
+        loss_params=None,
+        label_scale: float = 1.0,
+        hessian: str = "floor",
+        hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+        backend: str = "lightgbm",
+        n_estimators=None,
+        learning_rate=None,
+        early_stopping_rounds=None,
+        eval_at=10,
+        random_state=None,
+        verbose: bool = False,
+        **backend_params,
+    ):
+        super().__init__(
+            loss,
+            link=link,
+            scaling=scaling,
+            target=target,
+            loss_params=loss_params,
+            label_scale=label_scale,
+            hessian=hessian,
+            hessian_floor=hessian_floor,
+            backend=backend,
+            n_estimators=n_estimators,
+            learning_rate=learning_rate,
+            early_stopping_rounds=early_stopping_rounds,
+            eval_at=eval_at,
+            random_state=random_state,
+            verbose=verbose,
+            **backend_params,
+        )
 
     def _classifier_loss(self, n_classes: int) -> Loss:
         if self.loss is None:
             params = self._loss_arguments()
             if n_classes == 2:
                 params.setdefault("link", "sigmoid")
-                if "target" not in params:  # 0/1 labels are link values when the link's range is [0, 1]
+                if (
+                    "target" not in params
+                ):  # 0/1 labels are link values when the link's range is [0, 1]
                     from ..links import get_link
 
                     link_params = {k: v for k, v in params.items() if k != "link"}
@@ -62,9 +93,13 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             return get_loss("composite_softmax", **params)
         loss = self._build_loss()
         if loss.structure == "group":
-            raise ValueError(f"SelectiveClassifier takes pointwise or multi-class losses; {loss.name!r} is a group loss")
+            raise ValueError(
+                f"SelectiveClassifier takes pointwise or multi-class losses; {loss.name!r} is a group loss"
+            )
         if n_classes > 2 and loss.structure != "multiclass":
-            raise ValueError(f"{n_classes} classes need a multi-class loss ('composite_softmax', 'decomposed'); got {loss.name!r}")
+            raise ValueError(
+                f"{n_classes} classes need a multi-class loss ('composite_softmax', 'decomposed'); got {loss.name!r}"
+            )
         return loss
 
     def fit(self, X, y, *, sample_weight=None, eval_set=None, eval_sample_weight=None):
@@ -78,10 +113,14 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         feats = self._features(X, reset=True)
         n = feats.n_rows
         labels = _as_labels(y, n)
-        check_classification_targets(labels)  # NaN, continuous or multi-output y: scikit-learn's message
+        check_classification_targets(
+            labels
+        )  # NaN, continuous or multi-output y: scikit-learn's message
         classes, yi = np.unique(labels, return_inverse=True)
         if classes.size < 2:
-            raise ValueError(f"SelectiveClassifier needs at least 2 classes in `y`; got one class {classes.tolist()}")
+            raise ValueError(
+                f"SelectiveClassifier needs at least 2 classes in `y`; got one class {classes.tolist()}"
+            )
         self.classes_ = classes
         self.n_classes_ = int(classes.size)
         loss = self._classifier_loss(self.n_classes_)
@@ -92,13 +131,28 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             le = _as_labels(ye, n_rows, name)
             unknown = ~np.isin(le, classes)
             if np.any(unknown):
-                raise ValueError(f"`{name}` holds labels not seen in training: {np.unique(le[unknown]).tolist()[:5]}")
+                raise ValueError(
+                    f"`{name}` holds labels not seen in training: {np.unique(le[unknown]).tolist()[:5]}"
+                )
             return np.searchsorted(classes, le).astype(np.float64)
 
-        eval_sets = _eval_sets(self, eval_set, eval_sample_weight=eval_sample_weight, labels=class_index,
-                               groups_needed=False)
-        return self._fit(feats, yi.reshape(-1).astype(np.float64), group=None, sample_weight=w, eval_sets=eval_sets,
-                         loss=loss, n_classes=n_classes, metric="loss")
+        eval_sets = _eval_sets(
+            self,
+            eval_set,
+            eval_sample_weight=eval_sample_weight,
+            labels=class_index,
+            groups_needed=False,
+        )
+        return self._fit(
+            feats,
+            yi.reshape(-1).astype(np.float64),
+            group=None,
+            sample_weight=w,
+            eval_sets=eval_sets,
+            loss=loss,
+            n_classes=n_classes,
+            metric="loss",
+        )
 
     def _fitted_extra(self) -> tuple[str, ...]:
         return ("classes_", "n_classes_")

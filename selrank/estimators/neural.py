@@ -84,10 +84,18 @@ class MLPScorer(nn.Module):
     torch.Size([3, 7])
     """
 
-    def __init__(self, n_features: int, hidden_layers=(64, 32), activation: str = "relu", dropout: float = 0.0):
+    def __init__(
+        self,
+        n_features: int,
+        hidden_layers=(64, 32),
+        activation: str = "relu",
+        dropout: float = 0.0,
+    ):
         super().__init__()
         if activation not in ACTIVATIONS:
-            raise ValueError(f"`activation` must be one of {sorted(ACTIVATIONS)}; got {activation!r}")
+            raise ValueError(
+                f"`activation` must be one of {sorted(ACTIVATIONS)}; got {activation!r}"
+            )
         layers: list[nn.Module] = []
         width = int(n_features)
         for h in hidden_layers:
@@ -122,7 +130,9 @@ def _features(X, name: str = "X") -> np.ndarray:
     arr = arr.astype(np.float32, copy=False)
     if not np.all(np.isfinite(arr)):
         r, c = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"`{name}` must be finite; row {int(r)}, column {int(c)} holds {arr[r, c]!r}")
+        raise ValueError(
+            f"`{name}` must be finite; row {int(r)}, column {int(c)} holds {arr[r, c]!r}"
+        )
     return arr
 
 
@@ -136,7 +146,9 @@ def _labels(y, n: int, name: str = "y") -> np.ndarray:
         raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
     arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
     if arr.shape != (n,):
-        raise ValueError(f"`{name}` must have shape ({n},), one label per row of X; got {arr.shape}")
+        raise ValueError(
+            f"`{name}` must have shape ({n},), one label per row of X; got {arr.shape}"
+        )
     arr = arr.astype(np.float32)
     if not np.all(np.isfinite(arr)):
         i = int(np.flatnonzero(~np.isfinite(arr))[0])
@@ -148,7 +160,9 @@ def _positive_int(value, name: str, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"`{name}` of NeuralRanker must be a positive integer{' or None' if allow_none else ''}; got {value!r}")
+        raise ValueError(
+            f"`{name}` of NeuralRanker must be a positive integer{' or None' if allow_none else ''}; got {value!r}"
+        )
     return int(value)
 
 
@@ -158,7 +172,9 @@ def _device(device) -> torch.device:
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise ValueError(f"`device` of NeuralRanker must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got {device!r}") from exc
+        raise ValueError(
+            f"`device` of NeuralRanker must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got {device!r}"
+        ) from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"`device`={device!r} but CUDA is not available")
     return dev
@@ -179,7 +195,11 @@ class _Lists:
         self.groups = groups
         self.X = torch.as_tensor(groups.to_grouped(X), device=device)
         self.y = torch.as_tensor(groups.to_grouped(y), device=device)
-        self.w = None if w is None else torch.as_tensor(groups.to_grouped(w).astype(np.float32), device=device)
+        self.w = (
+            None
+            if w is None
+            else torch.as_tensor(groups.to_grouped(w).astype(np.float32), device=device)
+        )
         self.sizes = groups.sizes
         self.offsets = groups.offsets
         self.device = device
@@ -190,7 +210,11 @@ class _Lists:
             mask = torch.zeros(1, 1, dtype=torch.bool, device=self.device)
             y = torch.zeros(1, 1, dtype=self.y.dtype, device=self.device)
             rows = torch.zeros(0, dtype=torch.long, device=self.device)
-            w = None if self.w is None else torch.zeros(1, 1, dtype=self.w.dtype, device=self.device)
+            w = (
+                None
+                if self.w is None
+                else torch.zeros(1, 1, dtype=self.w.dtype, device=self.device)
+            )
             return rows, y, mask, w
         sizes = self.sizes[queries]
         L = int(sizes.max())
@@ -199,14 +223,20 @@ class _Lists:
         rows_np = (self.offsets[queries][:, None] + pos)[mask_np]
         mask = torch.as_tensor(mask_np, device=self.device)
         rows = torch.as_tensor(rows_np, device=self.device)
-        y = torch.zeros(mask.shape, dtype=self.y.dtype, device=self.device).masked_scatter(mask, self.y[rows])
+        y = torch.zeros(mask.shape, dtype=self.y.dtype, device=self.device).masked_scatter(
+            mask, self.y[rows]
+        )
         w = None
         if self.w is not None:
-            w = torch.zeros(mask.shape, dtype=self.w.dtype, device=self.device).masked_scatter(mask, self.w[rows])
+            w = torch.zeros(mask.shape, dtype=self.w.dtype, device=self.device).masked_scatter(
+                mask, self.w[rows]
+            )
         return rows, y, mask, w
 
 
-def _scores(model: nn.Module, X: torch.Tensor, rows: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def _scores(
+    model: nn.Module, X: torch.Tensor, rows: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
     """Scores of the real rows only, scattered into the padded ``[b, L]`` layout."""
     s = model(X[rows])
     return torch.zeros(mask.shape, dtype=s.dtype, device=s.device).masked_scatter(mask, s)
@@ -332,12 +362,16 @@ class NeuralRanker:
         valid = set(self._get_param_names())
         for key, value in params.items():
             if key not in valid:
-                raise ValueError(f"invalid parameter {key!r} for NeuralRanker; valid parameters: {sorted(valid)}")
+                raise ValueError(
+                    f"invalid parameter {key!r} for NeuralRanker; valid parameters: {sorted(valid)}"
+                )
             setattr(self, key, value)
         return self
 
     def __repr__(self) -> str:
-        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
         changed = []
         for k, v in self.get_params().items():
             d = defaults.get(k, inspect.Parameter.empty)
@@ -353,12 +387,22 @@ class NeuralRanker:
     def _check_params(self):
         for name in ("learning_rate",):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (math.isfinite(v) and v > 0):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, numbers.Real)
+                or not (math.isfinite(v) and v > 0)
+            ):
                 raise ValueError(f"`{name}` of NeuralRanker must be a positive number; got {v!r}")
         for name in ("weight_decay", "dropout"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (math.isfinite(v) and v >= 0):
-                raise ValueError(f"`{name}` of NeuralRanker must be a non-negative number; got {v!r}")
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, numbers.Real)
+                or not (math.isfinite(v) and v >= 0)
+            ):
+                raise ValueError(
+                    f"`{name}` of NeuralRanker must be a non-negative number; got {v!r}"
+                )
         if self.dropout >= 1:
             raise ValueError(f"`dropout` of NeuralRanker must be < 1; got {self.dropout!r}")
         _positive_int(self.epochs, "epochs")
@@ -370,13 +414,24 @@ class NeuralRanker:
         try:
             hidden = tuple(int(h) for h in self.hidden_layers)
         except TypeError:
-            raise TypeError(f"`hidden_layers` of NeuralRanker must be a sequence of ints; got {self.hidden_layers!r}") from None
+            raise TypeError(
+                f"`hidden_layers` of NeuralRanker must be a sequence of ints; got {self.hidden_layers!r}"
+            ) from None
         if any(h < 1 for h in hidden):
-            raise ValueError(f"`hidden_layers` of NeuralRanker must hold positive widths; got {self.hidden_layers!r}")
+            raise ValueError(
+                f"`hidden_layers` of NeuralRanker must hold positive widths; got {self.hidden_layers!r}"
+            )
         if self.loss_params is not None and not isinstance(self.loss_params, dict):
-            raise TypeError(f"`loss_params` of NeuralRanker must be a dict or None; got {type(self.loss_params).__name__}")
-        if self.random_state is not None and (isinstance(self.random_state, bool) or not isinstance(self.random_state, numbers.Integral)):
-            raise TypeError(f"`random_state` of NeuralRanker must be an int or None; got {self.random_state!r}")
+            raise TypeError(
+                f"`loss_params` of NeuralRanker must be a dict or None; got {type(self.loss_params).__name__}"
+            )
+        if self.random_state is not None and (
+            isinstance(self.random_state, bool)
+            or not isinstance(self.random_state, numbers.Integral)
+        ):
+            raise TypeError(
+                f"`random_state` of NeuralRanker must be an int or None; got {self.random_state!r}"
+            )
         return hidden
 
     def _eval_ks(self) -> list[int | None]:
@@ -385,7 +440,9 @@ class NeuralRanker:
         try:
             ks = list(self.eval_at)
         except TypeError:
-            raise TypeError(f"`eval_at` of NeuralRanker must be an int, a sequence of ints or None; got {self.eval_at!r}") from None
+            raise TypeError(
+                f"`eval_at` of NeuralRanker must be an int, a sequence of ints or None; got {self.eval_at!r}"
+            ) from None
         if not ks:
             raise ValueError("`eval_at` of NeuralRanker must not be empty")
         return ks
@@ -396,8 +453,18 @@ class NeuralRanker:
         return get_head(self.loss, **(self.loss_params or {}))
 
     # -- fit / predict ------------------------------------------------------------------
-    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None,
-            eval_qid=None) -> NeuralRanker:
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        group=None,
+        qid=None,
+        sample_weight=None,
+        eval_set=None,
+        eval_group=None,
+        eval_qid=None,
+    ) -> NeuralRanker:
         """Train the scorer.
 
         Parameters
@@ -446,7 +513,11 @@ class NeuralRanker:
         rank, world = _distributed()
         seed = self._seed(rank, world)
         rng = np.random.default_rng(seed)
-        fork = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        fork = (
+            [device.index if device.index is not None else torch.cuda.current_device()]
+            if device.type == "cuda"
+            else []
+        )
         with torch.random.fork_rng(devices=fork):
             torch.manual_seed(seed)
             model = MLPScorer(X.shape[1], hidden, self.activation, float(self.dropout)).to(device)
@@ -455,7 +526,11 @@ class NeuralRanker:
         return self
 
     def _seed(self, rank: int, world: int) -> int:
-        seed = self.random_state if self.random_state is not None else int(np.random.default_rng().integers(2**62))
+        seed = (
+            self.random_state
+            if self.random_state is not None
+            else int(np.random.default_rng().integers(2**62))
+        )
         if world > 1:  # every rank must draw the same query order
             t = torch.tensor([seed], dtype=torch.int64)
             torch.distributed.broadcast(t, src=0)
@@ -469,9 +544,15 @@ class NeuralRanker:
 
         net = model
         if world > 1:
-            ids = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else None
+            ids = (
+                [device.index if device.index is not None else torch.cuda.current_device()]
+                if device.type == "cuda"
+                else None
+            )
             net = DistributedDataParallel(model, device_ids=ids)
-        opt = torch.optim.Adam(model.parameters(), lr=float(self.learning_rate), weight_decay=float(self.weight_decay))
+        opt = torch.optim.Adam(
+            model.parameters(), lr=float(self.learning_rate), weight_decay=float(self.weight_decay)
+        )
         bq = int(self.batch_queries)
         ks = self._eval_ks()
         keys = [f"ndcg@{k}" if k is not None else "ndcg" for k in ks]
@@ -496,7 +577,10 @@ class NeuralRanker:
                 local = global_q[rank * bq : (rank + 1) * bq]
                 rows, yb, mb, wb = train.batch(local)
                 scores = _scores(net, train.X, rows, mb)
-                loss = head.partial_mean(scores, yb, total_weight=denom, mask=mb, sample_weight=wb) * world
+                loss = (
+                    head.partial_mean(scores, yb, total_weight=denom, mask=mb, sample_weight=wb)
+                    * world
+                )
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -558,17 +642,28 @@ class NeuralRanker:
         from .persistence import _encode
 
         if not hasattr(self, "model_"):
-            raise NotFittedError("this NeuralRanker is not fitted yet; call fit(X, y, group=...) first")
+            raise NotFittedError(
+                "this NeuralRanker is not fitted yet; call fit(X, y, group=...) first"
+            )
         if isinstance(self.loss, RankingHead):
-            raise TypeError("cannot save a NeuralRanker whose loss is a head object; give the loss by name or "
-                            "as a selrank Loss, or pickle the ranker")
+            raise TypeError(
+                "cannot save a NeuralRanker whose loss is a head object; give the loss by name or "
+                "as a selrank Loss, or pickle the ranker"
+            )
         fitted = {k: getattr(self, k) for k in _FITTED}
         fitted["n_features_in_"] = int(fitted["n_features_in_"])
         doc = {
             "format": _FORMAT,
             "version": _FORMAT_VERSION,
-            "params": json.dumps(_encode({k: (list(v) if isinstance(v, tuple) else v)
-                                          for k, v in self.get_params().items() if k != "device"})),
+            "params": json.dumps(
+                _encode(
+                    {
+                        k: (list(v) if isinstance(v, tuple) else v)
+                        for k, v in self.get_params().items()
+                        if k != "device"
+                    }
+                )
+            ),
             "fitted": json.dumps(fitted),
             "state": {k: v.detach().cpu() for k, v in self.model_.state_dict().items()},
             "feature_mean": torch.as_tensor(self.feature_mean_),
@@ -584,12 +679,18 @@ class NeuralRanker:
         try:
             doc = torch.load(os.fspath(path), map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
-            raise ValueError(f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})") from None
+            raise ValueError(
+                f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})"
+            ) from None
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-            raise ValueError(f"{os.fspath(path)!r} is not a saved NeuralRanker (format {_FORMAT!r} expected)")
+            raise ValueError(
+                f"{os.fspath(path)!r} is not a saved NeuralRanker (format {_FORMAT!r} expected)"
+            )
         if doc.get("version") != _FORMAT_VERSION:
-            raise ValueError(f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads "
-                             f"{_FORMAT_VERSION}")
+            raise ValueError(
+                f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads "
+                f"{_FORMAT_VERSION}"
+            )
         params = _decode(json.loads(doc["params"]))
         params["hidden_layers"] = tuple(params["hidden_layers"])
         est = cls(**params, device=device)
@@ -608,10 +709,14 @@ class NeuralRanker:
     def predict(self, X) -> np.ndarray:
         """Scores of the rows of ``X`` (higher ranks first), shape ``[n_samples]``."""
         if not hasattr(self, "model_"):
-            raise NotFittedError("this NeuralRanker is not fitted yet; call fit(X, y, group=...) first")
+            raise NotFittedError(
+                "this NeuralRanker is not fitted yet; call fit(X, y, group=...) first"
+            )
         X = _features(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features but NeuralRanker was fitted with {self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} features but NeuralRanker was fitted with {self.n_features_in_}"
+            )
         device = next(self.model_.parameters()).device
         return self._predict_with(self.model_, self._transform(X), device)
 
@@ -621,7 +726,9 @@ class NeuralRanker:
         out = []
         with torch.no_grad():
             for s in range(0, X.shape[0], chunk):
-                out.append(model(torch.as_tensor(X[s : s + chunk], device=device)).float().cpu().numpy())
+                out.append(
+                    model(torch.as_tensor(X[s : s + chunk], device=device)).float().cpu().numpy()
+                )
         model.train(was_training)
         return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
 
@@ -633,7 +740,10 @@ class NeuralRanker:
     def _row_weights(sample_weight, groups: Groups) -> np.ndarray | None:
         if sample_weight is None:
             return None
-        w = np.asarray(sample_weight.to_numpy() if hasattr(sample_weight, "to_numpy") else sample_weight, dtype=np.float64).reshape(-1)
+        w = np.asarray(
+            sample_weight.to_numpy() if hasattr(sample_weight, "to_numpy") else sample_weight,
+            dtype=np.float64,
+        ).reshape(-1)
         if w.size == groups.n_groups and w.size != groups.n_rows:
             w = groups.from_grouped(np.repeat(w, groups.sizes))  # per query -> per row
         if w.size != groups.n_rows:
@@ -650,11 +760,17 @@ class NeuralRanker:
             if eval_group is not None or eval_qid is not None:
                 raise ValueError("`eval_group` / `eval_qid` given without `eval_set`")
             return []
-        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+        if (
+            isinstance(eval_set, tuple)
+            and len(eval_set) == 2
+            and not isinstance(eval_set[0], tuple)
+        ):
             raise TypeError("`eval_set` must be a list of (X, y) pairs, e.g. [(X_valid, y_valid)]")
         eval_set = list(eval_set)
         if eval_group is not None and eval_qid is not None:
-            raise ValueError("give either `eval_group` (query sizes) or `eval_qid` (per-row query ids), not both")
+            raise ValueError(
+                "give either `eval_group` (query sizes) or `eval_qid` (per-row query ids), not both"
+            )
         given, name = (eval_qid, "eval_qid") if eval_qid is not None else (eval_group, "eval_group")
         if given is None or len(list(given)) != len(eval_set):
             raise ValueError(
@@ -666,13 +782,21 @@ class NeuralRanker:
             try:
                 Xe, ye = pair
             except (TypeError, ValueError):
-                raise TypeError(f"eval_set[{i}] must be an (X, y) pair; got {type(pair).__name__}") from None
+                raise TypeError(
+                    f"eval_set[{i}] must be an (X, y) pair; got {type(pair).__name__}"
+                ) from None
             Xe = _features(Xe, f"eval_set[{i}] X")
             if Xe.shape[1] != n_features:
-                raise ValueError(f"eval_set[{i}] X has {Xe.shape[1]} features; the training data has {n_features}")
+                raise ValueError(
+                    f"eval_set[{i}] X has {Xe.shape[1]} features; the training data has {n_features}"
+                )
             ye = _labels(ye, Xe.shape[0], f"eval_set[{i}] y")
             try:  # validate now, with the pair's row count
-                groups = as_groups(None, Xe.shape[0], qid=g) if name == "eval_qid" else as_groups(g, Xe.shape[0])
+                groups = (
+                    as_groups(None, Xe.shape[0], qid=g)
+                    if name == "eval_qid"
+                    else as_groups(g, Xe.shape[0])
+                )
             except ValueError as exc:
                 raise ValueError(f"{name}[{i}]: {exc}") from None
             out.append((Xe, ye, groups))
@@ -704,7 +828,9 @@ class _Progress:
             self.bar.set_postfix(info)
             self.bar.update(1)
         else:
-            logger.info("NeuralRanker epoch %d: %s", epoch, ", ".join(f"{k}={v}" for k, v in info.items()))
+            logger.info(
+                "NeuralRanker epoch %d: %s", epoch, ", ".join(f"{k}={v}" for k, v in info.items())
+            )
 
     def close(self):
         if self.bar is not None:

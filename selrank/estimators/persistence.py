@@ -38,12 +38,18 @@ def _encode(value):
     elif value is None or isinstance(value, bool | int | float | str):
         return value
     else:
-        raise TypeError(f"cannot save a parameter of type {type(value).__name__} ({value!r}); pickle the estimator instead")
+        raise TypeError(
+            f"cannot save a parameter of type {type(value).__name__} ({value!r}); pickle the estimator instead"
+        )
     if name not in registry:
-        raise TypeError(f"cannot save the {kind} {value!r}: it is not a registry entry; pickle the estimator instead")
+        raise TypeError(
+            f"cannot save the {kind} {value!r}: it is not a registry entry; pickle the estimator instead"
+        )
     out = {"__selrank__": kind, "name": name, "params": _encode(value.get_params())}
     if _decode(out) != value:
-        raise TypeError(f"cannot save the {kind} {value!r}: it does not rebuild from its parameters; pickle the estimator instead")
+        raise TypeError(
+            f"cannot save the {kind} {value!r}: it does not rebuild from its parameters; pickle the estimator instead"
+        )
     return out
 
 
@@ -53,7 +59,9 @@ def _decode(value):
         if kind is None:
             return {k: _decode(v) for k, v in value.items()}
         params = {k: _decode(v) for k, v in value["params"].items()}
-        params = {k: tuple(v) if k == "cap" and isinstance(v, list) else v for k, v in params.items()}
+        params = {
+            k: tuple(v) if k == "cap" and isinstance(v, list) else v for k, v in params.items()
+        }
         if kind == "loss":
             return get_loss(value["name"], **params)
         if kind == "link":
@@ -88,11 +96,17 @@ def load(path: str | os.PathLike, *, expected: type | None = None):
         try:
             doc = json.load(fh)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{os.fspath(path)!r} is not a saved selrank estimator (not JSON: {exc})") from None
+            raise ValueError(
+                f"{os.fspath(path)!r} is not a saved selrank estimator (not JSON: {exc})"
+            ) from None
     if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-        raise ValueError(f"{os.fspath(path)!r} is not a saved selrank estimator (format {_FORMAT!r} expected)")
+        raise ValueError(
+            f"{os.fspath(path)!r} is not a saved selrank estimator (format {_FORMAT!r} expected)"
+        )
     if doc.get("version") != _FORMAT_VERSION:
-        raise ValueError(f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads {_FORMAT_VERSION}")
+        raise ValueError(
+            f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads {_FORMAT_VERSION}"
+        )
     cls = ESTIMATOR_CLASSES.get(doc.get("estimator"))
     if cls is None:
         raise ValueError(f"{os.fspath(path)!r} holds an unknown estimator {doc.get('estimator')!r}")
@@ -101,5 +115,3 @@ def load(path: str | os.PathLike, *, expected: type | None = None):
     est = cls(**_decode(doc["params"]))
     est._restore(doc)
     return est
-
-

@@ -71,18 +71,58 @@ class SelectiveRanker(_SelectiveEstimator):
     _default_loss = "listwise"
     _loss_defaults = RANKER_LOSS_DEFAULTS
 
-    def __init__(self, loss="listwise", *, link=None, scaling=None, target=None, loss_params=None,
-                 label_scale: float = RANKER_LABEL_SCALE, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
-                 backend: str = "lightgbm", n_estimators=None, learning_rate=None, early_stopping_rounds=None,
-                 eval_at=10, random_state=None, verbose: bool = False, **backend_params):
-        super().__init__(loss, link=link, scaling=scaling, target=target, loss_params=loss_params,
-                         label_scale=label_scale, hessian=hessian, hessian_floor=hessian_floor, backend=backend,
-                         n_estimators=n_estimators, learning_rate=learning_rate,
-                         early_stopping_rounds=early_stopping_rounds, eval_at=eval_at, random_state=random_state,
-                         verbose=verbose, **backend_params)
+    def __init__(
+        self,
+        loss="listwise",
+        *,
+        link=None,
+        scaling=None,
+        target=None,
+        loss_params=None,
+        label_scale: float = RANKER_LABEL_SCALE,
+        hessian: str = "floor",
+        hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+        backend: str = "lightgbm",
+        n_estimators=None,
+        learning_rate=None,
+        early_stopping_rounds=None,
+        eval_at=10,
+        random_state=None,
+        verbose: bool = False,
+        **backend_params,
+    ):
+        super().__init__(
+            loss,
+            link=link,
+            scaling=scaling,
+            target=target,
+            loss_params=loss_params,
+            label_scale=label_scale,
+            hessian=hessian,
+            hessian_floor=hessian_floor,
+            backend=backend,
+            n_estimators=n_estimators,
+            learning_rate=learning_rate,
+            early_stopping_rounds=early_stopping_rounds,
+            eval_at=eval_at,
+            random_state=random_state,
+            verbose=verbose,
+            **backend_params,
+        )
 
-    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
-            eval_sample_weight=None):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        group=None,
+        qid=None,
+        sample_weight=None,
+        eval_set=None,
+        eval_group=None,
+        eval_qid=None,
+        eval_sample_weight=None,
+    ):
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
         Parameters
@@ -120,26 +160,50 @@ class SelectiveRanker(_SelectiveEstimator):
         y = _as_float_labels(y, n)
         groups = _as_group(group, n, qid=qid, required="warn")
         w = _as_sample_weight(sample_weight, n)
-        eval_sets = _eval_sets(self, eval_set, eval_group=eval_group, eval_qid=eval_qid,
-                               eval_sample_weight=eval_sample_weight, labels=_as_float_labels, groups_needed=True,
-                               groups_required=True)
+        eval_sets = _eval_sets(
+            self,
+            eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_sample_weight=eval_sample_weight,
+            labels=_as_float_labels,
+            groups_needed=True,
+            groups_required=True,
+        )
         if self.backend == "torch":
             return self._fit_torch(feats.data, y, groups, w, eval_sets)
         loss = self._build_loss()
-        return self._fit(feats, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
-                         metric="ndcg")
+        return self._fit(
+            feats,
+            y,
+            group=groups,
+            sample_weight=w,
+            eval_sets=eval_sets,
+            loss=loss,
+            n_classes=None,
+            metric="ndcg",
+        )
 
     def _fit_torch(self, X, y, groups: Groups, w, eval_sets):
         try:
             from .neural import NeuralRanker
         except ImportError as exc:
-            raise ImportError(f"backend='torch' needs selrank.torch.NeuralRanker ({exc}): pip install 'selrank[torch]'") from None
+            raise ImportError(
+                f"backend='torch' needs selrank.torch.NeuralRanker ({exc}): pip install 'selrank[torch]'"
+            ) from None
         if self.n_estimators is not None:
-            raise ValueError("`n_estimators` applies to the GBDT backends; give `epochs=` for backend='torch'")
+            raise ValueError(
+                "`n_estimators` applies to the GBDT backends; give `epochs=` for backend='torch'"
+            )
         accepted = inspect.signature(NeuralRanker).parameters
         kwargs = {"loss": self._build_loss()}
-        optional = {"learning_rate": self.learning_rate, "early_stopping_rounds": self.early_stopping_rounds,
-                    "eval_at": self.eval_at, "random_state": self.random_state, "verbose": self.verbose}
+        optional = {
+            "learning_rate": self.learning_rate,
+            "early_stopping_rounds": self.early_stopping_rounds,
+            "eval_at": self.eval_at,
+            "random_state": self.random_state,
+            "verbose": self.verbose,
+        }
         for name, value in optional.items():
             if value is not None and name in accepted:
                 kwargs[name] = value

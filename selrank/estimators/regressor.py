@@ -30,33 +30,75 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
     _kind = "regressor"
     _default_loss = "pointwise"
 
-    def __init__(self, loss="pointwise", *, link="identity", scaling=None, target=None, loss_params=None,
-                 label_scale: float = 1.0, hessian: str = "floor", hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
-                 backend: str = "lightgbm", n_estimators=None, learning_rate=None, early_stopping_rounds=None,
-                 eval_at=10, random_state=None, verbose: bool = False, **backend_params):
-        super().__init__(loss, link=link, scaling=scaling, target=target, loss_params=loss_params,
-                         label_scale=label_scale, hessian=hessian, hessian_floor=hessian_floor, backend=backend,
-                         n_estimators=n_estimators, learning_rate=learning_rate,
-                         early_stopping_rounds=early_stopping_rounds, eval_at=eval_at, random_state=random_state,
-                         verbose=verbose, **backend_params)
+    def __init__(
+        self,
+        loss="pointwise",
+        *,
+        link="identity",
+        scaling=None,
+        target=None,
+        loss_params=None,
+        label_scale: float = 1.0,
+        hessian: str = "floor",
+        hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+        backend: str = "lightgbm",
+        n_estimators=None,
+        learning_rate=None,
+        early_stopping_rounds=None,
+        eval_at=10,
+        random_state=None,
+        verbose: bool = False,
+        **backend_params,
+    ):
+        super().__init__(
+            loss,
+            link=link,
+            scaling=scaling,
+            target=target,
+            loss_params=loss_params,
+            label_scale=label_scale,
+            hessian=hessian,
+            hessian_floor=hessian_floor,
+            backend=backend,
+            n_estimators=n_estimators,
+            learning_rate=learning_rate,
+            early_stopping_rounds=early_stopping_rounds,
+            eval_at=eval_at,
+            random_state=random_state,
+            verbose=verbose,
+            **backend_params,
+        )
 
     def _loss_arguments(self) -> dict[str, Any]:
         params = super()._loss_arguments()
         loss = self.loss if self.loss is not None else self._default_loss
         # the default link belongs to the default loss: it does not apply to a scaling-based
         # loss (listwise) nor to a Loss object, which carries its own link
-        if self.link == "identity" and (isinstance(loss, Loss) or (isinstance(loss, str) and loss.lower() == "listwise")):
+        if self.link == "identity" and (
+            isinstance(loss, Loss) or (isinstance(loss, str) and loss.lower() == "listwise")
+        ):
             params.pop("link", None)
         return params
 
     _EXPECTED_FAILED_CHECKS = {
         **_SelectiveEstimator._EXPECTED_FAILED_CHECKS,
         "check_regressors_no_decision_function": "decision_function is the documented score-space output (before "
-                                                 "the link and label_scale); predict is in the space of y",
+        "the link and label_scale); predict is in the space of y",
     }
 
-    def fit(self, X, y, *, group=None, qid=None, sample_weight=None, eval_set=None, eval_group=None, eval_qid=None,
-            eval_sample_weight=None):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        group=None,
+        qid=None,
+        sample_weight=None,
+        eval_set=None,
+        eval_group=None,
+        eval_qid=None,
+        eval_sample_weight=None,
+    ):
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
         ``X`` as in :meth:`SelectiveRanker.fit`. Returns ``self``.
@@ -67,15 +109,32 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         y = _as_float_labels(y, n)
         loss = self._build_loss()
         if loss.structure == "multiclass":
-            raise ValueError(f"SelectiveRegressor takes pointwise or group losses; {loss.name!r} is multi-class")
+            raise ValueError(
+                f"SelectiveRegressor takes pointwise or group losses; {loss.name!r} is multi-class"
+            )
         group_loss = loss.structure == "group"
         groups = _as_group(group, n, qid=qid) if group_loss else None
         w = _as_sample_weight(sample_weight, n)
-        eval_sets = _eval_sets(self, eval_set, eval_group=eval_group, eval_qid=eval_qid,
-                               eval_sample_weight=eval_sample_weight, labels=_as_float_labels,
-                               groups_needed=group_loss, groups_required=group_loss)
-        return self._fit(feats, y, group=groups, sample_weight=w, eval_sets=eval_sets, loss=loss, n_classes=None,
-                         metric="loss")
+        eval_sets = _eval_sets(
+            self,
+            eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_sample_weight=eval_sample_weight,
+            labels=_as_float_labels,
+            groups_needed=group_loss,
+            groups_required=group_loss,
+        )
+        return self._fit(
+            feats,
+            y,
+            group=groups,
+            sample_weight=w,
+            eval_sets=eval_sets,
+            loss=loss,
+            n_classes=None,
+            metric="loss",
+        )
 
     def predict(self, X):
         """Predictions in the space of ``y`` (``h(score)`` for ``target="link"``)."""

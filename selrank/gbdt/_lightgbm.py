@@ -16,9 +16,20 @@ from ._objective import GBDTObjective, _Binding
 __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 
 # LightGBM parameter aliases (docs: Parameters.rst) for the two leaf minimums the floor uses
-_MIN_HESS_ALIASES = ("min_sum_hessian_in_leaf", "min_sum_hessian_per_leaf", "min_sum_hessian", "min_hessian",
-                     "min_child_weight")
-_MIN_ROWS_ALIASES = ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf")
+_MIN_HESS_ALIASES = (
+    "min_sum_hessian_in_leaf",
+    "min_sum_hessian_per_leaf",
+    "min_sum_hessian",
+    "min_hessian",
+    "min_child_weight",
+)
+_MIN_ROWS_ALIASES = (
+    "min_data_in_leaf",
+    "min_data_per_leaf",
+    "min_data",
+    "min_child_samples",
+    "min_samples_leaf",
+)
 _NUM_CLASS_ALIASES = ("num_class", "num_classes")
 _MAX_BINDINGS = 16
 #: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
@@ -29,7 +40,9 @@ def import_lightgbm():
     try:
         import lightgbm
     except ImportError:
-        raise ImportError("the LightGBM objective requires lightgbm: pip install 'selrank[gbdt]'") from None
+        raise ImportError(
+            "the LightGBM objective requires lightgbm: pip install 'selrank[gbdt]'"
+        ) from None
     return lightgbm
 
 
@@ -78,7 +91,10 @@ class LightGBMObjective(GBDTObjective):
         super().__init__(loss, **options)
         if not _passes_group():
             # LightGBM < 4.7 accepts only 2 or 3 arguments; a group then comes from the options
-            params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ("y_true", "y_pred", "weight")]
+            params = [
+                inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                for n in ("y_true", "y_pred", "weight")
+            ]
             self.__signature__ = inspect.Signature(params)
 
     def __call__(self, y_true, y_pred, weight=None, group=None):
@@ -108,8 +124,10 @@ class LightGBMObjective(GBDTObjective):
             if b is None or b.source is not dataset:
                 b = self._bind_dataset(dataset, n_classes)
                 # keep a few recent data sets (lgb.cv trains its folds round-robin)
-                keep = [k for k in self._bindings if k != "arrays"][-(_MAX_BINDINGS - 1):]
-                self._bindings = {k: v for k, v in self._bindings.items() if k == "arrays" or k in keep}
+                keep = [k for k in self._bindings if k != "arrays"][-(_MAX_BINDINGS - 1) :]
+                self._bindings = {
+                    k: v for k, v in self._bindings.items() if k == "arrays" or k in keep
+                }
                 self._bindings[id(dataset)] = b
         return self._run(b, preds)
 
@@ -121,12 +139,17 @@ class LightGBMObjective(GBDTObjective):
             nc = _param(params, _NUM_CLASS_ALIASES)
             n_classes = int(nc) if nc is not None and int(nc) > 1 else None
         if self.structure == "multiclass" and n_classes is None:
-            raise ValueError(f"the {self.loss.name} loss is multi-class: set params['num_class'] to the number of classes")
+            raise ValueError(
+                f"the {self.loss.name} loss is multi-class: set params['num_class'] to the number of classes"
+            )
         mlh = _param(params, _MIN_HESS_ALIASES)
         mlr = _param(params, _MIN_ROWS_ALIASES)
         b = self.bind(
-            _label_of(dataset), group=_group_of(dataset), sample_weight=_weight_of(dataset),
-            n_classes=n_classes, min_leaf_hessian=None if mlh is None else float(mlh),
+            _label_of(dataset),
+            group=_group_of(dataset),
+            sample_weight=_weight_of(dataset),
+            n_classes=n_classes,
+            min_leaf_hessian=None if mlh is None else float(mlh),
             min_leaf_rows=None if mlr is None else int(mlr),
         )
         b.source = dataset
@@ -143,7 +166,9 @@ class LightGBMObjective(GBDTObjective):
         return g, h
 
     # -- intercept and prediction ----------------------------------------------------------------------
-    def fit_intercept(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
+    def fit_intercept(
+        self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
+    ):
         """Optimal constant from a :class:`lightgbm.Dataset` or from label arrays; stores ``intercept_``."""
         if _is_dataset(label):
             dataset = label
@@ -153,9 +178,15 @@ class LightGBMObjective(GBDTObjective):
                 n_classes = int(nc) if nc is not None and int(nc) > 1 else None
             if self.structure == "multiclass" and n_classes is None:
                 n_classes = int(np.max(_label_of(dataset))) + 1
-            return super().fit_intercept(_label_of(dataset), group=_group_of(dataset),
-                                         sample_weight=_weight_of(dataset), n_classes=n_classes)
-        return super().fit_intercept(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
+            return super().fit_intercept(
+                _label_of(dataset),
+                group=_group_of(dataset),
+                sample_weight=_weight_of(dataset),
+                n_classes=n_classes,
+            )
+        return super().fit_intercept(
+            label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes
+        )
 
     def set_init_score(self, *datasets):
         """Set ``init_score`` of LightGBM Datasets to the optimal constant; returns the first.
@@ -177,7 +208,9 @@ class LightGBMObjective(GBDTObjective):
             raise TypeError("set_init_score() needs at least one lightgbm.Dataset")
         for ds in datasets:
             if not _is_dataset(ds):
-                raise TypeError(f"set_init_score() takes lightgbm.Dataset objects; got {type(ds).__name__}")
+                raise TypeError(
+                    f"set_init_score() takes lightgbm.Dataset objects; got {type(ds).__name__}"
+                )
         self.fit_intercept(datasets[0])
         c = np.asarray(self.intercept_)
         for ds in datasets:
@@ -199,8 +232,19 @@ class LightGBMObjective(GBDTObjective):
         return raw + np.asarray(c)
 
     # -- training and persistence -----------------------------------------------------------------
-    def train(self, params: dict | None, train_set, num_boost_round: int = 100, *, valid_sets=None,
-              valid_names=None, feval=None, init_model=None, callbacks=None, keep_training_booster: bool = False):
+    def train(
+        self,
+        params: dict | None,
+        train_set,
+        num_boost_round: int = 100,
+        *,
+        valid_sets=None,
+        valid_names=None,
+        feval=None,
+        init_model=None,
+        callbacks=None,
+        keep_training_booster: bool = False,
+    ):
         """Train with this objective from the optimal constant; the booster keeps its intercept.
 
         :func:`lightgbm.train` with ``params["objective"] = self``, after
@@ -218,23 +262,40 @@ class LightGBMObjective(GBDTObjective):
         lgb = import_lightgbm()
         p = dict(params or {})
         if p.get("objective", self) is not self:
-            raise ValueError(f"params['objective'] is {p['objective']!r}; LightGBMObjective.train trains with itself")
+            raise ValueError(
+                f"params['objective'] is {p['objective']!r}; LightGBMObjective.train trains with itself"
+            )
         p.pop("objective", None)
         valid_sets = list(valid_sets or [])
         self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
         intercept = self.intercept_
         # construct with the training parameters (as lightgbm.train would) to see which features remain
-        if init_model is None:  # (continued training sets a predictor on the unconstructed data set)
-            train_set._update_params({**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"})  # noqa: SLF001
+        if (
+            init_model is None
+        ):  # (continued training sets a predictor on the unconstructed data set)
+            train_set._update_params(
+                {**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"}
+            )  # noqa: SLF001
             train_set.construct()
         if init_model is None and _usable_features(train_set) == 0:
-            _warn(_no_feature_message(train_set, train_set.params or {}) + "; the model is the constant intercept")
+            _warn(
+                _no_feature_message(train_set, train_set.params or {})
+                + "; the model is the constant intercept"
+            )
             booster = _constant_booster(lgb, train_set, p)
         else:
             p["objective"] = self
-            booster = lgb.train(p, train_set, num_boost_round, valid_sets=valid_sets or None, valid_names=valid_names,
-                                feval=feval, init_model=init_model, callbacks=callbacks,
-                                keep_training_booster=keep_training_booster)
+            booster = lgb.train(
+                p,
+                train_set,
+                num_boost_round,
+                valid_sets=valid_sets or None,
+                valid_names=valid_names,
+                feval=feval,
+                init_model=init_model,
+                callbacks=callbacks,
+                keep_training_booster=keep_training_booster,
+            )
         self._write_intercept(booster, intercept)
         return booster
 
@@ -253,7 +314,9 @@ class LightGBMObjective(GBDTObjective):
     @staticmethod
     def feature_gain(booster, n_features: int) -> np.ndarray:
         """Total split gain of each feature."""
-        return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)[:n_features]
+        return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)[
+            :n_features
+        ]
 
     def save_model(self, booster, **kwargs) -> str:
         """LightGBM's model text with the booster's intercept (a line LightGBM's parser skips).
@@ -273,7 +336,7 @@ class LightGBMObjective(GBDTObjective):
         booster = lgb.Booster(model_str=model_str)
         for line in model_str.splitlines():
             if line.startswith(_INTERCEPT_LINE):
-                self._write_intercept(booster, json.loads(line[len(_INTERCEPT_LINE):]))
+                self._write_intercept(booster, json.loads(line[len(_INTERCEPT_LINE) :]))
                 break
         return booster
 
@@ -292,8 +355,10 @@ def _check_subset_keeps_queries(dataset) -> None:
     if sizes is None or np.size(sizes) == 0:
         return
     sizes = np.asarray(sizes, dtype=np.int64)
-    counts = np.bincount(np.repeat(np.arange(sizes.size), sizes)[np.asarray(used, dtype=np.int64)],
-                         minlength=sizes.size)
+    counts = np.bincount(
+        np.repeat(np.arange(sizes.size), sizes)[np.asarray(used, dtype=np.int64)],
+        minlength=sizes.size,
+    )
     cut = np.flatnonzero((counts > 0) & (counts < sizes))
     if cut.size:
         q = int(cut[0])
@@ -301,7 +366,8 @@ def _check_subset_keeps_queries(dataset) -> None:
             f"this training set is a row subset that cuts {cut.size} queries (query {q} keeps {int(counts[q])} of "
             f"its {int(sizes[q])} rows): lightgbm.cv splits rows, not queries, with a custom objective. Use "
             "selrank.gbdt.cv(params, train_set, ...) or lightgbm.cv(..., folds=GroupKFold(n)), whose folds keep "
-            "whole queries")
+            "whole queries"
+        )
 
 
 def _warn(message: str) -> None:
@@ -317,9 +383,11 @@ def _no_feature_message(dataset, params: dict) -> str:
     mdl = _param(params, _MIN_ROWS_ALIASES)
     mdl = 20 if mdl is None else int(mdl)
     n = dataset.num_data()
-    return (f"LightGBM kept none of the {dataset.num_feature()} features to split on: each is constant or missing, "
-            f"or the data has fewer than 2 x min_data_in_leaf = {2 * mdl} rows ({n}); lower min_data_in_leaf "
-            "(and min_data_in_bin), or set feature_pre_filter=False")
+    return (
+        f"LightGBM kept none of the {dataset.num_feature()} features to split on: each is constant or missing, "
+        f"or the data has fewer than 2 x min_data_in_leaf = {2 * mdl} rows ({n}); lower min_data_in_leaf "
+        "(and min_data_in_bin), or set feature_pre_filter=False"
+    )
 
 
 def _constant_booster(lgb, train_set, params: dict):
@@ -330,7 +398,9 @@ def _constant_booster(lgb, train_set, params: dict):
     X = np.zeros((max(2, k), n_feat))
     p = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
     p.update({"objective": "multiclass", "num_class": k} if k > 1 else {"objective": "regression"})
-    data = lgb.Dataset(X, label=np.arange(X.shape[0]) % k, feature_name=train_set.get_feature_name(), params=p)
+    data = lgb.Dataset(
+        X, label=np.arange(X.shape[0]) % k, feature_name=train_set.get_feature_name(), params=p
+    )
     booster = lgb.train(p, data, 1)
     for tree in range(booster.num_trees()):
         booster.set_leaf_output(tree, 0, 0.0)
@@ -338,7 +408,10 @@ def _constant_booster(lgb, train_set, params: dict):
 
 
 def _constructed(dataset) -> bool:
-    return getattr(dataset, "_handle", None) is not None or getattr(dataset, "handle", None) is not None
+    return (
+        getattr(dataset, "_handle", None) is not None
+        or getattr(dataset, "handle", None) is not None
+    )
 
 
 def _field(dataset, name: str):

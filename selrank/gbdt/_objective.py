@@ -87,8 +87,17 @@ def resolve_loss(loss: Loss | str, **loss_params) -> Loss:
 class _Binding:
     """Everything fixed for one training set: bound core losses, weights, intercept, scale."""
 
-    def __init__(self, n_rows: int, n_classes: int | None, groups: Groups | None, row_weight, intercept,
-                 blocks: list[tuple[int, int, Any]], full, ref: float):
+    def __init__(
+        self,
+        n_rows: int,
+        n_classes: int | None,
+        groups: Groups | None,
+        row_weight,
+        intercept,
+        blocks: list[tuple[int, int, Any]],
+        full,
+        ref: float,
+    ):
         self.n_rows = n_rows
         self.n_classes = n_classes
         self.groups = groups
@@ -151,39 +160,79 @@ class GBDTObjective:
     """
 
     backend = "gbdt"
-    _OPTIONS = ("hessian", "hessian_floor", "label_scale", "group", "qid", "min_leaf_hessian", "min_leaf_rows",
-                "n_jobs", "block_rows")
+    _OPTIONS = (
+        "hessian",
+        "hessian_floor",
+        "label_scale",
+        "group",
+        "qid",
+        "min_leaf_hessian",
+        "min_leaf_rows",
+        "n_jobs",
+        "block_rows",
+    )
     _default_min_leaf_hessian = 1e-3
     _default_min_leaf_rows = NOMINAL_LEAF_ROWS
 
-    def __init__(self, loss: Loss | str = "listwise", *, hessian: str = "floor",
-                 hessian_floor: float = DEFAULT_HESSIAN_FLOOR, label_scale: float = 1.0, group=None, qid=None,
-                 min_leaf_hessian: float | None = None, min_leaf_rows: int | None = None,
-                 n_jobs: int | None = None, block_rows: int = 65536, **loss_params):
+    def __init__(
+        self,
+        loss: Loss | str = "listwise",
+        *,
+        hessian: str = "floor",
+        hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
+        label_scale: float = 1.0,
+        group=None,
+        qid=None,
+        min_leaf_hessian: float | None = None,
+        min_leaf_rows: int | None = None,
+        n_jobs: int | None = None,
+        block_rows: int = 65536,
+        **loss_params,
+    ):
         owner = type(self).__name__
         self.loss = resolve_loss(loss, **loss_params)
         if self.loss.structure not in _STRUCTURES:
-            raise ValueError(f"{owner} supports losses of structure {_STRUCTURES}; got {self.loss.structure!r}")
+            raise ValueError(
+                f"{owner} supports losses of structure {_STRUCTURES}; got {self.loss.structure!r}"
+            )
         if hessian not in HESSIAN_POLICIES:
-            raise ValueError(f"`hessian` of {owner} must be one of {HESSIAN_POLICIES}; got {hessian!r}")
+            raise ValueError(
+                f"`hessian` of {owner} must be one of {HESSIAN_POLICIES}; got {hessian!r}"
+            )
         self.hessian = hessian
-        self.hessian_floor = A.positive_float(hessian_floor, "hessian_floor", owner, allow_zero=True)
+        self.hessian_floor = A.positive_float(
+            hessian_floor, "hessian_floor", owner, allow_zero=True
+        )
         self.label_scale = A.positive_float(label_scale, "label_scale", owner)
         if group is not None and qid is not None:
-            raise ValueError(f"give {owner} either `group` (query sizes) or `qid` (per-row query ids), not both")
+            raise ValueError(
+                f"give {owner} either `group` (query sizes) or `qid` (per-row query ids), not both"
+            )
         self.group = group
         self.qid = qid
-        self.min_leaf_hessian = None if min_leaf_hessian is None else A.positive_float(
-            min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
-        if min_leaf_rows is not None and (isinstance(min_leaf_rows, bool) or int(min_leaf_rows) != min_leaf_rows
-                                          or min_leaf_rows < 1):
-            raise ValueError(f"`min_leaf_rows` of {owner} must be a positive integer; got {min_leaf_rows!r}")
+        self.min_leaf_hessian = (
+            None
+            if min_leaf_hessian is None
+            else A.positive_float(min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
+        )
+        if min_leaf_rows is not None and (
+            isinstance(min_leaf_rows, bool)
+            or int(min_leaf_rows) != min_leaf_rows
+            or min_leaf_rows < 1
+        ):
+            raise ValueError(
+                f"`min_leaf_rows` of {owner} must be a positive integer; got {min_leaf_rows!r}"
+            )
         self.min_leaf_rows = None if min_leaf_rows is None else int(min_leaf_rows)
         if n_jobs is not None and (isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs < 1):
-            raise ValueError(f"`n_jobs` of {owner} must be a positive integer or None; got {n_jobs!r}")
+            raise ValueError(
+                f"`n_jobs` of {owner} must be a positive integer or None; got {n_jobs!r}"
+            )
         self.n_jobs = n_jobs
         if isinstance(block_rows, bool) or int(block_rows) != block_rows or block_rows < 1:
-            raise ValueError(f"`block_rows` of {owner} must be a positive integer; got {block_rows!r}")
+            raise ValueError(
+                f"`block_rows` of {owner} must be a positive integer; got {block_rows!r}"
+            )
         self.block_rows = int(block_rows)
         self.intercept_: float | np.ndarray | None = None
         self.hessian_scale_: float | None = None
@@ -220,7 +269,9 @@ class GBDTObjective:
         return out
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_options().items() if k != "group" or v is not None)
+        args = ", ".join(
+            f"{k}={v!r}" for k, v in self.get_options().items() if k != "group" or v is not None
+        )
         return f"{type(self).__name__}({args})"
 
     # -- targets -------------------------------------------------------------------------------
@@ -245,7 +296,9 @@ class GBDTObjective:
                 return y
             return class_targets(y, n_classes, self.label_scale)
         if y.ndim != 1:
-            raise ValueError(f"labels of a {self.structure} loss must be 1-D; got shape {tuple(y.shape)}")
+            raise ValueError(
+                f"labels of a {self.structure} loss must be 1-D; got shape {tuple(y.shape)}"
+            )
         return y if self.loss.target == "link" else y * self.label_scale
 
     def _groups(self, group, n_rows: int, qid=None) -> Groups | None:
@@ -263,8 +316,17 @@ class GBDTObjective:
         return as_groups(group, n_rows, qid=qid, require_contiguous=True)
 
     # -- binding -------------------------------------------------------------------------------
-    def bind(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None,
-             min_leaf_hessian: float | None = None, min_leaf_rows: int | None = None) -> _Binding:
+    def bind(
+        self,
+        label,
+        *,
+        group=None,
+        qid=None,
+        sample_weight=None,
+        n_classes: int | None = None,
+        min_leaf_hessian: float | None = None,
+        min_leaf_rows: int | None = None,
+    ) -> _Binding:
         """Validate and bind one training set (labels, groups, weights); done before training.
 
         ``group`` are query sizes, ``qid`` per-row query ids (contiguous). Raises
@@ -278,7 +340,9 @@ class GBDTObjective:
         kw = {} if groups is None else {"group": groups}
         full = self.loss.bind(y, sample_weight=w_unit, **kw)
         if self.structure == "multiclass":
-            intercept = np.asarray(self.loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64)
+            intercept = np.asarray(
+                self.loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64
+            )
             if intercept.shape != (n_classes,):
                 intercept = np.resize(intercept, n_classes)
         elif groups is not None:
@@ -291,23 +355,42 @@ class GBDTObjective:
         h0 = np.asarray(A.to_numpy(h0), dtype=np.float64)
         total_w = float(n if row_w is None else row_w.sum()) * (1 if h0.ndim == 1 else h0.shape[1])
         ref = float(h0.sum()) / total_w if total_w > 0 else 0.0
-        if self.hessian_scale_ is not None:  # fitted on the full training set (distributed workers see parts)
+        if (
+            self.hessian_scale_ is not None
+        ):  # fitted on the full training set (distributed workers see parts)
             ref = self.hessian_scale_
         elif not (math.isfinite(ref) and ref > 0):
-            self._warn_once("ref", (
-                f"the exact Hessian of {self.loss!r} is zero at the optimal constant; the Hessian "
-                "scale for the floor and constant policies falls back to 1 per unit weight"))
+            self._warn_once(
+                "ref",
+                (
+                    f"the exact Hessian of {self.loss!r} is zero at the optimal constant; the Hessian "
+                    "scale for the floor and constant policies falls back to 1 per unit weight"
+                ),
+            )
             ref = 1.0
         blocks = self._blocks(y, groups, w_unit, n, full)
-        b = _Binding(n, n_classes if self.structure == "multiclass" else None, groups, row_w, intercept, blocks, full, ref)
+        b = _Binding(
+            n,
+            n_classes if self.structure == "multiclass" else None,
+            groups,
+            row_w,
+            intercept,
+            blocks,
+            full,
+            ref,
+        )
         mlh = self._pick(self.min_leaf_hessian, min_leaf_hessian, self._default_min_leaf_hessian)
         mlr = self._pick(self.min_leaf_rows, min_leaf_rows, self._default_min_leaf_rows)
         b.floor = max(self.hessian_floor * ref, mlh / max(mlr, 1))
         if self.hessian == "floor" and b.floor > 10.0 * ref:
-            self._warn_once("floor", (
-                f"the Hessian floor {b.floor:.3g} (min leaf Hessian {mlh:g} over {mlr} rows) is more than 10x the "
-                f"loss's Hessian scale {ref:.3g}: Newton steps are damped by the floor. Lower the library's "
-                "min_child_weight / min_sum_hessian_in_leaf"))
+            self._warn_once(
+                "floor",
+                (
+                    f"the Hessian floor {b.floor:.3g} (min leaf Hessian {mlh:g} over {mlr} rows) is more than 10x the "
+                    f"loss's Hessian scale {ref:.3g}: Newton steps are damped by the floor. Lower the library's "
+                    "min_child_weight / min_sum_hessian_in_leaf"
+                ),
+            )
         return b
 
     @staticmethod
@@ -397,7 +480,12 @@ class GBDTObjective:
     def _row_weight_like(self, b: _Binding, like):
         if b.row_weight is None:
             return None
-        key = ("row_weight", type(like).__module__, str(getattr(like, "device", "")), str(like.dtype))
+        key = (
+            "row_weight",
+            type(like).__module__,
+            str(getattr(like, "device", "")),
+            str(like.dtype),
+        )
         hit = b.__dict__.setdefault("_cache", {}).get(key)
         if hit is None:
             hit = A.as_float_array(b.row_weight, like=like, name="row_weight")
@@ -419,7 +507,11 @@ class GBDTObjective:
             return g, (xp.full_like(h, b.ref) if wcol is None else wcol * b.ref + xp.zeros_like(h))
         if self.hessian == "floor":
             if wcol is None:
-                return g, (np.maximum(h, b.floor) if A.is_numpy(h) else xp.maximum(h, xp.full_like(h, b.floor)))
+                return g, (
+                    np.maximum(h, b.floor)
+                    if A.is_numpy(h)
+                    else xp.maximum(h, xp.full_like(h, b.floor))
+                )
             return g, xp.maximum(h, wcol * b.floor)
         # "upper": largest Hessian per unit weight of the query / all rows / the class column
         per = h if wcol is None else h / xp.where(wcol > 0, wcol, xp.ones_like(wcol))
@@ -443,9 +535,13 @@ class GBDTObjective:
                 "floor": f"the floor ({self.hessian_floor} x the reference Hessian) sets the step size there",
                 "upper": "the query's largest Hessian sets the step size there",
             }[self.hessian]
-            self._warn_once("vanish", (
-                f"the Hessian of {self.loss!r} vanishes on {n_vanished} of {n_active} rows with a non-zero "
-                f"gradient: {advice}"))
+            self._warn_once(
+                "vanish",
+                (
+                    f"the Hessian of {self.loss!r} vanishes on {n_vanished} of {n_active} rows with a non-zero "
+                    f"gradient: {advice}"
+                ),
+            )
 
     def _warn_once(self, key: str, message: str) -> None:
         if key in self._warned:
@@ -459,7 +555,16 @@ class GBDTObjective:
         return self._apply_policy(b, g, h)
 
     # -- public helpers ------------------------------------------------------------------------------
-    def grad_hess(self, y_pred, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
+    def grad_hess(
+        self,
+        y_pred,
+        label,
+        *,
+        group=None,
+        qid=None,
+        sample_weight=None,
+        n_classes: int | None = None,
+    ):
         """Gradient and Hessian (after the policy) for arrays, binding on first use.
 
         ``y_pred`` is ``[n]`` or ``[n, K]`` (multi-class); the binding for ``label`` is cached
@@ -486,9 +591,13 @@ class GBDTObjective:
         key = "arrays"
         with self._lock:
             b = self._bindings.get(key)
-            if b is not None and self._same_source(b.source, (label, group, sample_weight, n_classes)):
+            if b is not None and self._same_source(
+                b.source, (label, group, sample_weight, n_classes)
+            ):
                 return b
-            b = self.bind(label, group=group, sample_weight=sample_weight, n_classes=n_classes, **leaf)
+            b = self.bind(
+                label, group=group, sample_weight=sample_weight, n_classes=n_classes, **leaf
+            )
             b.source = (label, group, sample_weight, n_classes)
             self._bindings[key] = b
             return b
@@ -510,7 +619,9 @@ class GBDTObjective:
                 return False
         return True
 
-    def fit_intercept(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
+    def fit_intercept(
+        self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
+    ):
         """Validate the training labels and store (and return) the optimal constant ``intercept_``.
 
         Also stores the reference Hessian ``hessian_scale_`` of these labels, which later
@@ -551,8 +662,10 @@ class GBDTObjective:
         if not fitted:
             if self.intercept_ is not None:
                 return _intercept_value(self.intercept_)
-            raise ValueError("the intercept is not known: train with obj.train(...), or call fit_intercept / "
-                             f"{self._start_hint.split(' before')[0]} before training")
+            raise ValueError(
+                "the intercept is not known: train with obj.train(...), or call fit_intercept / "
+                f"{self._start_hint.split(' before')[0]} before training"
+            )
         distinct = []
         for c in fitted:
             if not any(c.shape == d.shape and np.array_equal(c, d) for d in distinct):
@@ -563,7 +676,8 @@ class GBDTObjective:
                 f"this booster carries no intercept (it was not trained with obj.train) and the objective fitted "
                 f"{len(distinct)} different intercepts ({shown}) on its training sets: which one belongs to this "
                 "booster is unknown. Train with obj.train(...), which stores the intercept in the booster, or pass "
-                "intercept=")
+                "intercept="
+            )
         return _intercept_value(distinct[0])
 
     def _read_intercept(self, booster):
@@ -597,19 +711,24 @@ class GBDTObjective:
             return
         top = float(np.max(np.abs(t)))
         if self.loss.target == "score":
-            fix = (f"scale the targets down: label_scale={self.label_scale * 2.0 / top:.3g} (targets up to 2) instead "
-                   f"of {self.label_scale:g}, or divide the labels")
+            fix = (
+                f"scale the targets down: label_scale={self.label_scale * 2.0 / top:.3g} (targets up to 2) instead "
+                f"of {self.label_scale:g}, or divide the labels"
+            )
         else:
             fix = "rescale the labels"
         raise ValueError(
             f"{self.loss!r} is saturated at its optimal constant: target scores reach {top:.3g} and the mean Newton "
             f"step is {step:.2g} for targets spread over {spread:.3g}, so the trees would learn nothing (a constant "
-            f"model). {fix[0].upper() + fix[1:]}")
+            f"model). {fix[0].upper() + fix[1:]}"
+        )
 
     def init_score(self, n_rows: int, n_classes: int | None = None):
         """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""
         if self.intercept_ is None:
-            raise ValueError("the intercept is not known yet: call fit_intercept(...) on the training labels first")
+            raise ValueError(
+                "the intercept is not known yet: call fit_intercept(...) on the training labels first"
+            )
         c = np.asarray(self.intercept_, dtype=np.float64)
         if c.ndim == 0:
             return np.full(int(n_rows), float(c))
@@ -628,8 +747,12 @@ class GBDTObjective:
             return
         if self.structure == "group" and np.allclose(c, 0.0):
             return
-        self._warn_once("start", (
-            f"training starts from a constant {np.round(flat[0], 6).tolist()} instead of the loss's optimal "
-            f"constant {np.round(c, 6).tolist()}; set it with {self._start_hint}"))
+        self._warn_once(
+            "start",
+            (
+                f"training starts from a constant {np.round(flat[0], 6).tolist()} instead of the loss's optimal "
+                f"constant {np.round(c, 6).tolist()}; set it with {self._start_hint}"
+            ),
+        )
 
     _start_hint = "the library's init_score / base_margin"

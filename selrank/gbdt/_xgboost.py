@@ -23,12 +23,18 @@ def import_xgboost():
     try:
         import xgboost
     except ImportError:
-        raise ImportError("the XGBoost objective requires xgboost: pip install 'selrank[gbdt]'") from None
+        raise ImportError(
+            "the XGBoost objective requires xgboost: pip install 'selrank[gbdt]'"
+        ) from None
     return xgboost
 
 
 def _is_dmatrix(x: Any) -> bool:
-    return type(x).__module__.startswith("xgboost") and hasattr(x, "get_uint_info") and hasattr(x, "num_row")
+    return (
+        type(x).__module__.startswith("xgboost")
+        and hasattr(x, "get_uint_info")
+        and hasattr(x, "num_row")
+    )
 
 
 def _dmatrix_info(dtrain):
@@ -71,7 +77,9 @@ class XGBoostObjective(GBDTObjective):
         """Gradient and Hessian; ``(preds, dtrain)`` or ``(y_true, y_pred, sample_weight=None)``."""
         if _is_dmatrix(y_pred):
             return self._from_dmatrix(y_true, y_pred)
-        preds = y_pred if not isinstance(y_pred, list | tuple) else np.asarray(y_pred, dtype=np.float64)
+        preds = (
+            y_pred if not isinstance(y_pred, list | tuple) else np.asarray(y_pred, dtype=np.float64)
+        )
         label = np.asarray(A.to_numpy(y_true), dtype=np.float64)
         preds, n_classes = self._layout(preds, label.size)
         label = self._label_layout(label, preds)
@@ -96,7 +104,9 @@ class XGBoostObjective(GBDTObjective):
         return label
 
     def _from_dmatrix(self, preds, dtrain):
-        preds = preds if not isinstance(preds, list | tuple) else np.asarray(preds, dtype=np.float64)
+        preds = (
+            preds if not isinstance(preds, list | tuple) else np.asarray(preds, dtype=np.float64)
+        )
         n = int(dtrain.num_row())
         preds, n_classes = self._layout(preds, n)
         with self._lock:
@@ -112,7 +122,9 @@ class XGBoostObjective(GBDTObjective):
         if n_classes is not None and label.size == dtrain.num_row() * n_classes:
             label = label.reshape(-1, n_classes)
         if self.structure == "multiclass" and n_classes is None:
-            raise ValueError(f"the {self.loss.name} loss is multi-class: set params['num_class'] to the number of classes")
+            raise ValueError(
+                f"the {self.loss.name} loss is multi-class: set params['num_class'] to the number of classes"
+            )
         if group is None and self.group is None and self.qid is None and self.structure == "group":
             raise ValueError(
                 f"the {self.loss.name} loss needs query groups: build the DMatrix with qid=... (sorted) or "
@@ -131,7 +143,9 @@ class XGBoostObjective(GBDTObjective):
         return self._evaluate(b, preds)
 
     # -- intercept and prediction ---------------------------------------------------------------------
-    def fit_intercept(self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None):
+    def fit_intercept(
+        self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
+    ):
         """Optimal constant from a DMatrix or from label arrays; stores ``intercept_``."""
         if _is_dmatrix(label):
             y, w, g = _dmatrix_info(label)
@@ -143,8 +157,12 @@ class XGBoostObjective(GBDTObjective):
                 n_classes = int(np.max(y)) + 1
             if g is not None:
                 group, qid = g, None
-            return super().fit_intercept(y, group=group, qid=qid, sample_weight=w, n_classes=n_classes)
-        return super().fit_intercept(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
+            return super().fit_intercept(
+                y, group=group, qid=qid, sample_weight=w, n_classes=n_classes
+            )
+        return super().fit_intercept(
+            label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes
+        )
 
     def set_base_margin(self, *dmatrices):
         """Set ``base_margin`` of DMatrices to the optimal constant; returns the first.
@@ -165,14 +183,18 @@ class XGBoostObjective(GBDTObjective):
             raise TypeError("set_base_margin() needs at least one xgboost.DMatrix")
         for d in dmatrices:
             if not _is_dmatrix(d):
-                raise TypeError(f"set_base_margin() takes xgboost.DMatrix objects; got {type(d).__name__}")
+                raise TypeError(
+                    f"set_base_margin() takes xgboost.DMatrix objects; got {type(d).__name__}"
+                )
         self.fit_intercept(dmatrices[0])
         c = np.asarray(self.intercept_)
         for d in dmatrices:
             d.set_base_margin(self.init_score(int(d.num_row()), None if c.ndim == 0 else c.size))
         return dmatrices[0]
 
-    def predict(self, booster, X, *, iteration_range=None, intercept=None, n_iterations: int | None = None):
+    def predict(
+        self, booster, X, *, iteration_range=None, intercept=None, n_iterations: int | None = None
+    ):
         """Scores on ``X`` (an array, CuPy array, DataFrame or DMatrix) including the intercept.
 
         XGBoost adds its ``base_score`` (0.5 for custom objectives) when no base margin is
@@ -207,7 +229,9 @@ class XGBoostObjective(GBDTObjective):
         return _intercept_value(json.loads(value))
 
     def _write_intercept(self, booster, intercept) -> None:
-        booster.set_attr(**{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())})
+        booster.set_attr(
+            **{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())}
+        )
 
     @staticmethod
     def n_rounds(booster) -> int:
@@ -240,9 +264,21 @@ class XGBoostObjective(GBDTObjective):
         return booster
 
     # -- training -----------------------------------------------------------------------------------------
-    def train(self, params: dict, dtrain, num_boost_round: int = 10, *, data=None, evals=(),
-              custom_metric=None, early_stopping_rounds: int | None = None, maximize: bool | None = None,
-              verbose_eval: bool | int = False, callbacks=None, evals_result: dict | None = None):
+    def train(
+        self,
+        params: dict,
+        dtrain,
+        num_boost_round: int = 10,
+        *,
+        data=None,
+        evals=(),
+        custom_metric=None,
+        early_stopping_rounds: int | None = None,
+        maximize: bool | None = None,
+        verbose_eval: bool | int = False,
+        callbacks=None,
+        evals_result: dict | None = None,
+    ):
         """Train with this objective, starting from the optimal constant.
 
         Without ``data`` this is :func:`xgboost.train` with ``obj=self`` (base margins set on
@@ -267,16 +303,30 @@ class XGBoostObjective(GBDTObjective):
         evals = list(evals) if evals else []
         self.set_base_margin(dtrain, *[d for d, _ in evals])
         if data is None:
-            bst = xgb.train(params, dtrain, num_boost_round, evals=evals, obj=self, custom_metric=custom_metric,
-                            early_stopping_rounds=early_stopping_rounds, maximize=maximize,
-                            verbose_eval=verbose_eval, callbacks=callbacks, evals_result=evals_result)
+            bst = xgb.train(
+                params,
+                dtrain,
+                num_boost_round,
+                evals=evals,
+                obj=self,
+                custom_metric=custom_metric,
+                early_stopping_rounds=early_stopping_rounds,
+                maximize=maximize,
+                verbose_eval=verbose_eval,
+                callbacks=callbacks,
+                evals_result=evals_result,
+            )
             self._write_intercept(bst, self.intercept_)
             return bst
         if str(params.get("booster", "gbtree")) == "dart":
-            raise ValueError("the device loop adds each round's trees to the margins; the dart booster drops trees: "
-                             "train dart with data=None")
+            raise ValueError(
+                "the device loop adds each round's trees to the margins; the dart booster drops trees: "
+                "train dart with data=None"
+            )
         if int(data.shape[0]) != int(dtrain.num_row()):
-            raise ValueError(f"`data` must hold the rows of dtrain: got {int(data.shape[0])} rows for {int(dtrain.num_row())}")
+            raise ValueError(
+                f"`data` must hold the rows of dtrain: got {int(data.shape[0])} rows for {int(dtrain.num_row())}"
+            )
         from xgboost.callback import CallbackContainer, EarlyStopping, EvaluationMonitor
 
         cbs = [] if callbacks is None else copy.copy(list(callbacks))
@@ -299,7 +349,9 @@ class XGBoostObjective(GBDTObjective):
                 break
             g, h = self(margin, dtrain)
             _boost(bst, dtrain, i, g, h)
-            delta = bst.inplace_predict(data, iteration_range=(i, i + 1), predict_type="margin", base_margin=zeros)
+            delta = bst.inplace_predict(
+                data, iteration_range=(i, i + 1), predict_type="margin", base_margin=zeros
+            )
             margin = margin + _device_like(delta, margin).reshape(margin.shape)
             if container.after_iteration(bst, i, dtrain, evals):
                 break
@@ -332,10 +384,32 @@ def _parameter_names(booster: str = "gbtree") -> frozenset[str]:
 
     for kind in {booster, "gbtree"} if booster in ("gbtree", "dart", "gblinear") else {"gbtree"}:
         walk(json.loads(xgb.train({"booster": kind, "verbosity": 0}, d, 1).save_config()))
-    names.update(p for p in inspect.signature(xgb.XGBModel.__init__).parameters if p not in ("self", "kwargs"))
+    names.update(
+        p
+        for p in inspect.signature(xgb.XGBModel.__init__).parameters
+        if p not in ("self", "kwargs")
+    )
     # aliases of XGBoost's parameter structures (DMLC_DECLARE_ALIAS) and the global configuration
-    names.update({"learning_rate", "eta", "gamma", "min_split_loss", "reg_lambda", "lambda", "reg_alpha", "alpha",
-                  "nthread", "n_jobs", "seed", "random_state", "verbosity", "eval_metric", "use_rmm", "max_bin"})
+    names.update(
+        {
+            "learning_rate",
+            "eta",
+            "gamma",
+            "min_split_loss",
+            "reg_lambda",
+            "lambda",
+            "reg_alpha",
+            "alpha",
+            "nthread",
+            "n_jobs",
+            "seed",
+            "random_state",
+            "verbosity",
+            "eval_metric",
+            "use_rmm",
+            "max_bin",
+        }
+    )
     return frozenset(names)
 
 

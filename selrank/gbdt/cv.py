@@ -57,13 +57,23 @@ def check_folds(folds, row_query: np.ndarray) -> list[tuple[np.ndarray, np.ndarr
             raise ValueError(
                 f"fold {k} cuts {both.size} queries (query {int(both[0])} has rows on both sides): a query's "
                 "documents would be trained on and scored; use whole-query folds (selrank.gbdt.cv's default, or "
-                "sklearn.model_selection.GroupKFold with the query index as groups)")
+                "sklearn.model_selection.GroupKFold with the query index as groups)"
+            )
         out.append((train, test))
     return out
 
 
-def cv(params: dict[str, Any], train_set, num_boost_round: int = 100, *, nfold: int = 5, folds=None,
-       shuffle: bool = True, seed: int = 0, **kwargs) -> dict[str, list[float]]:
+def cv(
+    params: dict[str, Any],
+    train_set,
+    num_boost_round: int = 100,
+    *,
+    nfold: int = 5,
+    folds=None,
+    shuffle: bool = True,
+    seed: int = 0,
+    **kwargs,
+) -> dict[str, list[float]]:
     """:func:`lightgbm.cv` with a selrank objective, on folds of whole queries.
 
     Parameters
@@ -112,10 +122,14 @@ def cv(params: dict[str, Any], train_set, num_boost_round: int = 100, *, nfold: 
     lgb = import_lightgbm()
     obj = params.get("objective")
     if not isinstance(obj, LightGBMObjective):
-        raise TypeError("selrank.gbdt.cv needs params['objective'] to be a selrank LightGBMObjective "
-                        f"(lightgbm_objective(...)); got {type(obj).__name__}")
+        raise TypeError(
+            "selrank.gbdt.cv needs params['objective'] to be a selrank LightGBMObjective "
+            f"(lightgbm_objective(...)); got {type(obj).__name__}"
+        )
     if "nfold" in kwargs or "stratified" in kwargs:
-        raise ValueError("give `nfold` as a keyword of selrank.gbdt.cv; stratified folds would cut queries")
+        raise ValueError(
+            "give `nfold` as a keyword of selrank.gbdt.cv; stratified folds would cut queries"
+        )
     row_query = _row_queries(train_set)
     if folds is None:
         folds = query_folds(row_query, nfold, shuffle=shuffle, seed=seed)

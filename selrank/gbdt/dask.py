@@ -42,7 +42,9 @@ def _import_dask():
         import dask
         import dask.array  # noqa: F401
     except ImportError:
-        raise ImportError("distributed training requires dask: pip install 'selrank[dask]'") from None
+        raise ImportError(
+            "distributed training requires dask: pip install 'selrank[dask]'"
+        ) from None
     return dask
 
 
@@ -106,12 +108,27 @@ def _full_like(y, value: np.ndarray):
     if not isinstance(y, da.Array):
         y = y.to_dask_array(lengths=True)
     k = value.size
-    return y.map_blocks(lambda b: np.tile(value, (len(b), 1)), dtype=np.float64, new_axis=1,
-                        chunks=(y.chunks[0], (k,)))
+    return y.map_blocks(
+        lambda b: np.tile(value, (len(b), 1)),
+        dtype=np.float64,
+        new_axis=1,
+        chunks=(y.chunks[0], (k,)),
+    )
 
 
-def xgboost_dask_train(client, objective: XGBoostObjective | Loss | str, params: dict, X, y, *, qid=None,
-                       sample_weight=None, num_boost_round: int = 10, evals=(), **train_kwargs) -> dict:
+def xgboost_dask_train(
+    client,
+    objective: XGBoostObjective | Loss | str,
+    params: dict,
+    X,
+    y,
+    *,
+    qid=None,
+    sample_weight=None,
+    num_boost_round: int = 10,
+    evals=(),
+    **train_kwargs,
+) -> dict:
     """Train with ``xgboost.dask.train`` and a selrank objective; returns its ``{"booster", "history"}``.
 
     Parameters
@@ -148,14 +165,22 @@ def xgboost_dask_train(client, objective: XGBoostObjective | Loss | str, params:
     y_local = np.asarray(y.compute()).astype(np.float64)
     q_local = None if qid is None else np.asarray(qid.compute())
     w_local = None if sample_weight is None else np.asarray(sample_weight.compute())
-    n_classes = int(params["num_class"]) if obj.structure == "multiclass" and "num_class" in params else None
+    n_classes = (
+        int(params["num_class"])
+        if obj.structure == "multiclass" and "num_class" in params
+        else None
+    )
     obj.fit_intercept(y_local, qid=q_local, sample_weight=w_local, n_classes=n_classes)
     c = np.asarray(obj.intercept_)
-    dtrain = dxgb.DaskDMatrix(client, X, y, qid=qid, weight=sample_weight, base_margin=_full_like(y, c))
+    dtrain = dxgb.DaskDMatrix(
+        client, X, y, qid=qid, weight=sample_weight, base_margin=_full_like(y, c)
+    )
     dev = []
     for ex, ey, eq, name in evals:
         dev.append((dxgb.DaskDMatrix(client, ex, ey, qid=eq, base_margin=_full_like(ey, c)), name))
-    out = dxgb.train(client, params, dtrain, num_boost_round=num_boost_round, evals=dev, obj=obj, **train_kwargs)
+    out = dxgb.train(
+        client, params, dtrain, num_boost_round=num_boost_round, evals=dev, obj=obj, **train_kwargs
+    )
     obj._write_intercept(out["booster"], obj.intercept_)  # noqa: SLF001 (the booster keeps its intercept)
     return out
 

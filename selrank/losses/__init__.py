@@ -86,28 +86,30 @@ __all__ = [
 
 # The registry (a plain dict, :data:`LOSSES`) and :func:`get_loss` are defined in ._base so
 # that a composite loss can look names up; the entries are listed once, here.
-LOSSES.update({
-    "pointwise": Pointwise,
-    "pairwise": Pairwise,
-    "listwise": Listwise,
-    "decomposed": Decomposed,
-    "composite_softmax": CompositeSoftmax,
-    "combined": Combined,
-    # baselines (MATH.md §6)
-    "softmax_cross_entropy": SoftmaxCrossEntropy,
-    "multiclass_hinge": MulticlassHinge,
-    "mean_squared_error": MeanSquaredError,
-    "reweighted_square": ReweightedSquare,
-    "max_margin": MaxMargin,
-    "softmax_cauchy_schwarz": SoftmaxCauchySchwarz,
-    "sigmoid_cauchy_schwarz": SigmoidCauchySchwarz,
-    "softmax_tanimoto": SoftmaxTanimoto,
-    "sigmoid_tanimoto": SigmoidTanimoto,
-    "self_normalization": SelfNormalization,
-    "nce": NCE,
-    "binary_cross_entropy": BinaryCrossEntropy,
-    "batch_cross_entropy": BatchCrossEntropy,
-    "batch_max_margin": BatchMaxMargin,
-    "multilabel_softmax_cross_entropy": MultiLabelSoftmaxCrossEntropy,
-    "nway_softmax_cross_entropy": NWaySoftmaxCrossEntropy,
-})
+LOSSES.update(
+    {
+        "pointwise": Pointwise,
+        "pairwise": Pairwise,
+        "listwise": Listwise,
+        "decomposed": Decomposed,
+        "composite_softmax": CompositeSoftmax,
+        "combined": Combined,
+        # baselines (MATH.md §6)
+        "softmax_cross_entropy": SoftmaxCrossEntropy,
+        "multiclass_hinge": MulticlassHinge,
+        "mean_squared_error": MeanSquaredError,
+        "reweighted_square": ReweightedSquare,
+        "max_margin": MaxMargin,
+        "softmax_cauchy_schwarz": SoftmaxCauchySchwarz,
+        "sigmoid_cauchy_schwarz": SigmoidCauchySchwarz,
+        "softmax_tanimoto": SoftmaxTanimoto,
+        "sigmoid_tanimoto": SigmoidTanimoto,
+        "self_normalization": SelfNormalization,
+        "nce": NCE,
+        "binary_cross_entropy": BinaryCrossEntropy,
+        "batch_cross_entropy": BatchCrossEntropy,
+        "batch_max_margin": BatchMaxMargin,
+        "multilabel_softmax_cross_entropy": MultiLabelSoftmaxCrossEntropy,
+        "nway_softmax_cross_entropy": NWaySoftmaxCrossEntropy,
+    }
+)

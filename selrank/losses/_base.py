@@ -60,7 +60,9 @@ def as_target_array(y_true, name: str = "y_true"):
     return y
 
 
-def check_class_indices(y, owner: str, n_classes: int | None = None, name: str = "y_true") -> np.ndarray:
+def check_class_indices(
+    y, owner: str, n_classes: int | None = None, name: str = "y_true"
+) -> np.ndarray:
     """Integer class indices (in ``[0, n_classes)`` when given) as int64, or ``ValueError``."""
     y = np.asarray(A.to_numpy(y))
     with np.errstate(invalid="ignore"):
@@ -85,7 +87,9 @@ def one_hot(idx: np.ndarray, n_classes: int, value: float = 1.0) -> np.ndarray:
 
 
 def shape_error(y_pred_shape, y_true_shape, what: str = "y_true") -> ValueError:
-    return ValueError(f"`y_pred` and `{what}` must have the same shape; got {tuple(y_pred_shape)} and {tuple(y_true_shape)}")
+    return ValueError(
+        f"`y_pred` and `{what}` must have the same shape; got {tuple(y_pred_shape)} and {tuple(y_true_shape)}"
+    )
 
 
 class Loss(Params):
@@ -123,6 +127,7 @@ class Loss(Params):
         # every bind() takes per-row query ids as ``qid=`` (resolved here, once for all losses)
         bind = cls.__dict__.get("bind")
         if bind is not None and not getattr(bind, "_takes_qid", False):
+
             @functools.wraps(bind)
             def bind_with_qid(self, y_true, *, group=None, qid=None, **kw):
                 return bind(self, y_true, group=_group_or_qid(group, qid, y_true), **kw)
@@ -139,7 +144,9 @@ class Loss(Params):
         """
         raise NotImplementedError
 
-    def loss(self, y_pred, y_true, *, group=None, qid=None, sample_weight=None, reduction: str = "mean"):
+    def loss(
+        self, y_pred, y_true, *, group=None, qid=None, sample_weight=None, reduction: str = "mean"
+    ):
         """Loss of ``y_pred`` for ``y_true`` (see the module docstring for units and reductions).
 
         ``group`` are query sizes (or a :class:`~selrank._groups.Groups`), ``qid`` one query
@@ -148,7 +155,9 @@ class Loss(Params):
         """
         check_reduction(reduction)
         group = _group_or_qid(group, qid, y_true)
-        return self.bind(y_true, group=group, sample_weight=sample_weight).loss(y_pred, reduction=reduction)
+        return self.bind(y_true, group=group, sample_weight=sample_weight).loss(
+            y_pred, reduction=reduction
+        )
 
     def grad_hess(self, y_pred, y_true, *, group=None, qid=None, sample_weight=None):
         """Gradient and Hessian diagonal of the weighted summed loss w.r.t. ``y_pred``.
@@ -211,7 +220,9 @@ class BoundLoss:
         Query structure for group losses.
     """
 
-    def __init__(self, loss: Loss, n_rows: int, unit_weight: np.ndarray | None, groups: Groups | None = None):
+    def __init__(
+        self, loss: Loss, n_rows: int, unit_weight: np.ndarray | None, groups: Groups | None = None
+    ):
         self.loss_fn = loss
         self.n_rows = n_rows
         self.unit_weight = unit_weight

@@ -135,13 +135,17 @@ def _capped(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):
     return _f_df(kind, x, e, ie)
 
 
-def _kernel(pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, iep, ey, iey):  # pragma: no cover - jitted
+def _kernel(
+    pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, iep, ey, iey
+):  # pragma: no cover - jitted
     """Accumulate ``side`` 0: ``h(d_hat) - h(d)`` and ``h'(d_hat)``; 1: the prediction terms
     only; 2: the target terms ``h(d)`` only (into ``grad``, subtracted)."""
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     n_groups = offsets.size - 1
-    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    shift = (
+        math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    )
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     for q in range(n_groups):
         start, stop = offsets[q], offsets[q + 1]
@@ -158,8 +162,10 @@ def _kernel(pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, i
                 pmax = max(pmax, pred[r])
                 ymin = min(ymin, y[r])
                 ymax = max(ymax, y[r])
-            if alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT and \
-                    alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT:
+            if (
+                alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
+                and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT
+            ):
                 factorised = True
                 pm = 0.5 * (pmin + pmax)
                 ym = 0.5 * (ymin + ymax)
@@ -259,7 +265,9 @@ def _kernel(pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, i
             hess[i] += hi_sum
 
 
-def _query_exponentials(pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey):  # pragma: no cover - jitted
+def _query_exponentials(
+    pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey
+):  # pragma: no cover - jitted
     """Fill the factorised exponentials of one query (scores and targets, centred on their
     mid-range); False when the query's range would overflow them (one exponential per pair)."""
     if shift <= 0.0:
@@ -271,8 +279,10 @@ def _query_exponentials(pred, y, start, stop, alpha, beta, shift, ep, iep, ey, i
         pmax = max(pmax, pred[r])
         ymin = min(ymin, y[r])
         ymax = max(ymax, y[r])
-    if not (alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
-            and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT):
+    if not (
+        alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
+        and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT
+    ):
         return False
     pm = 0.5 * (pmin + pmax)
     ym = 0.5 * (ymin + ymax)
@@ -340,7 +350,9 @@ def _topk_order(x, kk):  # pragma: no cover - jitted
     return out
 
 
-def _capped_F(kind, x, e, ie, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi):  # pragma: no cover - jitted
+def _capped_F(
+    kind, x, e, ie, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi
+):  # pragma: no cover - jitted
     """The link's standardised primitive ``F`` with caps (``selrank._affine.Capped._cF``)."""
     if x > hi:
         t = x - hi
@@ -363,8 +375,28 @@ def _pair_value(xh, xt, Fh, Ft, ft, alpha):  # pragma: no cover - jitted
     return v if v > 0.0 else 0.0
 
 
-def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m, key, ysort, blo, bhi,
-                    values, grad, hess, ep, iep, ey, iey):  # pragma: no cover - jitted
+def _sampled_kernel(
+    pred,
+    y,
+    offsets,
+    qweight,
+    distinct,
+    params,
+    fcaps,
+    mode,
+    m,
+    key,
+    ysort,
+    blo,
+    bhi,
+    values,
+    grad,
+    hess,
+    ep,
+    iep,
+    ey,
+    iey,
+):  # pragma: no cover - jitted
     """Loss per query (into ``values`` when it has entries), gradient and Hessian over the
     selected pairs of each query.
 
@@ -381,7 +413,9 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
     F_lo, F_hi = fcaps
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
-    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    shift = (
+        math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    )
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     with_values = values.size > 0
     e_hi = math.exp(min(hi, _SAFE_EXPONENT)) if kind == SINH else 0.0
@@ -390,7 +424,12 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
     ranked = mode != 2
     if ranked:  # the query in ranking order: the pairs of document r are then a contiguous run
         ps, ys, rid = np.empty(longest), np.empty(longest), np.empty(longest, dtype=np.int64)
-        eps, ieps, eys, ieys = np.empty(longest), np.empty(longest), np.empty(longest), np.empty(longest)
+        eps, ieps, eys, ieys = (
+            np.empty(longest),
+            np.empty(longest),
+            np.empty(longest),
+            np.empty(longest),
+        )
         gs, hs = np.empty(longest), np.empty(longest)
     for q in range(offsets.size - 1):
         start, stop = offsets[q], offsets[q + 1]
@@ -398,8 +437,9 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
         if n < 2:
             continue
         w = qweight[q] if qweight.size else 1.0
-        factorised = kind != IDENTITY and _query_exponentials(pred, y, start, stop, alpha, beta, shift,
-                                                              ep, iep, ey, iey)
+        factorised = kind != IDENTITY and _query_exponentials(
+            pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey
+        )
         vq = 0.0
         if ranked:
             if mode == 1:
@@ -428,7 +468,12 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
             # the capped value, slope and primitive follow from the clamped argument.
             fast = odd and not distinct and (kind == IDENTITY or factorised)
             # every difference inside the caps (early boosting rounds): the leanest loop
-            incap = fast and not with_values and alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
+            incap = (
+                fast
+                and not with_values
+                and alpha * (pmax - pmin) <= hi
+                and alpha * (ymax - ymin) <= hi
+            )
             for r in range(n_outer):
                 gi = 0.0
                 hi_sum = 0.0
@@ -520,11 +565,42 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
                         fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
                         ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
                         if with_values and mw > 0.0:
-                            vi += _pair_value(xh, xt,
-                                              _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
-                                                        f_hi, df_hi),
-                                              _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
-                                                        f_hi, df_hi), ft, alpha)
+                            vi += _pair_value(
+                                xh,
+                                xt,
+                                _capped_F(
+                                    kind,
+                                    xh,
+                                    eh,
+                                    ieh,
+                                    lo,
+                                    hi,
+                                    flat,
+                                    F_lo,
+                                    f_lo,
+                                    df_lo,
+                                    F_hi,
+                                    f_hi,
+                                    df_hi,
+                                ),
+                                _capped_F(
+                                    kind,
+                                    xt,
+                                    et,
+                                    iet,
+                                    lo,
+                                    hi,
+                                    flat,
+                                    F_lo,
+                                    f_lo,
+                                    df_lo,
+                                    F_hi,
+                                    f_hi,
+                                    df_hi,
+                                ),
+                                ft,
+                                alpha,
+                            )
                         g = sgn * (fh - ft) * mw * w
                         h = alpha * dfh * mw * w
                         gi += g
@@ -584,11 +660,42 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
                     fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
                     ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
                     if with_values and mw > 0.0:
-                        vq += _pair_value(xh, xt,
-                                          _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
-                                                    f_hi, df_hi),
-                                          _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi,
-                                                    f_hi, df_hi), ft, alpha)
+                        vq += _pair_value(
+                            xh,
+                            xt,
+                            _capped_F(
+                                kind,
+                                xh,
+                                eh,
+                                ieh,
+                                lo,
+                                hi,
+                                flat,
+                                F_lo,
+                                f_lo,
+                                df_lo,
+                                F_hi,
+                                f_hi,
+                                df_hi,
+                            ),
+                            _capped_F(
+                                kind,
+                                xt,
+                                et,
+                                iet,
+                                lo,
+                                hi,
+                                flat,
+                                F_lo,
+                                f_lo,
+                                df_lo,
+                                F_hi,
+                                f_hi,
+                                df_hi,
+                            ),
+                            ft,
+                            alpha,
+                        )
                     g = sgn * (fh - ft) * mw * w
                     h = alpha * dfh * mw * w
                     gi += g
@@ -599,6 +706,7 @@ def _sampled_kernel(pred, y, offsets, qweight, distinct, params, fcaps, mode, m,
                 hess[i] += hi_sum
         if with_values:
             values[q] = vq
+
 
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
@@ -611,13 +719,22 @@ if _NUMBA:
     _topk_order = numba.njit(_topk_order)
     _capped_F = numba.njit(inline="always")(_capped_F)
     _pair_value = numba.njit(inline="always")(_pair_value)
-    _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_sampled_kernel)
+    _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(
+        _sampled_kernel
+    )
 else:  # pragma: no cover
     _mix64 = mix64
 
 
-def pairwise_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
-                       distinct: bool, params: tuple, target_grad: np.ndarray | None = None):
+def pairwise_grad_hess(
+    pred: np.ndarray,
+    y: np.ndarray,
+    offsets: np.ndarray,
+    qweight: np.ndarray | None,
+    distinct: bool,
+    params: tuple,
+    target_grad: np.ndarray | None = None,
+):
     """Gradient and Hessian diagonal of the pairwise loss for grouped rows (see the module docstring).
 
     ``pred`` and ``y`` are float64 in grouped order, ``offsets`` the query starts (int64,
@@ -633,8 +750,9 @@ def pairwise_grad_hess(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qwe
     return grad, hess
 
 
-def pairwise_target_grad(y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None, distinct: bool,
-                         params: tuple) -> np.ndarray:
+def pairwise_target_grad(
+    y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None, distinct: bool, params: tuple
+) -> np.ndarray:
     """``sum over pairs of w h(d_ab)`` per row (+ for the upper, - for the lower document): the part
     of the gradient that does not change between boosting rounds."""
     grad, _ = _run(y, y, offsets, qweight, distinct, params, 2)
@@ -647,15 +765,26 @@ MODES = {"all": 0, "topk": 1, "mean": 2}
 def kernel_fcaps(link) -> tuple:
     """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
     taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
+
     def at(v):
         return float(link._F(np.array([v]), np)[0]) if math.isfinite(v) else 0.0
 
     return (at(float(link._lo)), at(float(link._hi)))
 
 
-def pairwise_sampled(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None,
-                     distinct: bool, params: tuple, method: str, m: int = 0, key=0, runs=None,
-                     fcaps: tuple | None = None):
+def pairwise_sampled(
+    pred: np.ndarray,
+    y: np.ndarray,
+    offsets: np.ndarray,
+    qweight: np.ndarray | None,
+    distinct: bool,
+    params: tuple,
+    method: str,
+    m: int = 0,
+    key=0,
+    runs=None,
+    fcaps: tuple | None = None,
+):
     """Gradient and Hessian diagonal (and, with ``fcaps`` from :func:`kernel_fcaps`, the loss
     of each query) over the pairs of ``method``.
 
@@ -674,13 +803,36 @@ def pairwise_sampled(pred: np.ndarray, y: np.ndarray, offsets: np.ndarray, qweig
     values = np.zeros(offsets.size - 1 if fcaps is not None else 0, dtype=np.float64)
     longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
     scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
-    qw = np.zeros(0, dtype=np.float64) if qweight is None else np.ascontiguousarray(qweight, dtype=np.float64)
+    qw = (
+        np.zeros(0, dtype=np.float64)
+        if qweight is None
+        else np.ascontiguousarray(qweight, dtype=np.float64)
+    )
     empty = np.zeros(0, dtype=np.int64)
-    ysort, blo, bhi = (empty, empty, empty) if runs is None else (np.ascontiguousarray(r, dtype=np.int64) for r in runs)
-    _sampled_kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-                    np.ascontiguousarray(offsets, dtype=np.int64), qw, bool(distinct), params,
-                    (0.0, 0.0) if fcaps is None else tuple(float(v) for v in fcaps), MODES[method], int(m),
-                    np.uint64(key), ysort, blo, bhi, values, grad, hess, *scratch)
+    ysort, blo, bhi = (
+        (empty, empty, empty)
+        if runs is None
+        else (np.ascontiguousarray(r, dtype=np.int64) for r in runs)
+    )
+    _sampled_kernel(
+        np.ascontiguousarray(pred, dtype=np.float64),
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(offsets, dtype=np.int64),
+        qw,
+        bool(distinct),
+        params,
+        (0.0, 0.0) if fcaps is None else tuple(float(v) for v in fcaps),
+        MODES[method],
+        int(m),
+        np.uint64(key),
+        ysort,
+        blo,
+        bhi,
+        values,
+        grad,
+        hess,
+        *scratch,
+    )
     return (grad, hess) if fcaps is None else (grad, hess, values)
 
 
@@ -692,7 +844,21 @@ def _run(pred, y, offsets, qweight, distinct, params, side):
     hess = np.zeros(n, dtype=np.float64)
     longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
     scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
-    qw = np.zeros(0, dtype=np.float64) if qweight is None else np.ascontiguousarray(qweight, dtype=np.float64)
-    _kernel(np.ascontiguousarray(pred, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-            np.ascontiguousarray(offsets), qw, bool(distinct), params, int(side), grad, hess, *scratch)
+    qw = (
+        np.zeros(0, dtype=np.float64)
+        if qweight is None
+        else np.ascontiguousarray(qweight, dtype=np.float64)
+    )
+    _kernel(
+        np.ascontiguousarray(pred, dtype=np.float64),
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(offsets),
+        qw,
+        bool(distinct),
+        params,
+        int(side),
+        grad,
+        hess,
+        *scratch,
+    )
     return grad, hess

@@ -100,7 +100,9 @@ class SoftmaxCrossEntropy(LabelLoss):
         p = xp.exp(A.log_softmax(z, xp))
         return p - t, p * (1.0 - p)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r""":math:`\log\pi` of the weighted class frequencies, zero mean (the loss is shift invariant).
 
         Absent classes, whose optimum is :math:`-\infty`, are floored at :math:`\pi = e^{-30}`.
@@ -152,7 +154,9 @@ class MulticlassHinge(LabelLoss):
         g = a - t * xp.sum(a, axis=-1, keepdims=True)
         return g, xp.zeros_like(g)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """Zeros (``[K]``), a documented choice.
 
         The expected hinge of a constant is a piecewise-linear program in ``c``; its minimiser
@@ -196,7 +200,9 @@ class MeanSquaredError(LabelLoss):
         K = z.shape[-1]
         return 2.0 * (z - t) / K, xp.full_like(z, 2.0 / K)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """The weighted mean target row, ``[K]``."""
         return label_class_means(y_true, sample_weight, n_classes, "MeanSquaredError", self.labels)
 
@@ -261,29 +267,55 @@ class ReweightedSquare(Loss):
     target = "score"
     is_matching: ClassVar[bool] = False
     couples_samples: ClassVar[bool] = False
-    examples = [{}, {"weighting": "predicted"}, {"weighting": "both", "kappa": 1.0, "delta": 1.0, "score_min": -5.0}]
+    examples = [
+        {},
+        {"weighting": "predicted"},
+        {"weighting": "both", "kappa": 1.0, "delta": 1.0, "score_min": -5.0},
+    ]
 
-    def __init__(self, *, weighting: str = "observed", kappa: float = 0.5, delta: float = 0.5, score_min: float | None = None):
+    def __init__(
+        self,
+        *,
+        weighting: str = "observed",
+        kappa: float = 0.5,
+        delta: float = 0.5,
+        score_min: float | None = None,
+    ):
         if weighting not in _WEIGHTINGS:
-            raise ValueError(f"`weighting` of ReweightedSquare must be one of {_WEIGHTINGS}; got {weighting!r}")
+            raise ValueError(
+                f"`weighting` of ReweightedSquare must be one of {_WEIGHTINGS}; got {weighting!r}"
+            )
         self.weighting = weighting
         self.kappa = A.positive_float(kappa, "kappa", "ReweightedSquare")
         self.delta = A.positive_float(delta, "delta", "ReweightedSquare")
-        self.score_min = None if score_min is None else A.finite_float(score_min, "score_min", "ReweightedSquare")
-        self._params = {"weighting": weighting, "kappa": kappa, "delta": delta, "score_min": score_min}
+        self.score_min = (
+            None
+            if score_min is None
+            else A.finite_float(score_min, "score_min", "ReweightedSquare")
+        )
+        self._params = {
+            "weighting": weighting,
+            "kappa": kappa,
+            "delta": delta,
+            "score_min": score_min,
+        }
 
     def _bias(self, y: np.ndarray) -> float:
         lo = float(y.min())
         if self.score_min is None:
             return lo - self.delta
         if lo < self.score_min:
-            raise ValueError(f"`y_true` of ReweightedSquare goes down to {lo!r}, below `score_min`={self.score_min!r}")
+            raise ValueError(
+                f"`y_true` of ReweightedSquare goes down to {lo!r}, below `score_min`={self.score_min!r}"
+            )
         return self.score_min - self.delta
 
     def _scores(self, y_true) -> np.ndarray:
         y = as_target_array(y_true)
         if y.ndim != 1 or y.shape[0] == 0:
-            raise ValueError(f"`y_true` of ReweightedSquare must be a non-empty 1-D array of scores; got shape {tuple(y.shape)}")
+            raise ValueError(
+                f"`y_true` of ReweightedSquare must be a non-empty 1-D array of scores; got shape {tuple(y.shape)}"
+            )
         return y
 
     def bind(self, y_true, *, group=None, sample_weight=None):
@@ -341,7 +373,11 @@ class _BoundReweighted(BoundLoss):
         if mode == "observed":
             return 0.5 * ws * r * r, ws * r, ws
         wp = k * (z - self.b)
-        return 0.5 * ws * wp * r * r, ws * k * (0.5 * r * r + (z - self.b) * r), ws * k * (2.0 * r + z - self.b)
+        return (
+            0.5 * ws * wp * r * r,
+            ws * k * (0.5 * r * r + (z - self.b) * r),
+            ws * k * (2.0 * r + z - self.b),
+        )
 
     def _values(self, y_pred):
         z, s = self._pred(y_pred)
@@ -354,4 +390,3 @@ class _BoundReweighted(BoundLoss):
         if w is not None:
             g, h = g * w, h * w
         return g, h
-

@@ -27,7 +27,15 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import as_groups
-from ._base import BoundLoss, Loss, as_target_array, as_weight, check_class_indices, group_weights, one_hot
+from ._base import (
+    BoundLoss,
+    Loss,
+    as_target_array,
+    as_weight,
+    check_class_indices,
+    group_weights,
+    one_hot,
+)
 
 __all__ = [
     "LabelLoss",
@@ -72,7 +80,9 @@ def check_labels(y: np.ndarray, kind: str, owner: str, name: str = "y_true") -> 
         off = np.abs(s - 1.0) > _ROW_SUM_ATOL
         if np.any(off):
             r = int(np.flatnonzero(off)[0])
-            raise ValueError(f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {r} sums to {s[r].item()!r}")
+            raise ValueError(
+                f"`{name}` of {owner} must hold {LABEL_KINDS[kind]}; row {r} sums to {s[r].item()!r}"
+            )
 
 
 def check_bool(value: Any, name: str, owner: str) -> bool:
@@ -174,7 +184,9 @@ def _dev(x) -> dict:
     return {"device": x.device} if A.is_torch(x) else {}
 
 
-def label_class_means(y_true, sample_weight, n_classes: int | None, owner: str, kind: str) -> np.ndarray:
+def label_class_means(
+    y_true, sample_weight, n_classes: int | None, owner: str, kind: str
+) -> np.ndarray:
     """Weighted mean label row ``π`` (``[K]``, or ``[..., K]`` per way) from labels or class indices."""
     y = np.asarray(A.to_numpy(as_target_array(y_true)), dtype=np.float64)
     if y.ndim == 1:
@@ -184,7 +196,9 @@ def label_class_means(y_true, sample_weight, n_classes: int | None, owner: str, 
     else:
         check_labels(y, kind, owner)
         if n_classes is not None and y.shape[-1] != n_classes:
-            raise ValueError(f"`n_classes` of {owner} is {n_classes} but `y_true` has {y.shape[-1]} classes")
+            raise ValueError(
+                f"`n_classes` of {owner} is {n_classes} but `y_true` has {y.shape[-1]} classes"
+            )
     w = as_weight(sample_weight, y.shape[0])
     return np.average(y, axis=0, weights=w)
 
@@ -274,7 +288,9 @@ class LabelLoss(Loss):
 
     def _check_classes(self, K: int) -> None:
         if K < self.min_classes:
-            raise ValueError(f"{type(self).__name__} needs at least {self.min_classes} classes; `y_pred` has {K}")
+            raise ValueError(
+                f"{type(self).__name__} needs at least {self.min_classes} classes; `y_pred` has {K}"
+            )
 
     # -- the definition (per subclass) ---------------------------------------------------
     def _value(self, z, t, xp):
@@ -304,7 +320,9 @@ class _BoundLabel(BoundLoss):
         shape = tuple(int(s) for s in z.shape)
         if z.ndim not in loss.pred_ndims or shape[0] != self.n_rows:
             axes = " or ".join(f"{d}-D" for d in loss.pred_ndims)
-            raise ValueError(f"`y_pred` of {type(loss).__name__} must be {axes} with {self.n_rows} rows; got shape {shape}")
+            raise ValueError(
+                f"`y_pred` of {type(loss).__name__} must be {axes} with {self.n_rows} rows; got shape {shape}"
+            )
         loss._check_classes(shape[-1])
         if shape != self._shape:
             self._t = self._prepare(loss._targets(self.raw, shape))
@@ -368,7 +386,9 @@ class BatchLabelLoss(LabelLoss):
 
 class _BoundBatch(_BoundLabel):
     def _prepare(self, t: np.ndarray) -> np.ndarray:
-        self._row_weight = None if self.unit_weight is None else self.unit_weight[self.groups.row_group]
+        self._row_weight = (
+            None if self.unit_weight is None else self.unit_weight[self.groups.row_group]
+        )
         return self.groups.to_grouped(t)  # batch work runs in grouped order
 
     def _values(self, y_pred):
@@ -389,4 +409,3 @@ def group_hits(groups, x, value_rows, mask, xp):
     hit = xp.astype(mask & (x == value_rows[:, None]), x.dtype)
     count = groups.sum(xp.sum(hit, axis=1))
     return hit / groups.broadcast(count)[:, None]
-

@@ -80,7 +80,9 @@ class MultiLabelSoftmaxCrossEntropy(LabelLoss):
         _, wn, wp = self._parts(z, t, xp)
         return wn - wp, wn * (1.0 - wn) + wp * (1.0 - wp)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """Zeros (``[K]``), the loss's decision threshold: the classes of a sample share a log, so the risk of a constant has no closed-form minimiser."""
         return self._zeros_constant(y_true, sample_weight, n_classes)
 
@@ -161,7 +163,9 @@ class NWaySoftmaxCrossEntropy(LabelLoss):
         pos = t3 > 0
         logt = xp.log(xp.where(pos, t3, xp.ones_like(t3)))
         if self.centered:
-            d = z3 - _const(xp.max(z3, axis=-1, keepdims=True))  # exact differences: no float32 loss at 1e4
+            d = z3 - _const(
+                xp.max(z3, axis=-1, keepdims=True)
+            )  # exact differences: no float32 loss at 1e4
             x = logt + xp.mean(d, axis=-1, keepdims=True) - d
             l1pa, rho = log1p_sum_exp(x, pos, xp, axis=-2)
             return z3, t3, xp.sum(l1pa, axis=-1), rho
@@ -192,7 +196,9 @@ class NWaySoftmaxCrossEntropy(LabelLoss):
             g, h = g[:, 0, :], h[:, 0, :]
         return g, h
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r"""Constant scores, ``[M]`` (one way) or ``[W, M]``.
 
         One way, ``centered=False``: the loss is softmax cross entropy and the optimum is

@@ -111,7 +111,9 @@ class MaxMargin(LabelLoss):
         g = step(u, xp)[:, None] * (sel - t)
         return g, xp.zeros_like(g)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r"""Best constant logits: :math:`\gamma\,e_{\text{mode}}` if the modal class has weight > 1/2, else 0.
 
         With class frequencies :math:`\pi`, :math:`c = \gamma e_m` costs
@@ -163,9 +165,13 @@ class SoftmaxCauchySchwarz(LabelLoss):
         r = xp.exp(log_softmax(2.0 * z, xp))
         return r - t, 2.0 * r * (1.0 - r)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r""":math:`c = \tfrac12\log\pi` (zero mean): :math:`\mathrm{softmax}(2c) = \pi`; absent classes floored at :math:`e^{-30}`."""
-        pi = label_class_means(y_true, sample_weight, n_classes, "SoftmaxCauchySchwarz", self.labels)
+        pi = label_class_means(
+            y_true, sample_weight, n_classes, "SoftmaxCauchySchwarz", self.labels
+        )
         c = 0.5 * log_frequencies(pi)
         return c - c.mean()
 
@@ -212,7 +218,9 @@ class SigmoidCauchySchwarz(LabelLoss):
         s, sb = A.sigmoid(z, xp), A.sigmoid(-z, xp)
         return (r - t) * sb, 2.0 * r * (1.0 - r) * sb * sb + (t - r) * s * sb
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """Zeros (``[K]``): the risk of a constant is not convex and has no closed-form minimiser; 0 is the neutral start."""
         return self._zeros_constant(y_true, sample_weight, n_classes)
 
@@ -230,7 +238,12 @@ def _tanimoto(a, a1, a2, N, N1, N2):
     D1, D2 = N1 - a1, N2 - a2
     value = -a / D
     g = -(a1 * (1.0 + N[:, None]) - ac * N1) / (Dc * Dc)
-    h = -a2 / Dc + 2.0 * a1 * D1 / (Dc * Dc) + ac * D2 / (Dc * Dc) - 2.0 * ac * D1 * D1 / (Dc * Dc * Dc)
+    h = (
+        -a2 / Dc
+        + 2.0 * a1 * D1 / (Dc * Dc)
+        + ac * D2 / (Dc * Dc)
+        - 2.0 * ac * D1 * D1 / (Dc * Dc * Dc)
+    )
     return value, g, h
 
 
@@ -249,7 +262,9 @@ class _Tanimoto(LabelLoss):
         _, g, h = self._parts(z, t, xp)
         return g, h
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """Zeros (``[K]``): the Tanimoto risk of a constant is not convex and has no closed-form minimiser; 0 is the neutral start."""
         return self._zeros_constant(y_true, sample_weight, n_classes)
 
@@ -301,7 +316,9 @@ class SoftmaxTanimoto(_Tanimoto):
             return _tanimoto(py, a1, a2, S, S1, S2)
         N = xp.sqrt(S)  # >= 1/sqrt(K): no division problem
         Nc = N[:, None]
-        return _tanimoto(py, a1, a2, N, S1 / (2.0 * Nc), S2 / (2.0 * Nc) - S1 * S1 / (4.0 * Nc * Nc * Nc))
+        return _tanimoto(
+            py, a1, a2, N, S1 / (2.0 * Nc), S2 / (2.0 * Nc) - S1 * S1 / (4.0 * Nc * Nc * Nc)
+        )
 
 
 class SigmoidTanimoto(_Tanimoto):
@@ -400,7 +417,9 @@ class SelfNormalization(LabelLoss):
         f = 1.0 + 2.0 * self.alpha * lz
         return p * f - t, p * (1.0 - p) * f + 2.0 * self.alpha * p * p
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r""":math:`c = \log\pi` exactly (normaliser 1): the stationarity :math:`p(1 + 2\alpha\ell_Z) = \pi` forces :math:`\ell_Z = 0`.
 
         Absent classes are floored at :math:`e^{-30}` and the floor renormalised away.
@@ -458,7 +477,9 @@ class NCE(LabelLoss):
         else:
             q = np.asarray(A.to_numpy(noise), dtype=np.float64)
             if q.ndim != 1 or q.size == 0:
-                raise ValueError(f"`noise` of NCE must be a 1-D distribution over the classes; got shape {q.shape}")
+                raise ValueError(
+                    f"`noise` of NCE must be a 1-D distribution over the classes; got shape {q.shape}"
+                )
             if not np.all(np.isfinite(q)) or np.any(q <= 0):
                 raise ValueError(f"`noise` of NCE must be positive and finite; got {q.tolist()!r}")
             if abs(q.sum() - 1.0) > 1e-6:
@@ -487,7 +508,9 @@ class NCE(LabelLoss):
         g_, gb = A.sigmoid(d, xp), A.sigmoid(-d, xp)
         return -t * gb + tq * g_, (t + tq) * g_ * gb
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r""":math:`c = \log\pi`, per class in closed form: :math:`g_k = \pi_k/(\pi_k + \tau q_k)` gives :math:`c_k = \log\pi_k` whatever :math:`\tau, q`.
 
         The NCE optimum is self-normalised; absent classes are floored at :math:`e^{-30}`.
@@ -532,7 +555,9 @@ class BinaryCrossEntropy(LabelLoss):
     def _derivatives(self, z, t, xp):
         return A.sigmoid(z, xp) - t, A.sigmoid(z, xp) * A.sigmoid(-z, xp)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r"""Per class :math:`\mathrm{logit}(\pi_k)`, with :math:`\pi_k` floored/capped at :math:`e^{-30}` from 0 and 1."""
         pi = label_class_means(y_true, sample_weight, n_classes, "BinaryCrossEntropy", self.labels)
         return log_frequencies(pi) - log_frequencies(1.0 - pi)
@@ -602,7 +627,9 @@ class BatchCrossEntropy(BatchLabelLoss):
         p = t / groups.broadcast(sizes)[:, None]
         return q - p, q * (1.0 - q)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r""":math:`c = \log\pi` (zero mean), :math:`\pi` the class frequencies averaged over batches.
 
         A constant row repeated over a batch costs :math:`\mathrm{logsumexp}(c) - \pi_B\cdot c`
@@ -613,7 +640,9 @@ class BatchCrossEntropy(BatchLabelLoss):
         groups = as_groups(group, int(y.shape[0]))
         wb = group_weights(groups, sample_weight)
         row_w = (1.0 if wb is None else wb[groups.row_group]) / groups.sizes[groups.row_group]
-        pi = label_class_means(groups.to_grouped(y), row_w, n_classes, "BatchCrossEntropy", self.labels)
+        pi = label_class_means(
+            groups.to_grouped(y), row_w, n_classes, "BatchCrossEntropy", self.labels
+        )
         c = log_frequencies(pi)
         return c - c.mean()
 
@@ -675,10 +704,13 @@ class BatchMaxMargin(BatchLabelLoss):
         active = step(self.margin - z_plus + z_minus, xp)
         plus = group_hits(groups, -z, -groups.broadcast(z_plus), t > 0, xp)
         minus = group_hits(groups, z, groups.broadcast(z_minus), t == 0, xp)
-        g = (g + groups.broadcast(active)[:, None] * (minus - plus)) / groups.broadcast(sizes)[:, None]
+        g = (g + groups.broadcast(active)[:, None] * (minus - plus)) / groups.broadcast(sizes)[
+            :, None
+        ]
         return g, xp.zeros_like(g)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """Zeros (``[K]``): a constant row cannot separate a batch holding two classes (the batch term is then at least γ/m), and the best constant depends on ``m``; 0 is the neutral start."""
         return self._zeros_constant(y_true, sample_weight, n_classes)
-

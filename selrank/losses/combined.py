@@ -65,20 +65,26 @@ class Combined(Loss):
 
     def __init__(self, losses: Sequence[Loss | str], *, weights: Sequence[float] | None = None):
         if isinstance(losses, Loss | str) or not isinstance(losses, Sequence) or len(losses) == 0:
-            raise ValueError(f"`losses` of Combined must be a non-empty sequence of losses; got {losses!r}")
+            raise ValueError(
+                f"`losses` of Combined must be a non-empty sequence of losses; got {losses!r}"
+            )
         self.losses = [get_loss(item) for item in losses]
         if weights is None:
             w = [1.0] * len(self.losses)
         else:
             w = [positive_float(v, "weights", "Combined", allow_zero=True) for v in weights]
             if len(w) != len(self.losses):
-                raise ValueError(f"`weights` of Combined must have one entry per loss ({len(self.losses)}); got {len(w)}")
+                raise ValueError(
+                    f"`weights` of Combined must have one entry per loss ({len(self.losses)}); got {len(w)}"
+                )
             if not sum(w) > 0:
                 raise ValueError("`weights` of Combined must not all be 0")
         self.weights = w
         kinds = {loss.structure for loss in self.losses}
         if "multiclass" in kinds and kinds != {"multiclass"}:
-            raise ValueError(f"Combined cannot mix multi-class losses with {sorted(kinds - {'multiclass'})} losses")
+            raise ValueError(
+                f"Combined cannot mix multi-class losses with {sorted(kinds - {'multiclass'})} losses"
+            )
         self.mixed_units = len(kinds) > 1
         self.structure = "group" if "group" in kinds else next(iter(kinds))
         self.is_matching = all(loss.is_matching for loss in self.losses)
@@ -97,14 +103,20 @@ class Combined(Loss):
                 row_weight = groups.from_grouped(groups.broadcast(w))
                 group = groups
         bound = [
-            loss.bind(y_true, group=group, sample_weight=row_weight if loss.structure == "pointwise" else sample_weight)
+            loss.bind(
+                y_true,
+                group=group,
+                sample_weight=row_weight if loss.structure == "pointwise" else sample_weight,
+            )
             for loss in self.losses
         ]
         return _BoundCombined(self, bound)
 
     def optimal_constant(self, y_true, sample_weight=None, *, group=None):
         if self.structure == "multiclass":
-            raise ValueError("Combined.optimal_constant supports scalar scores only (not multi-class losses)")
+            raise ValueError(
+                "Combined.optimal_constant supports scalar scores only (not multi-class losses)"
+            )
         y = as_target_array(y_true)
         b = self.bind(y, group=group, sample_weight=sample_weight)
         n = int(y.shape[0])
@@ -112,7 +124,10 @@ class Combined(Loss):
         def slope(c: float) -> float:
             return float(np.sum(b.grad_hess(np.full(n, c))[0]))
 
-        starts = [float(np.asarray(loss.optimal_constant(y, sample_weight, group=group))) for loss in self.losses]
+        starts = [
+            float(np.asarray(loss.optimal_constant(y, sample_weight, group=group)))
+            for loss in self.losses
+        ]
         lo, hi = min(starts) - 1.0, max(starts) + 1.0
         for _ in range(60):  # widen until the derivative changes sign
             s_lo, s_hi = slope(lo), slope(hi)
@@ -138,7 +153,12 @@ class Combined(Loss):
 
 class _BoundCombined(BoundLoss):
     def __init__(self, loss: Combined, bound: list[BoundLoss]):
-        super().__init__(loss, bound[0].n_rows, None, next((b.groups for b in bound if b.groups is not None), None))
+        super().__init__(
+            loss,
+            bound[0].n_rows,
+            None,
+            next((b.groups for b in bound if b.groups is not None), None),
+        )
         self.parts = bound
         self.weights = loss.weights
 
@@ -151,8 +171,11 @@ class _BoundCombined(BoundLoss):
                 f"({sorted(kinds)}); use 'sum' or 'mean', or evaluate the parts separately"
             )
         part_reduction = "sum" if reduction == "mean" else reduction
-        parts = [w * b.loss(y_pred, reduction=part_reduction)
-                 for w, b in zip(self.weights, self.parts, strict=True) if w != 0]
+        parts = [
+            w * b.loss(y_pred, reduction=part_reduction)
+            for w, b in zip(self.weights, self.parts, strict=True)
+            if w != 0
+        ]
         total = parts[0]  # the weights are not all 0 (checked by Combined)
         for part in parts[1:]:
             total = total + part

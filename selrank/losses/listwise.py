@@ -33,7 +33,9 @@ def check_softmax_convexity(scaling: Scaling, gamma: float, owner: str) -> None:
     )
 
 
-def configure_softmax(loss, owner: str, scaling, gamma: float, target: str, scaling_params: dict) -> None:
+def configure_softmax(
+    loss, owner: str, scaling, gamma: float, target: str, scaling_params: dict
+) -> None:
     """Validate and store the parameters of a composite-softmax loss (listwise or multi-class)."""
     loss.scaling = get_scaling(scaling, **scaling_params)
     loss.gamma = A.positive_float(gamma, "gamma", owner)
@@ -52,7 +54,9 @@ def link_target_lists(y, lists_sum, alpha: float, what: str):
     arr = np.asarray(A.to_numpy(y), dtype=np.float64)
     if np.any(arr < 0):
         i = int(np.flatnonzero(arr.reshape(-1) < 0)[0])
-        raise ValueError(f"`y_true` with target='link' must be non-negative (scaled probabilities); index {i} holds {arr.reshape(-1)[i]!r}")
+        raise ValueError(
+            f"`y_true` with target='link' must be non-negative (scaled probabilities); index {i} holds {arr.reshape(-1)[i]!r}"
+        )
     sums = np.asarray(A.to_numpy(lists_sum(y)), dtype=np.float64)
     bad = np.abs(sums - alpha) > 1e-6 * max(1.0, alpha)
     if np.any(bad):
@@ -96,7 +100,9 @@ def widen_on_overflow(fn, z, owner: str, scaling: Scaling):
     return back
 
 
-def solve_constant(scaling: Scaling, total: float, span: tuple[float, float] | None = None) -> float:
+def solve_constant(
+    scaling: Scaling, total: float, span: tuple[float, float] | None = None
+) -> float:
     r"""Minimise :math:`Q(c) - c\,T` over scalar ``c`` (the optimal constant of a composite softmax).
 
     For a convex ``Q`` this is the root of :math:`q(c) = T`. A grid over the standardized
@@ -112,8 +118,14 @@ def solve_constant(scaling: Scaling, total: float, span: tuple[float, float] | N
     if span is not None and all(math.isfinite(v) for v in span):
         lo, hi = min(lo, float(span[0])), max(hi, float(span[1]))
     # fine steps of the standardized argument over [-30, 30], coarser beyond
-    z = np.unique(np.concatenate([np.linspace(-30.0, 30.0, 6001) / scaling.alpha - scaling.beta,
-                                  np.linspace(lo, hi, 6001)]))
+    z = np.unique(
+        np.concatenate(
+            [
+                np.linspace(-30.0, 30.0, 6001) / scaling.alpha - scaling.beta,
+                np.linspace(lo, hi, 6001),
+            ]
+        )
+    )
     with np.errstate(over="ignore", invalid="ignore"):
         f = np.asarray(A.to_numpy(scaling.Q(z)), dtype=np.float64) - z * total
     f = np.where(np.isfinite(f), f, np.inf)
@@ -201,13 +213,22 @@ class Listwise(Loss):
         {"scaling": "sinh", "cap": 3.0},
     ]
 
-    def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, target: str = "score", **scaling_params):
+    def __init__(
+        self,
+        scaling: Scaling | str = "exp",
+        *,
+        gamma: float = 1.0,
+        target: str = "score",
+        **scaling_params,
+    ):
         configure_softmax(self, "Listwise", scaling, gamma, target, scaling_params)
 
     def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundListwise:
         y = as_target_array(y_true)
         if y.ndim != 1:
-            raise ValueError(f"`y_true` of a listwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}")
+            raise ValueError(
+                f"`y_true` of a listwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}"
+            )
         groups = bind_groups(group, int(y.shape[0]))
         wg = group_weights(groups, sample_weight)
         if self.target == "link":
@@ -244,7 +265,9 @@ class _BoundListwise(BoundLoss):
         return self.groups.to_grouped(self._check_pred(y_pred, (self.n_rows,)))
 
     def _values(self, y_pred):
-        return widen_on_overflow(self._values_of, self._grouped(y_pred), "Listwise", self.scaling)[0]
+        return widen_on_overflow(self._values_of, self._grouped(y_pred), "Listwise", self.scaling)[
+            0
+        ]
 
     def _values_of(self, zg):
         parts = composite_softmax(self.scaling, self.gamma, zg, self.groups)
@@ -254,10 +277,16 @@ class _BoundListwise(BoundLoss):
             pi = yg / self.scaling.alpha
             return (self.gamma * self.groups.sum(A.xlogx(pi, xp) - pi * parts["logp"]),)
         parts_y = {k: self._like(f"parts_y.{k}", v, zg) for k, v in self.parts_y.items()}
-        return (composite_softmax_bregman(self.scaling, self.gamma, zg, yg, self.groups, parts, parts_y),)
+        return (
+            composite_softmax_bregman(
+                self.scaling, self.gamma, zg, yg, self.groups, parts, parts_y
+            ),
+        )
 
     def _grad_hess(self, y_pred):
-        g, h = widen_on_overflow(self._grad_hess_of, self._grouped(y_pred), "Listwise", self.scaling)
+        g, h = widen_on_overflow(
+            self._grad_hess_of, self._grouped(y_pred), "Listwise", self.scaling
+        )
         return self.groups.from_grouped(g), self.groups.from_grouped(h)
 
     def _grad_hess_of(self, zg):

@@ -55,7 +55,9 @@ class _MultiClassLoss(Loss):
                 )
             self._check_class_indices(y)
         elif y.ndim != 2:
-            raise ValueError(f"`y_true` of {type(self).__name__} must have shape [n, K] (or [n] class indices); got {tuple(y.shape)}")
+            raise ValueError(
+                f"`y_true` of {type(self).__name__} must have shape [n, K] (or [n] class indices); got {tuple(y.shape)}"
+            )
         w = as_weight(sample_weight, int(y.shape[0]))
         return self._bound_class(self, y, w)
 
@@ -79,10 +81,14 @@ class _BoundMultiClass(BoundLoss):
     def _targets_for(self, y_pred):
         y_pred = A.as_float_array(y_pred, A.get_namespace(y_pred), name="y_pred")
         if y_pred.ndim != 2 or y_pred.shape[0] != self.n_rows:
-            raise ValueError(f"`y_pred` must have shape [{self.n_rows}, K]; got {tuple(y_pred.shape)}")
+            raise ValueError(
+                f"`y_pred` must have shape [{self.n_rows}, K]; got {tuple(y_pred.shape)}"
+            )
         K = int(y_pred.shape[1])
         if self.K is not None and K != self.K:
-            raise ValueError(f"`y_pred` and `y_true` must have the same shape; got {tuple(y_pred.shape)} and {tuple(self.raw.shape)}")
+            raise ValueError(
+                f"`y_pred` and `y_true` must have the same shape; got {tuple(y_pred.shape)} and {tuple(self.raw.shape)}"
+            )
         if self.K is None and self._prepared_for != K:
             self._prepare(class_targets(self.raw, K, self.loss_fn._link_value_of_one_hot()))
             self._prepared_for = K
@@ -131,7 +137,9 @@ class Decomposed(_MultiClassLoss):
         self.target = check_target(target, "Decomposed")
         self._params = {"link": self.link, "target": target}
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         """Per-class :math:`h^{-1}` of the weighted mean of :math:`h(y_{:,k})` — shape ``[K]``."""
         y = as_target_array(y_true)
         if y.ndim == 1:
@@ -140,7 +148,9 @@ class Decomposed(_MultiClassLoss):
             y = class_targets(y, K)
         w = as_weight(sample_weight, int(y.shape[0]))
         Y = np.asarray(A.to_numpy(y), dtype=np.float64)
-        return np.array([self.link.optimal_constant(Y[:, k], w, target=self.target) for k in range(Y.shape[1])])
+        return np.array(
+            [self.link.optimal_constant(Y[:, k], w, target=self.target) for k in range(Y.shape[1])]
+        )
 
     def hessian(self, y_pred):
         """Exact Hessian: diagonal ``h'(ŝ_k)`` embedded in ``[n, K, K]``."""
@@ -230,7 +240,14 @@ class CompositeSoftmax(_MultiClassLoss):
         {"scaling": "sigmoid", "alpha": 2.0},
     ]
 
-    def __init__(self, scaling: Scaling | str = "exp", *, gamma: float = 1.0, target: str = "score", **scaling_params):
+    def __init__(
+        self,
+        scaling: Scaling | str = "exp",
+        *,
+        gamma: float = 1.0,
+        target: str = "score",
+        **scaling_params,
+    ):
         configure_softmax(self, "CompositeSoftmax", scaling, gamma, target, scaling_params)
 
     def _link_value_of_one_hot(self) -> float:
@@ -252,7 +269,9 @@ class CompositeSoftmax(_MultiClassLoss):
         diag = (p * dq + pq * q / self.gamma)[..., None] * eye
         return diag - (pq[..., :, None] * pq[..., None, :]) / self.gamma
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None):
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ):
         r"""Constant score vector :math:`c` with :math:`h(c) = \bar y` (weighted mean link target), ``[K]``.
 
         Solved by damped Newton steps with the exact Hessian (least squares where it is
@@ -314,7 +333,9 @@ class _BoundCompositeSoftmax(_BoundMultiClass):
 
     def _values(self, y_pred):
         y_pred = self._targets_for(y_pred)
-        return widen_on_overflow(self._values_of, y_pred, "CompositeSoftmax", self.loss_fn.scaling)[0]
+        return widen_on_overflow(self._values_of, y_pred, "CompositeSoftmax", self.loss_fn.scaling)[
+            0
+        ]
 
     def _values_of(self, z):
         loss = self.loss_fn
@@ -329,7 +350,9 @@ class _BoundCompositeSoftmax(_BoundMultiClass):
 
     def _grad_hess(self, y_pred):
         y_pred = self._targets_for(y_pred)
-        return widen_on_overflow(self._grad_hess_of, y_pred, "CompositeSoftmax", self.loss_fn.scaling)
+        return widen_on_overflow(
+            self._grad_hess_of, y_pred, "CompositeSoftmax", self.loss_fn.scaling
+        )
 
     def _grad_hess_of(self, z):
         loss = self.loss_fn

@@ -121,8 +121,17 @@ class Pairwise(Loss):
         {"link": "sinh", "cap": 1.0, "cap_mode": "flat"},
     ]
 
-    def __init__(self, link: Link | str | None = None, *, pairs: str = "all", pair_method: str = "all",
-                 num_pair_per_sample: int | None = None, seed: int = 0, target: str = "score", **link_params):
+    def __init__(
+        self,
+        link: Link | str | None = None,
+        *,
+        pairs: str = "all",
+        pair_method: str = "all",
+        num_pair_per_sample: int | None = None,
+        seed: int = 0,
+        target: str = "score",
+        **link_params,
+    ):
         if link is None:
             link = Sinh(cap=3.0) if not link_params else get_link("sinh", **link_params)
             link_params = {}
@@ -131,7 +140,9 @@ class Pairwise(Loss):
             raise ValueError(f"`pairs` of Pairwise must be 'all' or 'distinct'; got {pairs!r}")
         self.pairs = pairs
         if pair_method not in PAIR_METHODS:
-            raise ValueError(f"`pair_method` of Pairwise must be one of {PAIR_METHODS}; got {pair_method!r}")
+            raise ValueError(
+                f"`pair_method` of Pairwise must be one of {PAIR_METHODS}; got {pair_method!r}"
+            )
         self.pair_method = pair_method
         self.num_pair_per_sample = _check_num_pair(pair_method, num_pair_per_sample)
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
@@ -140,13 +151,21 @@ class Pairwise(Loss):
             raise ValueError(f"`seed` of Pairwise must be >= 0; got {seed!r}")
         self.seed = int(seed)
         self.target = check_target(target, "Pairwise", ("score",))
-        self._params = {"link": self.link, "pairs": pairs, "pair_method": pair_method,
-                        "num_pair_per_sample": self.num_pair_per_sample, "seed": self.seed, "target": target}
+        self._params = {
+            "link": self.link,
+            "pairs": pairs,
+            "pair_method": pair_method,
+            "num_pair_per_sample": self.num_pair_per_sample,
+            "seed": self.seed,
+            "target": target,
+        }
 
     def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundPairwise:
         y = as_target_array(y_true)
         if y.ndim != 1:
-            raise ValueError(f"`y_true` of a pairwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}")
+            raise ValueError(
+                f"`y_true` of a pairwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}"
+            )
         n = int(y.shape[0])
         groups = bind_groups(group, n)
         wg = group_weights(groups, sample_weight)
@@ -161,15 +180,21 @@ class Pairwise(Loss):
 def _check_num_pair(method: str, value) -> int | None:
     if method == "all":
         if value is not None:
-            raise ValueError(f"`num_pair_per_sample` of Pairwise is used only with pair_method 'topk' or 'mean'; "
-                             f"got {value!r} with pair_method 'all'")
+            raise ValueError(
+                f"`num_pair_per_sample` of Pairwise is used only with pair_method 'topk' or 'mean'; "
+                f"got {value!r} with pair_method 'all'"
+            )
         return None
     if value is None:
         return DEFAULT_NUM_PAIR[method]
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"`num_pair_per_sample` of Pairwise must be a positive integer; got {type(value).__name__}")
+        raise TypeError(
+            f"`num_pair_per_sample` of Pairwise must be a positive integer; got {type(value).__name__}"
+        )
     if value < 1:
-        raise ValueError(f"`num_pair_per_sample` of Pairwise must be a positive integer; got {value!r}")
+        raise ValueError(
+            f"`num_pair_per_sample` of Pairwise must be a positive integer; got {value!r}"
+        )
     return int(value)
 
 
@@ -205,7 +230,11 @@ def topk_pairs(pred_grouped: np.ndarray, groups, k: int, cache: dict | None = No
             rj.append((base + tj[None, :]).reshape(-1))
             rg.append(np.repeat(gsel, ti.size))
         empty = np.zeros(0, dtype=np.int64)
-        hit = (np.concatenate(ri), np.concatenate(rj), np.concatenate(rg)) if ri else (empty, empty, empty)
+        hit = (
+            (np.concatenate(ri), np.concatenate(rj), np.concatenate(rg))
+            if ri
+            else (empty, empty, empty)
+        )
         if cache is not None:
             cache[("topk", k)] = hit
     ri, rj, rg = hit
@@ -333,7 +362,9 @@ class _BoundPairwise(BoundLoss):
         if not self.distinct:
             return total
         # pairs with equal targets: per (query, target value) c (c - 1) / 2
-        _, counts = np.unique(np.column_stack([self.groups.row_group, self.y_np]), axis=0, return_counts=True)
+        _, counts = np.unique(
+            np.column_stack([self.groups.row_group, self.y_np]), axis=0, return_counts=True
+        )
         return int(total - np.sum(counts * (counts - 1) // 2))
 
     def _index(self, name, like):
@@ -361,10 +392,17 @@ class _BoundPairwise(BoundLoss):
         """The oriented pairs of the current call, in caller rows (generic path)."""
         groups = self.groups
         if self.method == "topk":
-            i, j, pg = topk_pairs(_grouped_numpy(y_pred, groups), groups, self.num_pair, self._sel_cache)
+            i, j, pg = topk_pairs(
+                _grouped_numpy(y_pred, groups), groups, self.num_pair, self._sel_cache
+            )
         else:
-            i, j, pg = mean_pairs(groups, self.num_pair, _kernels.draw_key(self.seed, self.draw), self.distinct,
-                                  self._runs)
+            i, j, pg = mean_pairs(
+                groups,
+                self.num_pair,
+                _kernels.draw_key(self.seed, self.draw),
+                self.distinct,
+                self._runs,
+            )
         yg = groups.to_grouped(self.y_np)
         # orientation: y_a >= y_b, ties: the earlier row first (as for all pairs)
         swap = (yg[i] < yg[j]) | ((yg[i] == yg[j]) & (i > j))
@@ -404,10 +442,14 @@ class _BoundPairwise(BoundLoss):
             sel = self._selection(y_pred)
             a, b = self._device(sel, "a", y_pred), self._device(sel, "b", y_pred)
             pair_loss = self.link.bregman(y_pred[a] - y_pred[b], self._device(sel, "d", y_pred))
-            return scatter_add(self._device(sel, "pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred)
+            return scatter_add(
+                self._device(sel, "pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred
+            )
         y_pred, dhat = self._pred_diff(y_pred)
         pair_loss = self.link.bregman(dhat, self._like("d", self.d, y_pred))
-        return scatter_add(self._index("pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred)
+        return scatter_add(
+            self._index("pair_group", y_pred), pair_loss, self.groups.n_groups, y_pred
+        )
 
     def _grad_hess(self, y_pred):
         try:
@@ -421,14 +463,25 @@ class _BoundPairwise(BoundLoss):
             if y_np.dtype == np.float64:
                 offsets, qw = self.groups.offsets, self.unit_weight
                 if self.method != "all":
-                    return _kernels.pairwise_sampled(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
-                                                     self.method, self.num_pair,
-                                                     _kernels.draw_key(self.seed, self.draw), self._runs)
+                    return _kernels.pairwise_sampled(
+                        y_np,
+                        self.y_np,
+                        offsets,
+                        qw,
+                        self.distinct,
+                        self._kernel,
+                        self.method,
+                        self.num_pair,
+                        _kernels.draw_key(self.seed, self.draw),
+                        self._runs,
+                    )
                 if self._target_grad is None:  # the targets' part of the gradient, once per binding
-                    self._target_grad = _kernels.pairwise_target_grad(self.y_np, offsets, qw, self.distinct,
-                                                                      self._kernel)
-                return _kernels.pairwise_grad_hess(y_np, self.y_np, offsets, qw, self.distinct, self._kernel,
-                                                   self._target_grad)
+                    self._target_grad = _kernels.pairwise_target_grad(
+                        self.y_np, offsets, qw, self.distinct, self._kernel
+                    )
+                return _kernels.pairwise_grad_hess(
+                    y_np, self.y_np, offsets, qw, self.distinct, self._kernel, self._target_grad
+                )
         if self.method != "all":
             y_pred = self._check_pred(y_pred, (self.n_rows,))
             sel = self._selection(y_pred)

@@ -74,7 +74,13 @@ class Pointwise(Loss):
     def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
         r""":math:`h^{-1}` of the weighted mean of :math:`h(y)` (or of :math:`y` for ``target="link"``)."""
         y = as_target_array(y_true)
-        w = None if sample_weight is None else as_weight(sample_weight, int(y.reshape(-1).shape[0]) if y.ndim == 1 else y.shape[0])
+        w = (
+            None
+            if sample_weight is None
+            else as_weight(
+                sample_weight, int(y.reshape(-1).shape[0]) if y.ndim == 1 else y.shape[0]
+            )
+        )
         return self.link.optimal_constant(y, w, target=self.target)
 
 

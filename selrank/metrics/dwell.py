@@ -99,8 +99,14 @@ def _errors(y: np.ndarray, p: np.ndarray, region, metric: str, space: str, on: s
     if space == "seconds":
         # expm1 is increasing, so the rows selected in seconds are those selected in log1p space
         lo, hi = math.expm1(lo), math.expm1(hi)
-    return region_error(_to_space(y, space), _to_space(p, space), region=(lo, hi), on=on,
-                        metric=metric, sample_weight=w)
+    return region_error(
+        _to_space(y, space),
+        _to_space(p, space),
+        region=(lo, hi),
+        on=on,
+        metric=metric,
+        sample_weight=w,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -108,8 +114,16 @@ def _errors(y: np.ndarray, p: np.ndarray, region, metric: str, space: str, on: s
 # --------------------------------------------------------------------------------------
 
 
-def band_error(y_true, y_pred, band, *, metric: str = "mae", space: str = "log", on: str = "label",
-               sample_weight=None) -> float:
+def band_error(
+    y_true,
+    y_pred,
+    band,
+    *,
+    metric: str = "mae",
+    space: str = "log",
+    on: str = "label",
+    sample_weight=None,
+) -> float:
     r"""Error of the rows whose dwell lies in the engaged band.
 
     Parameters
@@ -154,7 +168,9 @@ def band_error(y_true, y_pred, band, *, metric: str = "mae", space: str = "log",
     return _errors(y, p, region, metric, space, on, _weights(sample_weight, y.size))
 
 
-def overall_error(y_true, y_pred, *, metric: str = "mae", space: str = "log", sample_weight=None) -> float:
+def overall_error(
+    y_true, y_pred, *, metric: str = "mae", space: str = "log", sample_weight=None
+) -> float:
     """Error over all rows (same conventions as :func:`band_error`).
 
     Examples
@@ -163,7 +179,9 @@ def overall_error(y_true, y_pred, *, metric: str = "mae", space: str = "log", sa
     1.1726
     """
     y, p = _pair(y_true, y_pred)
-    return _errors(y, p, (-math.inf, math.inf), metric, space, "label", _weights(sample_weight, y.size))
+    return _errors(
+        y, p, (-math.inf, math.inf), metric, space, "label", _weights(sample_weight, y.size)
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -192,8 +210,17 @@ def _kendall_tau_b(y: np.ndarray, p: np.ndarray, groups: Groups) -> np.ndarray:
         return np.where(denom > 0, s / np.where(denom > 0, denom, 1.0), 0.0)
 
 
-def session_ranking(y_true, y_pred, session, *, metric: str = "ndcg", k: int | None = None,
-                    gain: str = "linear", min_size: int = 2, reduction: str = "mean"):
+def session_ranking(
+    y_true,
+    y_pred,
+    session,
+    *,
+    metric: str = "ndcg",
+    k: int | None = None,
+    gain: str = "linear",
+    min_size: int = 2,
+    reduction: str = "mean",
+):
     r"""How well the predicted dwell orders the clicks of each session.
 
     Each session is a list ranked by ``y_pred``; its relevance is the observed ``y_true``
@@ -264,7 +291,9 @@ def session_ranking(y_true, y_pred, session, *, metric: str = "ndcg", k: int | N
         raise TypeError("`session` is required: one session id per row")
     n_ids = int(np.size(session.to_numpy() if hasattr(session, "to_numpy") else session))
     if n_ids != y.size:
-        raise ValueError(f"`session` must hold one session id per row, {y.size} values; got {n_ids}")
+        raise ValueError(
+            f"`session` must hold one session id per row, {y.size} values; got {n_ids}"
+        )
     groups = as_groups(None, y.size, qid=session)
     yg, pg = groups.to_grouped(y), groups.to_grouped(p)
     keep = _informative(yg, groups, int(min_size))
@@ -280,7 +309,9 @@ def session_ranking(y_true, y_pred, session, *, metric: str = "ndcg", k: int | N
         values = ndcg(yg[rows], pg[rows], sub, k=k, gain=gain, ties="average", reduction="none")
     else:
         if k is not None:
-            raise ValueError("`k` applies to metric='ndcg' only; Kendall's tau uses the whole session")
+            raise ValueError(
+                "`k` applies to metric='ndcg' only; Kendall's tau uses the whole session"
+            )
         values = _kendall_tau_b(yg[rows], pg[rows], sub)
     if reduction == "mean":
         return float(np.mean(values))
@@ -309,8 +340,16 @@ def _bins(p: np.ndarray, n_bins: int, strategy: str) -> tuple[np.ndarray, np.nda
     return idx, edges
 
 
-def calibration_table(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quantile", space: str = "log",
-                      sample_weight=None, as_frame: bool = True):
+def calibration_table(
+    y_true,
+    y_pred,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    space: str = "log",
+    sample_weight=None,
+    as_frame: bool = True,
+):
     """Mean prediction against mean observation in bins of the prediction.
 
     Parameters
@@ -356,19 +395,36 @@ def calibration_table(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quan
     with np.errstate(invalid="ignore", divide="ignore"):
         mp = np.bincount(idx, weights=w * p, minlength=m) / wsum
         mt = np.bincount(idx, weights=w * y, minlength=m) / wsum
-    out = {"bin": np.arange(m)[ok], "lo": edges[:-1][ok], "hi": edges[1:][ok], "n": n[ok], "weight": wsum[ok],
-           "mean_pred": mp[ok], "mean_true": mt[ok], "gap": (mp - mt)[ok]}
+    out = {
+        "bin": np.arange(m)[ok],
+        "lo": edges[:-1][ok],
+        "hi": edges[1:][ok],
+        "n": n[ok],
+        "weight": wsum[ok],
+        "mean_pred": mp[ok],
+        "mean_true": mt[ok],
+        "gap": (mp - mt)[ok],
+    }
     if not as_frame:
         return out
     try:
         import polars as pl
     except ImportError:
-        raise ImportError("calibration_table(as_frame=True) requires polars: pip install 'selrank[data]'") from None
+        raise ImportError(
+            "calibration_table(as_frame=True) requires polars: pip install 'selrank[data]'"
+        ) from None
     return pl.DataFrame(out)
 
 
-def expected_calibration_error(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quantile",
-                               space: str = "log", sample_weight=None) -> float:
+def expected_calibration_error(
+    y_true,
+    y_pred,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    space: str = "log",
+    sample_weight=None,
+) -> float:
     r"""Expected calibration error: :math:`\sum_b \frac{W_b}{W}\,|\bar{\hat y}_b - \bar y_b|`.
 
     The weighted mean absolute gap of :func:`calibration_table` (same parameters), in the
@@ -381,8 +437,15 @@ def expected_calibration_error(y_true, y_pred, *, n_bins: int = 10, strategy: st
     >>> expected_calibration_error([1.0, 2.0, 3.0, 5.0], [2.0, 2.0, 3.0, 3.0], n_bins=2)
     0.75
     """
-    t = calibration_table(y_true, y_pred, n_bins=n_bins, strategy=strategy, space=space,
-                          sample_weight=sample_weight, as_frame=False)
+    t = calibration_table(
+        y_true,
+        y_pred,
+        n_bins=n_bins,
+        strategy=strategy,
+        space=space,
+        sample_weight=sample_weight,
+        as_frame=False,
+    )
     return float(np.sum(t["weight"] * np.abs(t["gap"])) / np.sum(t["weight"]))
 
 
@@ -391,8 +454,16 @@ def expected_calibration_error(y_true, y_pred, *, n_bins: int = 10, strategy: st
 # --------------------------------------------------------------------------------------
 
 
-def dwell_report(y_true, y_pred, *, band, session=None, n_bins: int = 10, gain: str = "linear",
-                 sample_weight=None):
+def dwell_report(
+    y_true,
+    y_pred,
+    *,
+    band,
+    session=None,
+    n_bins: int = 10,
+    gain: str = "linear",
+    sample_weight=None,
+):
     """All dwell metrics for one or several models, one row per model.
 
     Parameters
@@ -443,14 +514,21 @@ def dwell_report(y_true, y_pred, *, band, session=None, n_bins: int = 10, gain: 
     for name, pred in models.items():
         yy, p = _pair(y, pred, ("y_true", f"y_pred[{name!r}]"))
         w = _weights(sample_weight, yy.size)
-        row: dict[str, Any] = {"model": str(name), "n": int(yy.size),
-                               "band_n": int(np.count_nonzero((yy >= region[0]) & (yy <= region[1])))}
+        row: dict[str, Any] = {
+            "model": str(name),
+            "n": int(yy.size),
+            "band_n": int(np.count_nonzero((yy >= region[0]) & (yy <= region[1]))),
+        }
         for space, suffix in (("log", ""), ("seconds", "_s")):
             for metric in ("mae", "rmse") + (("bias",) if space == "log" else ()):
                 row[f"band_{metric}{suffix}"] = _errors(yy, p, region, metric, space, "label", w)
             for metric in ("mae", "rmse") + (("bias",) if space == "log" else ()):
-                row[f"{metric}{suffix}"] = _errors(yy, p, (-math.inf, math.inf), metric, space, "label", w)
-            row[f"ece{suffix}"] = expected_calibration_error(yy, p, n_bins=n_bins, space=space, sample_weight=w)
+                row[f"{metric}{suffix}"] = _errors(
+                    yy, p, (-math.inf, math.inf), metric, space, "label", w
+                )
+            row[f"ece{suffix}"] = expected_calibration_error(
+                yy, p, n_bins=n_bins, space=space, sample_weight=w
+            )
         if session is not None:
             nd = session_ranking(yy, p, session, metric="ndcg", gain=gain, reduction="none")
             row["ndcg"] = float(np.nanmean(nd))
@@ -458,4 +536,3 @@ def dwell_report(y_true, y_pred, *, band, session=None, n_bins: int = 10, gain: 
             row["n_sessions"] = int(np.count_nonzero(~np.isnan(nd)))
         rows.append(row)
     return pl.DataFrame(rows)
-

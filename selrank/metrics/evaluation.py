@@ -300,14 +300,17 @@ def compare(
     groups = group
     per_system = {}
     for name, scores in zip(names, systems.values()):
-        lab, score, groups = _prepare(y_true, scores, groups, data, qid=qid if label is None else None)
+        lab, score, groups = _prepare(
+            y_true, scores, groups, data, qid=qid if label is None else None
+        )
         if label is None:
             label = lab
             _validate_all(label, parsed, settings, relevance_threshold, max_grade)
         per_system[name], _ = _per_query_tables(
             lab, score, groups, parsed, settings, relevance_threshold, max_grade
         )
-    rows, p_index = [], []
+    rows: list[dict[str, Any]] = []
+    p_index: list[int] = []
     for metric, _, _ in parsed:
         base_v = per_system[baseline][metric]
         kept = ~np.isnan(base_v)

@@ -546,7 +546,9 @@ def _reduce(values: np.ndarray, reduction: str):
     return float(kept.mean() if reduction == "mean" else kept.sum())
 
 
-def _metric_call(name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options, qid=None):
+def _metric_call(
+    name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options, qid=None
+):
     metric = METRICS[name]
     k = _check_k(k)
     _check_choice(ties, "ties", TIES)

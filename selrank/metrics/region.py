@@ -75,13 +75,17 @@ def _pair(y_true, y_pred, names=("y_true", "y_pred")) -> tuple[np.ndarray, np.nd
     y = _vector(y_true, names[0])
     p = _vector(y_pred, names[1])
     if y.shape != p.shape:
-        raise ValueError(f"`{names[0]}` and `{names[1]}` must have the same shape; got {y.shape} and {p.shape}")
+        raise ValueError(
+            f"`{names[0]}` and `{names[1]}` must have the same shape; got {y.shape} and {p.shape}"
+        )
     if y.size == 0:
         raise ValueError(f"`{names[0]}` and `{names[1]}` are empty: expected at least one row")
     for arr, nm in ((y, names[0]), (p, names[1])):
         if not np.all(np.isfinite(arr)):
             bad = np.flatnonzero(~np.isfinite(arr))
-            raise ValueError(f"`{nm}` must be finite; found {bad.size} NaN/inf value(s), first at row {bad[0]}")
+            raise ValueError(
+                f"`{nm}` must be finite; found {bad.size} NaN/inf value(s), first at row {bad[0]}"
+            )
     return y, p
 
 
@@ -98,7 +102,9 @@ def _weights(sample_weight, n: int) -> np.ndarray | None:
 
 def _check_region(region: Any, name: str = "region") -> tuple[float, float]:
     if not isinstance(region, Sequence) or isinstance(region, str) or len(region) != 2:
-        raise TypeError(f"`{name}` must be a pair (lo, hi) with None for an open side; got {region!r}")
+        raise TypeError(
+            f"`{name}` must be a pair (lo, hi) with None for an open side; got {region!r}"
+        )
     lo = -math.inf if region[0] is None else float(region[0])
     hi = math.inf if region[1] is None else float(region[1])
     if math.isnan(lo) or math.isnan(hi) or lo > hi:
@@ -260,10 +266,18 @@ def _regions_from(regions, y: np.ndarray) -> list[tuple[str, tuple[float, float]
     if arr.ndim == 1 and all(isinstance(e, int | float | np.number) for e in arr.tolist()):
         edges = np.asarray(regions, dtype=np.float64)
         if edges.size < 2 or np.any(np.diff(edges) <= 0) or not np.all(np.isfinite(edges)):
-            raise ValueError(f"bin edges in `regions` must be >= 2 finite, strictly increasing values; got {edges.tolist()}")
+            raise ValueError(
+                f"bin edges in `regions` must be >= 2 finite, strictly increasing values; got {edges.tolist()}"
+            )
         last = edges.size - 2
-        return [(f"[{a:g}, {b:g}{']' if i == last else ')'}", (float(a), float(b)), "both" if i == last else "left")
-                for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+        return [
+            (
+                f"[{a:g}, {b:g}{']' if i == last else ')'}",
+                (float(a), float(b)),
+                "both" if i == last else "left",
+            )
+            for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))
+        ]
     out = []
     for r in regions:
         lo, hi = _check_region(r, "regions entry")
@@ -315,7 +329,16 @@ def region_report(
     sel = _selector(y, p, on)
     link_obj = None if link is None else get_link(link)
     specs = _regions_from(regions, y)
-    cols: dict[str, list] = {"region": [], "lo": [], "hi": [], "n": [], "weight": [], "mae": [], "rmse": [], "bias": []}
+    cols: dict[str, list] = {
+        "region": [],
+        "lo": [],
+        "hi": [],
+        "n": [],
+        "weight": [],
+        "mae": [],
+        "rmse": [],
+        "bias": [],
+    }
     if link_obj is not None:
         cols["bregman"] = []
     for name, (lo, hi), closed in specs:
@@ -329,14 +352,18 @@ def region_report(
         cols["weight"].append(total)
         empty = total <= 0
         for key in ("mae", "rmse", "bias") + (("bregman",) if link_obj is not None else ()):
-            cols[key].append(math.nan if empty else REGION_ERRORS[key](y[mask], p[mask], wm, link_obj))
+            cols[key].append(
+                math.nan if empty else REGION_ERRORS[key](y[mask], p[mask], wm, link_obj)
+            )
     out = {k: (v if k == "region" else np.asarray(v)) for k, v in cols.items()}
     if not as_frame:
         return out
     try:
         import polars as pl
     except ImportError:
-        raise ImportError("region_report(as_frame=True) requires polars: pip install 'selrank[data]'") from None
+        raise ImportError(
+            "region_report(as_frame=True) requires polars: pip install 'selrank[data]'"
+        ) from None
     return pl.DataFrame({k: (list(v) if k == "region" else v) for k, v in out.items()})
 
 
@@ -416,7 +443,9 @@ def region_pairwise_accuracy(
     else:
         (alo, ahi), (blo, bhi) = _check_region(region), _check_region(against, "against")
         if max(alo, blo) <= min(ahi, bhi):
-            raise ValueError(f"`region` {tuple(region)!r} and `against` {tuple(against)!r} must not overlap")
+            raise ValueError(
+                f"`region` {tuple(region)!r} and `against` {tuple(against)!r} must not overlap"
+            )
         in_b = in_region(y, against, closed=closed)
         # the higher-labelled row of a pair may sit in either region
         passes = [(in_a, in_b), (in_b, in_a)]
@@ -523,14 +552,18 @@ def region_ranking(
         raise ValueError(f"`min_rows` must be an int >= 1; got {min_rows!r}")
     if k is not None:
         if "k" in options:
-            raise ValueError(f"cut-off given twice: in `metric` ({metric!r}) and as k={options['k']!r}")
+            raise ValueError(
+                f"cut-off given twice: in `metric` ({metric!r}) and as k={options['k']!r}"
+            )
         options["k"] = k
     y, s, groups = _grouped_inputs(y_true, y_score, group, qid)
     mask = in_region(y, region, closed=closed)
     counts = np.bincount(groups.row_group[mask], minlength=groups.n_groups)
     keep = mask & (counts[groups.row_group] >= min_rows)
     if not keep.any():
-        raise ValueError(f"no query has {min_rows} or more rows with labels in region {tuple(region)!r}")
+        raise ValueError(
+            f"no query has {min_rows} or more rows with labels in region {tuple(region)!r}"
+        )
     return _ranking_functions()[name](y[keep], s[keep], qid=groups.row_group[keep], **options)
 
 
@@ -589,10 +622,19 @@ class PropernessReport:
         try:
             import polars as pl
         except ImportError:
-            raise ImportError("PropernessReport.to_frame requires polars: pip install 'selrank[data]'") from None
+            raise ImportError(
+                "PropernessReport.to_frame requires polars: pip install 'selrank[data]'"
+            ) from None
         cols = {f"x{j}": self.cells[:, j] for j in range(self.cells.shape[1])}
-        cols.update(n=self.n, optimum=self.optimum, mean_label=self.mean_label, prediction=self.prediction,
-                    spread=self.spread, deviation=self.deviation, link_gap=self.link_gap)
+        cols.update(
+            n=self.n,
+            optimum=self.optimum,
+            mean_label=self.mean_label,
+            prediction=self.prediction,
+            spread=self.spread,
+            deviation=self.deviation,
+            link_gap=self.link_gap,
+        )
         return pl.DataFrame(cols)
 
 
@@ -605,7 +647,9 @@ def cell_optimum(link: Link, y: np.ndarray, inv: np.ndarray, m: int, w: np.ndarr
     optimum is finite. Returns ``(mean_h, optimum)``, both of shape ``(m,)``.
     """
     hy = np.asarray(to_numpy(link.h(y)), dtype=np.float64)
-    mean_h = np.bincount(inv, weights=w * hy, minlength=m) / np.bincount(inv, weights=w, minlength=m)
+    mean_h = np.bincount(inv, weights=w * hy, minlength=m) / np.bincount(
+        inv, weights=w, minlength=m
+    )
     lo, hi = link.range
     span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
     inside = mean_h
@@ -654,11 +698,19 @@ def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> Propern
     """
     link = get_link(link)
     yv, pv = _pair(y, y_pred, ("y", "y_pred"))
-    X = np.asarray(to_numpy(X_cells.to_numpy() if hasattr(X_cells, "to_numpy") and not is_numpy(X_cells) else X_cells))
+    X = np.asarray(
+        to_numpy(
+            X_cells.to_numpy()
+            if hasattr(X_cells, "to_numpy") and not is_numpy(X_cells)
+            else X_cells
+        )
+    )
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2 or X.shape[0] != yv.size:
-        raise ValueError(f"`X_cells` must have shape ({yv.size},) or ({yv.size}, n_features); got {X.shape}")
+        raise ValueError(
+            f"`X_cells` must have shape ({yv.size},) or ({yv.size}, n_features); got {X.shape}"
+        )
     w = _weights(sample_weight, yv.size)
     w = np.ones_like(yv) if w is None else w
     link.check_domain(yv, "y")

@@ -158,8 +158,9 @@ def _links_from(spec: Mapping[str, Any]) -> dict[str, Link]:
     return out
 
 
-def plot_sensitivity_types(links: Mapping[str, Any] | None = None, *, z=None,
-                           observed: Sequence[float] = _OBSERVED):
+def plot_sensitivity_types(
+    links: Mapping[str, Any] | None = None, *, z=None, observed: Sequence[float] = _OBSERVED
+):
     r"""Figure 2: links, slopes and matching losses of four sensitivity types.
 
     Parameters
@@ -211,8 +212,14 @@ def _ce_composite(link: CompositeSigmoid, z_hat: np.ndarray, s: float) -> np.nda
     return g * np.logaddexp(0.0, Qh / g) - ps * Qh - (g * np.logaddexp(0.0, Qs / g) - ps * Qs)
 
 
-def plot_composite_sigmoid(scalings: Mapping[str, Any] | None = None, *, gamma: float = 1.0, z=None,
-                           observed: Sequence[float] = _OBSERVED, cross_entropy: bool = True):
+def plot_composite_sigmoid(
+    scalings: Mapping[str, Any] | None = None,
+    *,
+    gamma: float = 1.0,
+    z=None,
+    observed: Sequence[float] = _OBSERVED,
+    cross_entropy: bool = True,
+):
     r"""Figure 3: scaling, composite sigmoid, link and sensitivity, and losses (CE dashed).
 
     Parameters
@@ -252,7 +259,9 @@ def plot_composite_sigmoid(scalings: Mapping[str, Any] | None = None, *, gamma: 
         loss_panel(ax_l, za, rep.observed, rep.loss, legend=False)
         if cross_entropy:
             ce = [_ce_composite(rep.link, za, s) for s in rep.observed]
-            loss_panel(ax_l, za, rep.observed, ce, linestyle="--", label_prefix="CE s=", legend=j == 0)
+            loss_panel(
+                ax_l, za, rep.observed, ce, linestyle="--", label_prefix="CE s=", legend=j == 0
+            )
     axes[0, 0].set_ylabel("q(z)")
     axes[1, 0].set_ylabel("p(z)")
     axes[2, 0].set_ylabel("h(z), h'(z)")
@@ -269,10 +278,14 @@ def _column(kind: str, spec: Any):
         return get_link(spec[0], **spec[1]) if isinstance(spec, tuple) else get_link(spec)
     if kind == "softmax":
         return spec if isinstance(spec, Scaling) else get_scaling(spec[0], **spec[1])
-    raise ValueError(f"Figure 4 columns are ('decomposed', link) or ('softmax', scaling); got kind {kind!r}")
+    raise ValueError(
+        f"Figure 4 columns are ('decomposed', link) or ('softmax', scaling); got kind {kind!r}"
+    )
 
 
-def _multiclass_curves(kind: str, obj, gamma: float, s: np.ndarray, za: np.ndarray, k: int, z_other: np.ndarray):
+def _multiclass_curves(
+    kind: str, obj, gamma: float, s: np.ndarray, za: np.ndarray, k: int, z_other: np.ndarray
+):
     """``(h_k, h'_k, loss)`` along ``z_k = za`` with the other entries at ``z_other``."""
     Z = np.tile(z_other, (za.size, 1))
     Z[:, k] = za
@@ -289,8 +302,14 @@ def _multiclass_curves(kind: str, obj, gamma: float, s: np.ndarray, za: np.ndarr
     return hk, dhk, loss
 
 
-def plot_multiclass_projections(columns: Mapping[str, Any] | None = None, *, gamma: float = 1.0, z=None,
-                                observed: Sequence[float] = _OBSERVED, delta: float = 0.5):
+def plot_multiclass_projections(
+    columns: Mapping[str, Any] | None = None,
+    *,
+    gamma: float = 1.0,
+    z=None,
+    observed: Sequence[float] = _OBSERVED,
+    delta: float = 0.5,
+):
     r"""Figure 4: multi-class links, scalar losses and multi-class loss projections.
 
     The observed score vector is ``s = observed`` (one class per observed score, K = 3 by
@@ -322,7 +341,9 @@ def plot_multiclass_projections(columns: Mapping[str, Any] | None = None, *, gam
     za = _grid(z)
     s = np.asarray(observed, dtype=np.float64)
     if s.ndim != 1 or s.size < 2:
-        raise ValueError(f"`observed` must hold at least 2 scores (one per class); got {observed!r}")
+        raise ValueError(
+            f"`observed` must hold at least 2 scores (one per class); got {observed!r}"
+        )
     delta = finite_float(delta, "delta", "plot_multiclass_projections")
     colors = observed_colors(list(s))
     fig, axes = new_figure(3, len(spec))
@@ -340,8 +361,13 @@ def plot_multiclass_projections(columns: Mapping[str, Any] | None = None, *, gam
                 other = s + sign * delta
                 other[k] = s[k]
                 _, _, shifted = _multiclass_curves(kind, obj, gamma, s, za, k, other)
-                ax_m.plot(za, shifted - shifted.min(), color=c, linestyle=":",
-                          label=f"s={sk:g} {'+' if sign > 0 else '-'}δ")
+                ax_m.plot(
+                    za,
+                    shifted - shifted.min(),
+                    color=c,
+                    linestyle=":",
+                    label=f"s={sk:g} {'+' if sign > 0 else '-'}δ",
+                )
         ax_h.set_title(name)
         ax_h.set_xlabel(r"$z_k$")
         ax_s.set_xlabel(r"$\hat s$")
@@ -416,10 +442,16 @@ def plot_stochastic(result: AppendixIResult | None = None):
     r = appendix_i() if result is None else result
     fig, axes = new_figure(1, 2, size=(4.2, 3.2))
     left, right = axes[0]
-    colors = observed_colors(list(r.alphas)) if r.alphas.size != 3 else ["tab:red", "tab:green", "tab:blue"]
+    colors = (
+        observed_colors(list(r.alphas))
+        if r.alphas.size != 3
+        else ["tab:red", "tab:green", "tab:blue"]
+    )
     for a, est, c in zip(r.alphas, r.left_estimates, colors):
         left.plot(r.left_x, est, color=c, marker=".", label=f"alpha={a:g}")
-    left.plot(r.left_x, np.full_like(r.left_x, r.left_mean), color="gray", linestyle="--", label="mean")
+    left.plot(
+        r.left_x, np.full_like(r.left_x, r.left_mean), color="gray", linestyle="--", label="mean"
+    )
     left.set_xlabel("large score")
     left.set_ylabel("optimal prediction")
     left.set_title(f"one large score, mean {r.left_mean:g}")
@@ -449,7 +481,11 @@ def plot_theorem1(results: Mapping[str, Theorem1Result] | Sequence[Theorem1Resul
         Three series against the case index: ``"theory"`` (markers), ``"exact [12]"``
         (the extrapolated optimum) and ``"fitted"`` (with ±2 standard-error bars).
     """
-    items = list(results.items()) if isinstance(results, Mapping) else [(str(i), r) for i, r in enumerate(results)]
+    items = (
+        list(results.items())
+        if isinstance(results, Mapping)
+        else [(str(i), r) for i, r in enumerate(results)]
+    )
     if not items:
         raise ValueError("`results` is empty")
     names = [n for n, _ in items]
@@ -462,7 +498,9 @@ def plot_theorem1(results: Mapping[str, Theorem1Result] | Sequence[Theorem1Resul
     ax = axes[0, 0]
     ax.plot(x, theory, linestyle="none", marker="o", color="black", label="theory")
     ax.plot(x - 0.15, exact, linestyle="none", marker="x", color="tab:blue", label="exact [12]")
-    ax.errorbar(x + 0.15, fitted, yerr=2 * se, linestyle="none", marker="s", color="tab:red", label="fitted")
+    ax.errorbar(
+        x + 0.15, fitted, yerr=2 * se, linestyle="none", marker="s", color="tab:red", label="fitted"
+    )
     ax.set_xticks(x)
     ax.set_xticklabels(names, rotation=60, ha="right", fontsize="small")
     ax.set_ylabel(r"$\Delta_{\rm BUST}$")

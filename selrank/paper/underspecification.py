@@ -196,8 +196,9 @@ def _interval_rhs(link: Link, w_u: float, d: float, tau: float) -> float:
     return float((H[0] - H[1]) - (H[2] - H[3]))
 
 
-def solve_bust_offset(link, *, w_u: float, d: float, tau: float, s_min: float, s_max: float,
-                      max_iter: int = 200) -> float:
+def solve_bust_offset(
+    link, *, w_u: float, d: float, tau: float, s_min: float, s_max: float, max_iter: int = 200
+) -> float:
     r"""The exact optimal offset :math:`\hat\delta` of Theorem 1 for a finite interval width.
 
     Solves eq. [12],
@@ -285,7 +286,9 @@ def solve_bust_offset(link, *, w_u: float, d: float, tau: float, s_min: float, s
         slope = dG(x)
         newton = x - f / slope if slope > 0 else math.nan
         x_new = newton if a < newton < b else 0.5 * (a + b)
-        if abs(x_new - x) <= 2e-16 * max(1.0, abs(x)) or (b - a) <= 4e-16 * max(1.0, abs(a), abs(b)):
+        if abs(x_new - x) <= 2e-16 * max(1.0, abs(x)) or (b - a) <= 4e-16 * max(
+            1.0, abs(a), abs(b)
+        ):
             return x_new
         x = x_new
     return x
@@ -319,8 +322,17 @@ class LinearFit:
     gradient: np.ndarray
 
 
-def fit_linear(link, X, y, *, offset=None, sample_weight=None, coef0=None, max_iter: int = 200,
-               tol: float = 1e-12) -> LinearFit:
+def fit_linear(
+    link,
+    X,
+    y,
+    *,
+    offset=None,
+    sample_weight=None,
+    coef0=None,
+    max_iter: int = 200,
+    tol: float = 1e-12,
+) -> LinearFit:
     r"""Fit :math:`\hat z = X\theta + \text{offset}` by minimising the matching loss of ``link``.
 
     Damped Newton on the pointwise loss (:class:`~selrank.losses.Pointwise`, whose per-row
@@ -488,7 +500,10 @@ class Theorem1Result:
     @property
     def agree_limit(self) -> bool:
         """Theory [10] = the τ → 0 limit of the exact optimum [12], and the finite-τ error is first order."""
-        first_order = abs(self.numeric - self.bust) <= 3.0 * abs(self.numeric - self.numeric_half) + self.tol_limit
+        first_order = (
+            abs(self.numeric - self.bust)
+            <= 3.0 * abs(self.numeric - self.numeric_half) + self.tol_limit
+        )
         return bool(abs(self.extrapolated - self.bust) <= self.tol_limit and first_order)
 
     @property
@@ -510,8 +525,12 @@ class Theorem1Result:
         """Flat dict of the numbers (``link`` as its repr) and the verdicts."""
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["link"] = repr(self.link)
-        out.update(agree_limit=self.agree_limit, agree_blust=self.agree_blust,
-                   agree_fit=self.agree_fit, agree=self.agree)
+        out.update(
+            agree_limit=self.agree_limit,
+            agree_blust=self.agree_blust,
+            agree_fit=self.agree_fit,
+            agree=self.agree,
+        )
         return out
 
 
@@ -584,8 +603,10 @@ def check_theorem1(
     numeric = solve_bust_offset(link, d=d, tau=tau, **kw) / tau
     numeric_half = solve_bust_offset(link, d=d, tau=tau / 2, **kw) / (tau / 2)
     d_eps = 1e-3 * (hi - lo)
-    blust_num = (solve_bust_offset(link, d=d_eps, tau=tau, **kw)
-                 - solve_bust_offset(link, d=-d_eps, tau=tau, **kw)) / (2 * tau * d_eps)
+    blust_num = (
+        solve_bust_offset(link, d=d_eps, tau=tau, **kw)
+        - solve_bust_offset(link, d=-d_eps, tau=tau, **kw)
+    ) / (2 * tau * d_eps)
 
     data = make_bust_data(n, s_min=lo, s_max=hi, w_u=w_u, tau=tau, d=d, grid=grid, seed=seed)
     w, z = data.w, data.y
@@ -596,11 +617,24 @@ def check_theorem1(
     se = 0.0 if grid else float(np.std(g) / math.sqrt(w.size) / slope) / tau
     discreteness = 2.0 * (hi - lo) / (tau * w.size) * abs(numeric)
     return Theorem1Result(
-        link=link, s_min=lo, s_max=hi, w_u=float(w_u), d=float(d), tau=float(tau), n=int(w.size),
-        n_in_interval=int(data.in_interval.sum()), bust=b, blust=bl, numeric=numeric,
-        numeric_half=numeric_half, extrapolated=2.0 * numeric_half - numeric,
-        blust_numeric=blust_num, fitted=delta / tau, fitted_se=se,
-        tol_limit=rtol * abs(b) + atol, tol_blust=rtol * abs(bl) + atol,
+        link=link,
+        s_min=lo,
+        s_max=hi,
+        w_u=float(w_u),
+        d=float(d),
+        tau=float(tau),
+        n=int(w.size),
+        n_in_interval=int(data.in_interval.sum()),
+        bust=b,
+        blust=bl,
+        numeric=numeric,
+        numeric_half=numeric_half,
+        extrapolated=2.0 * numeric_half - numeric,
+        blust_numeric=blust_num,
+        fitted=delta / tau,
+        fitted_se=se,
+        tol_limit=rtol * abs(b) + atol,
+        tol_blust=rtol * abs(bl) + atol,
         tol_fit=n_sigma * se + discreteness + atol,
     )
 
@@ -612,30 +646,83 @@ def check_theorem1(
 THEOREM1_CASES: dict[str, dict[str, Any]] = {
     "identity": {"link": "identity", "params": {}, "w_u": 1.5, "d": 0.5},
     "sigmoid (low norm)": {"link": "sigmoid", "params": {}, "w_u": 0.0, "d": 0.5},
-    "sigmoid (high score)": {"link": "sigmoid", "params": {"alpha": 1.5, "beta": 2.0}, "w_u": 1.5, "d": 0.5},
-    "sigmoid (low score)": {"link": "sigmoid", "params": {"alpha": 1.5, "beta": -2.0}, "w_u": -1.5, "d": 0.5},
+    "sigmoid (high score)": {
+        "link": "sigmoid",
+        "params": {"alpha": 1.5, "beta": 2.0},
+        "w_u": 1.5,
+        "d": 0.5,
+    },
+    "sigmoid (low score)": {
+        "link": "sigmoid",
+        "params": {"alpha": 1.5, "beta": -2.0},
+        "w_u": -1.5,
+        "d": 0.5,
+    },
     "exp (high score)": {"link": "exp", "params": {}, "w_u": 1.5, "d": 0.5},
     "exp (low region)": {"link": "exp", "params": {}, "w_u": -1.5, "d": 0.5},
-    "exp capped flat": {"link": "exp", "params": {"cap": 1.0, "cap_mode": "flat"}, "w_u": 2.0, "d": 0.5},
+    "exp capped flat": {
+        "link": "exp",
+        "params": {"cap": 1.0, "cap_mode": "flat"},
+        "w_u": 2.0,
+        "d": 0.5,
+    },
     "negexp (low score)": {"link": "negexp", "params": {}, "w_u": -1.5, "d": 0.5},
     "sinh (high norm)": {"link": "sinh", "params": {}, "w_u": -1.5, "d": 0.5},
     "sinh capped linear": {"link": "sinh", "params": {"cap": 1.0}, "w_u": 2.0, "d": 0.5},
-    "sinh capped flat": {"link": "sinh", "params": {"cap": 1.0, "cap_mode": "flat"}, "w_u": -2.0, "d": 0.5},
-    "logit": {"link": "logit", "params": {}, "w_u": 0.8, "d": 0.05, "s_min": 0.05, "s_max": 0.95, "tau": 0.01},
+    "sinh capped flat": {
+        "link": "sinh",
+        "params": {"cap": 1.0, "cap_mode": "flat"},
+        "w_u": -2.0,
+        "d": 0.5,
+    },
+    "logit": {
+        "link": "logit",
+        "params": {},
+        "w_u": 0.8,
+        "d": 0.05,
+        "s_min": 0.05,
+        "s_max": 0.95,
+        "tau": 0.01,
+    },
     "smelu (band)": {"link": "smelu", "params": {"beta": 1.0, "c": 1.0}, "w_u": 1.0, "d": 0.5},
-    "smelu (flat below)": {"link": "smelu", "params": {"beta": 1.0, "c": 1.0}, "w_u": -2.0, "d": 0.5},
-    "smelu (capped above)": {"link": "smelu", "params": {"beta": 1.0, "c": 1.0}, "w_u": 2.5, "d": 0.3},
+    "smelu (flat below)": {
+        "link": "smelu",
+        "params": {"beta": 1.0, "c": 1.0},
+        "w_u": -2.0,
+        "d": 0.5,
+    },
+    "smelu (capped above)": {
+        "link": "smelu",
+        "params": {"beta": 1.0, "c": 1.0},
+        "w_u": 2.5,
+        "d": 0.3,
+    },
     "huber": {"link": "huber", "params": {"delta": 1.0}, "w_u": 0.0, "d": 0.5},
     "huber (flat)": {"link": "huber", "params": {"delta": 1.0}, "w_u": 2.0, "d": 0.5},
-    "piecewise (staircase)": {"link": "piecewise",
-                              "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
-                              "w_u": -1.5, "d": 0.3},
-    "piecewise (flat step)": {"link": "piecewise",
-                              "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
-                              "w_u": 0.0, "d": 0.5},
-    "composite sigmoid (exp)": {"link": "composite_sigmoid", "params": {"scaling": "exp"}, "w_u": 1.0, "d": 0.5},
-    "composite sigmoid (sinh)": {"link": "composite_sigmoid", "params": {"scaling": "sinh", "gamma": 0.5},
-                                 "w_u": -1.0, "d": 0.5},
+    "piecewise (staircase)": {
+        "link": "piecewise",
+        "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
+        "w_u": -1.5,
+        "d": 0.3,
+    },
+    "piecewise (flat step)": {
+        "link": "piecewise",
+        "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
+        "w_u": 0.0,
+        "d": 0.5,
+    },
+    "composite sigmoid (exp)": {
+        "link": "composite_sigmoid",
+        "params": {"scaling": "exp"},
+        "w_u": 1.0,
+        "d": 0.5,
+    },
+    "composite sigmoid (sinh)": {
+        "link": "composite_sigmoid",
+        "params": {"scaling": "sinh", "gamma": 0.5},
+        "w_u": -1.0,
+        "d": 0.5,
+    },
 }
 
 #: Link families left out of :data:`THEOREM1_CASES`, with the reason.
@@ -645,7 +732,9 @@ THEOREM1_EXCLUDED: dict[str, str] = {
 }
 
 
-def theorem1_table(cases: Mapping[str, Mapping[str, Any]] | None = None, *, as_frame: bool = True, **kwargs):
+def theorem1_table(
+    cases: Mapping[str, Mapping[str, Any]] | None = None, *, as_frame: bool = True, **kwargs
+):
     """Run :func:`check_theorem1` for each case (default :data:`THEOREM1_CASES`).
 
     Parameters
@@ -675,7 +764,9 @@ def theorem1_table(cases: Mapping[str, Mapping[str, Any]] | None = None, *, as_f
     try:
         import polars as pl
     except ImportError:
-        raise ImportError("theorem1_table(as_frame=True) requires polars: pip install 'selrank[data]'") from None
+        raise ImportError(
+            "theorem1_table(as_frame=True) requires polars: pip install 'selrank[data]'"
+        ) from None
     return pl.DataFrame(rows)
 
 
@@ -759,8 +850,14 @@ class TwoFeatureResult:
 
     def summary(self) -> dict[str, float]:
         """Weights, errors and pair spreads as a flat dict."""
-        return {"w1": float(self.coef[0]), "w2": float(self.coef[1]), "mae_high": self.mae_high,
-                "mae_low": self.mae_low, "pair_gap_high": self.pair_gap_high, "pair_gap_low": self.pair_gap_low}
+        return {
+            "w1": float(self.coef[0]),
+            "w2": float(self.coef[1]),
+            "mae_high": self.mae_high,
+            "mae_low": self.mae_low,
+            "pair_gap_high": self.pair_gap_high,
+            "pair_gap_low": self.pair_gap_low,
+        }
 
 
 def two_feature_experiment(link, X=None, y=None, *, split: float = 0.0) -> TwoFeatureResult:
@@ -800,11 +897,20 @@ def two_feature_experiment(link, X=None, y=None, *, split: float = 0.0) -> TwoFe
     if Xa.ndim != 2 or Xa.shape[1] != 2:
         raise ValueError(f"`X` must have shape (n, 2); got {Xa.shape}")
     fit = fit_linear(link, Xa, ya)
-    return TwoFeatureResult(link=link, X=Xa, y=ya, coef=fit.coef, y_pred=Xa @ fit.coef,
-                            split=finite_float(split, "split", "two_feature_experiment"), fit=fit)
+    return TwoFeatureResult(
+        link=link,
+        X=Xa,
+        y=ya,
+        coef=fit.coef,
+        y_pred=Xa @ fit.coef,
+        split=finite_float(split, "split", "two_feature_experiment"),
+        fit=fit,
+    )
 
 
-def appendix_f(links: Mapping[str, Any] | None = None, X=None, y=None) -> dict[str, TwoFeatureResult]:
+def appendix_f(
+    links: Mapping[str, Any] | None = None, X=None, y=None
+) -> dict[str, TwoFeatureResult]:
     """Appendix F: the two-feature experiment for each link (default :data:`APPENDIX_F_LINKS`).
 
     Returns
@@ -851,7 +957,9 @@ def stochastic_optimum(link, y, group) -> np.ndarray:
     ya = _np(y).reshape(-1)
     sizes = np.asarray(group, dtype=np.int64).reshape(-1)
     if np.any(sizes <= 0) or int(sizes.sum()) != ya.size:
-        raise ValueError(f"`group` sizes must be positive and add up to len(y) = {ya.size}; got {sizes.tolist()}")
+        raise ValueError(
+            f"`group` sizes must be positive and add up to len(y) = {ya.size}; got {sizes.tolist()}"
+        )
     link.check_domain(ya, "y")
     inv = np.repeat(np.arange(sizes.size), sizes)
     return cell_optimum(link, ya, inv, sizes.size, np.ones_like(ya))[1]
@@ -896,15 +1004,29 @@ class AppendixIResult:
         try:
             import polars as pl
         except ImportError:
-            raise ImportError("AppendixIResult.to_frame requires polars: pip install 'selrank[data]'") from None
+            raise ImportError(
+                "AppendixIResult.to_frame requires polars: pip install 'selrank[data]'"
+            ) from None
         a, k = self.left_estimates.shape
-        left = pl.DataFrame({"panel": ["one large score"] * (a * k), "alpha": np.repeat(self.alphas, k),
-                             "mean": np.full(a * k, self.left_mean), "x": np.tile(self.left_x, a),
-                             "estimate": self.left_estimates.reshape(-1)})
+        left = pl.DataFrame(
+            {
+                "panel": ["one large score"] * (a * k),
+                "alpha": np.repeat(self.alphas, k),
+                "mean": np.full(a * k, self.left_mean),
+                "x": np.tile(self.left_x, a),
+                "estimate": self.left_estimates.reshape(-1),
+            }
+        )
         _, r, m = self.right_estimates.shape
-        right = pl.DataFrame({"panel": ["mean ± deviation"] * (a * r * m), "alpha": np.repeat(self.alphas, r * m),
-                              "mean": np.tile(np.repeat(self.right_means, m), a),
-                              "x": np.tile(self.right_x, a * r), "estimate": self.right_estimates.reshape(-1)})
+        right = pl.DataFrame(
+            {
+                "panel": ["mean ± deviation"] * (a * r * m),
+                "alpha": np.repeat(self.alphas, r * m),
+                "mean": np.tile(np.repeat(self.right_means, m), a),
+                "x": np.tile(self.right_x, a * r),
+                "estimate": self.right_estimates.reshape(-1),
+            }
+        )
         return pl.concat([left, right])
 
 
@@ -948,8 +1070,16 @@ def appendix_i(
         link = get_link("exp", alpha=float(a), beta=beta, cap=None)
         left_est[i] = stochastic_optimum(link, left.y, left.group)
         right_est[i] = stochastic_optimum(link, right.y, right.group).reshape(mm.size, -1)
-    return AppendixIResult(alphas=al, beta=beta, left_x=left.x, left_mean=float(mean), left_estimates=left_est,
-                           right_x=right.x[: right.x.size // mm.size], right_means=mm, right_estimates=right_est)
+    return AppendixIResult(
+        alphas=al,
+        beta=beta,
+        left_x=left.x,
+        left_mean=float(mean),
+        left_estimates=left_est,
+        right_x=right.x[: right.x.size // mm.size],
+        right_means=mm,
+        right_estimates=right_est,
+    )
 
 
 # ======================================================================================
@@ -1013,7 +1143,9 @@ class SensitivityReport:
         try:
             import polars as pl
         except ImportError:
-            raise ImportError("SensitivityReport.to_frame requires polars: pip install 'selrank[data]'") from None
+            raise ImportError(
+                "SensitivityReport.to_frame requires polars: pip install 'selrank[data]'"
+            ) from None
         return pl.DataFrame(self.as_dict())
 
     def figure(self, *, title: str | None = None, **kwargs):
@@ -1051,8 +1183,10 @@ class SensitivityReport:
         z = self.z
         peak = float(z[int(np.argmax(np.asarray(self.dh, dtype=np.float64)))])
         obs = ", ".join(f"{v:g}" for v in self.observed)
-        return (f"SensitivityReport(name={self.name!r}, grid={z.size} points on [{z[0]:g}, {z[-1]:g}], "
-                f"h' max at z={peak:g}, observed=({obs}), d={self.d:g})")
+        return (
+            f"SensitivityReport(name={self.name!r}, grid={z.size} points on [{z[0]:g}, {z[-1]:g}], "
+            f"h' max at z={peak:g}, observed=({obs}), d={self.d:g})"
+        )
 
     def _repr_html_(self) -> str:
         from .._repr import html_table
@@ -1148,5 +1282,18 @@ def sensitivity_report(
     if scaling is not None:
         q = _np(scaling.q(za))
         p = _np(link.p(za))
-    return SensitivityReport(link=link, z=za, h=h, dh=dh, observed=obs, loss=loss, d=d, bust=b, blust=bl,
-                             scaling=scaling, q=q, p=p, name=name if name is not None else repr(link))
+    return SensitivityReport(
+        link=link,
+        z=za,
+        h=h,
+        dh=dh,
+        observed=obs,
+        loss=loss,
+        d=d,
+        bust=b,
+        blust=bl,
+        scaling=scaling,
+        q=q,
+        p=p,
+        name=name if name is not None else repr(link),
+    )

@@ -13,9 +13,9 @@ matplotlib: ``pip install 'selrank[plots]'``.
 
 from __future__ import annotations
 
+from .._display import enable_inline
 from ..paper import figures as _figures
 from ..paper.figures import *  # noqa: F403
-from .._display import enable_inline
 from .practitioner import (
     plot_calibration,
     plot_comparison,

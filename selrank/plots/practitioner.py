@@ -75,7 +75,9 @@ def _vector(x: Any, name: str) -> np.ndarray:
 
         v = np.asarray(to_numpy(x), dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be a 1-D array of numbers; got {type(x).__name__}") from None
+        raise TypeError(
+            f"`{name}` must be a 1-D array of numbers; got {type(x).__name__}"
+        ) from None
     if v.ndim != 1:
         raise ValueError(f"`{name}` must be 1-D; got shape {v.shape}")
     return v
@@ -90,7 +92,9 @@ def _frame_column(frame: Any, col: str) -> np.ndarray:
     return np.asarray(s.to_numpy() if hasattr(s, "to_numpy") else s, dtype=np.float64)
 
 
-def _per_query(scores: Mapping[str, Any], metrics, metric: str | None) -> dict[str, dict[str, np.ndarray]]:
+def _per_query(
+    scores: Mapping[str, Any], metrics, metric: str | None
+) -> dict[str, dict[str, np.ndarray]]:
     """``metric -> system -> per-query values`` from arrays or per-query frames."""
     if not isinstance(scores, Mapping) or len(scores) < 2:
         raise ValueError("`scores` must map at least two system names to their per-query values")
@@ -98,7 +102,13 @@ def _per_query(scores: Mapping[str, Any], metrics, metric: str | None) -> dict[s
     if all(_is_frame(v) for v in values):
         first = values[0]
         cols = [str(c) for c in first.columns if str(c) not in _QUERY_COLUMNS]
-        names = list(cols) if metrics is None else [metrics] if isinstance(metrics, str) else list(metrics)
+        names = (
+            list(cols)
+            if metrics is None
+            else [metrics]
+            if isinstance(metrics, str)
+            else list(metrics)
+        )
         if not names:
             raise ValueError("the per-query frames have no metric column")
         queries = None
@@ -106,20 +116,30 @@ def _per_query(scores: Mapping[str, Any], metrics, metric: str | None) -> dict[s
         for system, frame in scores.items():
             missing = [m for m in names if m not in [str(c) for c in frame.columns]]
             if missing:
-                raise ValueError(f"per-query frame of {system!r} lacks the metric columns {missing}")
+                raise ValueError(
+                    f"per-query frame of {system!r} lacks the metric columns {missing}"
+                )
             if "query" in [str(c) for c in frame.columns]:
-                q = np.asarray(frame["query"].to_numpy() if hasattr(frame["query"], "to_numpy") else frame["query"])
+                q = np.asarray(
+                    frame["query"].to_numpy()
+                    if hasattr(frame["query"], "to_numpy")
+                    else frame["query"]
+                )
                 if queries is None:
                     queries = q
                 elif q.shape != queries.shape or not np.array_equal(q, queries):
-                    raise ValueError(f"per-query frame of {system!r} lists other queries than the first system's")
+                    raise ValueError(
+                        f"per-query frame of {system!r} lists other queries than the first system's"
+                    )
             for m in names:
                 out[m][str(system)] = _frame_column(frame, m)
         return out
     if any(_is_frame(v) for v in values):
         raise TypeError("`scores` must hold either per-query arrays or per-query frames, not a mix")
     if metrics is not None:
-        raise ValueError("`metrics` selects columns of per-query frames; with arrays name the one metric by `metric`")
+        raise ValueError(
+            "`metrics` selects columns of per-query frames; with arrays name the one metric by `metric`"
+        )
     arrays = {str(k): _vector(v, f"scores[{k!r}]") for k, v in scores.items()}
     sizes = {k: v.size for k, v in arrays.items()}
     if len(set(sizes.values())) != 1:
@@ -127,7 +147,9 @@ def _per_query(scores: Mapping[str, Any], metrics, metric: str | None) -> dict[s
     return {metric or "score": arrays}
 
 
-def _paired_bootstrap(d: np.ndarray, *, n_resamples: int, level: float, seed) -> tuple[float, float, float]:
+def _paired_bootstrap(
+    d: np.ndarray, *, n_resamples: int, level: float, seed
+) -> tuple[float, float, float]:
     """Mean of the paired differences and its percentile bootstrap CI over queries."""
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, d.size, size=(int(n_resamples), d.size))
@@ -142,8 +164,17 @@ def _paired_bootstrap(d: np.ndarray, *, n_resamples: int, level: float, seed) ->
 # --------------------------------------------------------------------------------------
 
 
-def plot_comparison(scores: Mapping[str, Any], reference: str | None = None, *, metrics=None,
-                    metric: str | None = None, n_resamples: int = 2000, level: float = 0.95, seed=0, ax=None):
+def plot_comparison(
+    scores: Mapping[str, Any],
+    reference: str | None = None,
+    *,
+    metrics=None,
+    metric: str | None = None,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed=0,
+    ax=None,
+):
     r"""Paired comparison of systems against a reference, per query, with bootstrap CIs.
 
     For each metric and each system other than the reference, the per-query differences
@@ -196,7 +227,11 @@ def plot_comparison(scores: Mapping[str, Any], reference: str | None = None, *, 
     reference = systems[0] if reference is None else str(reference)
     if reference not in systems:
         raise ValueError(f"`reference` {reference!r} is not one of the systems {systems}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 10:
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, int | np.integer)
+        or n_resamples < 10
+    ):
         raise ValueError(f"`n_resamples` must be an int >= 10; got {n_resamples!r}")
     if not (isinstance(level, int | float) and 0.0 < level < 1.0):
         raise ValueError(f"`level` must be in (0, 1); got {level!r}")
@@ -223,8 +258,13 @@ def plot_comparison(scores: Mapping[str, Any], reference: str | None = None, *, 
             left.plot([mean], [y], marker="o", linestyle="none", color=color, label=system)
             left.plot([lo, hi], [y, y], color=color, linewidth=2.5, label=f"{system} CI")
             better, worse = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-            right.plot(np.arange(1, d.size + 1), np.sort(d)[::-1], color=color, drawstyle="steps-mid",
-                       label=f"{system}: {better} better, {worse} worse")
+            right.plot(
+                np.arange(1, d.size + 1),
+                np.sort(d)[::-1],
+                color=color,
+                drawstyle="steps-mid",
+                label=f"{system}: {better} better, {worse} worse",
+            )
         left.axvline(0.0, color="gray", linestyle="--", linewidth=1, label="no difference")
         left.set_yticks(range(len(others)))
         left.set_yticklabels(others[::-1])
@@ -244,8 +284,16 @@ def plot_comparison(scores: Mapping[str, Any], reference: str | None = None, *, 
 # --------------------------------------------------------------------------------------
 
 
-def plot_metric_at_k(y_true, systems: Mapping[str, Any], group=None, *, metric: str = "ndcg",
-                     ks: Sequence[int] = tuple(range(1, 21)), ax=None, **evaluate_kwargs):
+def plot_metric_at_k(
+    y_true,
+    systems: Mapping[str, Any],
+    group=None,
+    *,
+    metric: str = "ndcg",
+    ks: Sequence[int] = tuple(range(1, 21)),
+    ax=None,
+    **evaluate_kwargs,
+):
     """A ranking metric against its cut-off ``k``, one line per system.
 
     Parameters
@@ -278,7 +326,9 @@ def plot_metric_at_k(y_true, systems: Mapping[str, Any], group=None, *, metric: 
     from ..metrics import evaluate
 
     if "@" in str(metric):
-        raise ValueError(f"`metric` is a name without cut-off (the cut-offs are `ks`); got {metric!r}")
+        raise ValueError(
+            f"`metric` is a name without cut-off (the cut-offs are `ks`); got {metric!r}"
+        )
     if not isinstance(systems, Mapping) or not systems:
         raise ValueError("`systems` must map at least one name to its scores")
     kk = [int(k) for k in ks]
@@ -316,12 +366,19 @@ def _history(history) -> tuple[dict[str, dict[str, list[float]]], int | None]:
         best = getattr(history, "best_iteration_", None)
         history = history.evals_result_
     elif hasattr(history, "get_params") and not isinstance(history, Mapping):
-        raise ValueError(f"{type(history).__name__} has no `evals_result_`: fit it with an `eval_set` first")
+        raise ValueError(
+            f"{type(history).__name__} has no `evals_result_`: fit it with an `eval_set` first"
+        )
     if not isinstance(history, Mapping) or not history:
-        raise ValueError("`history` must be a fitted estimator with `evals_result_` or a non-empty "
-                         "{eval set: {metric: [values]}} / {metric: [values]} mapping")
+        raise ValueError(
+            "`history` must be a fitted estimator with `evals_result_` or a non-empty "
+            "{eval set: {metric: [values]}} / {metric: [values]} mapping"
+        )
     if all(isinstance(v, Mapping) for v in history.values()):
-        sets = {str(k): {str(m): list(map(float, vals)) for m, vals in v.items()} for k, v in history.items()}
+        sets = {
+            str(k): {str(m): list(map(float, vals)) for m, vals in v.items()}
+            for k, v in history.items()
+        }
     elif not any(isinstance(v, Mapping) for v in history.values()):
         sets = {"": {str(m): list(map(float, vals)) for m, vals in history.items()}}
     else:
@@ -331,8 +388,14 @@ def _history(history) -> tuple[dict[str, dict[str, list[float]]], int | None]:
     return sets, best
 
 
-def plot_training_curves(history, *, metrics: str | Sequence[str] | None = None,
-                         names: Mapping[str, str] | None = None, best_iteration: int | None = None, ax=None):
+def plot_training_curves(
+    history,
+    *,
+    metrics: str | Sequence[str] | None = None,
+    names: Mapping[str, str] | None = None,
+    best_iteration: int | None = None,
+    ax=None,
+):
     """Metric history per boosting round (or epoch) on each eval set.
 
     Parameters
@@ -402,8 +465,16 @@ def plot_training_curves(history, *, metrics: str | Sequence[str] | None = None,
 # --------------------------------------------------------------------------------------
 
 
-def plot_calibration(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quantile", space: str = "log",
-                     band=None, ax=None):
+def plot_calibration(
+    y_true,
+    y_pred,
+    *,
+    n_bins: int = 10,
+    strategy: str = "quantile",
+    space: str = "log",
+    band=None,
+    ax=None,
+):
     """Mean observation against mean prediction in bins of the prediction, per model.
 
     Parameters
@@ -447,11 +518,15 @@ def plot_calibration(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quant
     lo, hi = math.inf, -math.inf
     eces = []
     for name, pred in models.items():
-        t = calibration_table(y_true, pred, n_bins=n_bins, strategy=strategy, space=space, as_frame=False)
+        t = calibration_table(
+            y_true, pred, n_bins=n_bins, strategy=strategy, space=space, as_frame=False
+        )
         target.plot(t["mean_pred"], t["mean_true"], marker="o", label=str(name))
         lo = min(lo, float(np.min(t["mean_pred"])), float(np.min(t["mean_true"])))
         hi = max(hi, float(np.max(t["mean_pred"])), float(np.max(t["mean_true"])))
-        ece = expected_calibration_error(y_true, pred, n_bins=n_bins, strategy=strategy, space=space)
+        ece = expected_calibration_error(
+            y_true, pred, n_bins=n_bins, strategy=strategy, space=space
+        )
         eces.append(f"{name} {ece:.3g}")
     target.plot([lo, hi], [lo, hi], color="gray", linestyle="--", label="identity")
     if band is not None:
@@ -459,7 +534,9 @@ def plot_calibration(y_true, y_pred, *, n_bins: int = 10, strategy: str = "quant
         if space == "seconds":
             b0, b1 = math.expm1(b0), math.expm1(b1)
         xlim = target.get_xlim()  # shade the band where the predictions are; do not zoom out to it
-        target.axvspan(max(b0, xlim[0]), min(b1, xlim[1]), color="tab:green", alpha=0.08, label="band")
+        target.axvspan(
+            max(b0, xlim[0]), min(b1, xlim[1]), color="tab:green", alpha=0.08, label="band"
+        )
         target.set_xlim(xlim)
     unit = "log1p s" if space == "log" else "s"
     target.set_xlabel(f"mean prediction ({unit})")
@@ -534,12 +611,22 @@ def plot_dwell_band(y_log, band=None, *, mixture=None, bins: int = 80, ax=None):
     target.set_ylabel("density")
     inside = float(np.mean((y >= b0) & (y <= b1)))
     target.set_title(f"dwell and the engaged band ({inside:.0%} of rows inside)", fontsize="medium")
-    top = target.secondary_xaxis("top", functions=(lambda v: np.expm1(np.maximum(v, 0.0)),
-                                                   lambda s: np.log1p(np.maximum(s, 0.0))))
-    ticks = [t for t in (1, 10, 60, 600, 3600, 36000) if float(y.min()) <= math.log1p(t) <= float(y.max())]
+    top = target.secondary_xaxis(
+        "top",
+        functions=(lambda v: np.expm1(np.maximum(v, 0.0)), lambda s: np.log1p(np.maximum(s, 0.0))),
+    )
+    ticks = [
+        t
+        for t in (1, 10, 60, 600, 3600, 36000)
+        if float(y.min()) <= math.log1p(t) <= float(y.max())
+    ]
     top.set_xticks(ticks)
-    top.set_xticklabels([{1: "1 s", 10: "10 s", 60: "1 min", 600: "10 min", 3600: "1 h", 36000: "10 h"}[t]
-                         for t in ticks])
+    top.set_xticklabels(
+        [
+            {1: "1 s", 10: "10 s", 60: "1 min", 600: "10 min", 3600: "1 h", 36000: "10 h"}[t]
+            for t in ticks
+        ]
+    )
     target.legend(fontsize="small")
     return out
 
@@ -549,8 +636,15 @@ def plot_dwell_band(y_log, band=None, *, mixture=None, bins: int = 80, ax=None):
 # --------------------------------------------------------------------------------------
 
 
-def plot_link_sensitivity(links, *, z=None, region: tuple[float, float] | None = None,
-                          observed: float | None = None, normalize: bool = True, ax=None):
+def plot_link_sensitivity(
+    links,
+    *,
+    z=None,
+    region: tuple[float, float] | None = None,
+    observed: float | None = None,
+    normalize: bool = True,
+    ax=None,
+):
     r"""Where candidate links make the loss sensitive: :math:`h'` and the matching loss.
 
     Parameters
@@ -583,15 +677,22 @@ def plot_link_sensitivity(links, *, z=None, region: tuple[float, float] | None =
     """
     from ..paper.underspecification import sensitivity_report
 
-    items = list(links.items()) if isinstance(links, Mapping) else [(repr(v) if not isinstance(v, str) else v, v)
-                                                                    for v in links]
+    items = (
+        list(links.items())
+        if isinstance(links, Mapping)
+        else [(repr(v) if not isinstance(v, str) else v, v) for v in links]
+    )
     if not items:
         raise ValueError("`links` is empty")
     if region is not None:
         r0, r1 = float(region[0]), float(region[1])
         if not r0 < r1:
             raise ValueError(f"`region` must be (lo, hi) with lo < hi; got {region!r}")
-    s = float(observed) if observed is not None else (0.5 * (r0 + r1) if region is not None else 0.0)
+    s = (
+        float(observed)
+        if observed is not None
+        else (0.5 * (r0 + r1) if region is not None else 0.0)
+    )
     if ax is None:
         fig, axes = new_figure(1, 2, size=(4.4, 3.2))
         left, right = axes[0]

@@ -92,4 +92,3 @@ def __getattr__(name: str):
     value = getattr(neural, name)
     globals()[name] = value
     return value
-

@@ -133,15 +133,20 @@ class RankingHead(nn.Module):
         reduction : {"mean", "sum", "none"}, optional
             Overrides the head's ``reduction`` for this call.
         """
-        reduction = self.reduction if reduction is None else check_reduction(reduction, type(self).__name__)
+        reduction = (
+            self.reduction if reduction is None else check_reduction(reduction, type(self).__name__)
+        )
         z, y, lists = self._prepare(y_pred, y_true, mask, lengths)
         with torch.autocast(device_type=z.device.type, enabled=False):
             values = self._values(z, y, lists)
-            weights = unit_weights(self._unit_valid(y, lists.valid), sample_weight, self.unit, values)
+            weights = unit_weights(
+                self._unit_valid(y, lists.valid), sample_weight, self.unit, values
+            )
             return reduce_units(values, weights, reduction)
 
-    def total_weight(self, y_pred, y_true, *, mask: Any = None, lengths: Any = None,
-                     sample_weight: Any = None) -> torch.Tensor:
+    def total_weight(
+        self, y_pred, y_true, *, mask: Any = None, lengths: Any = None, sample_weight: Any = None
+    ) -> torch.Tensor:
         """The denominator of ``reduction="mean"``: the summed weight of the units.
 
         A data-parallel trainer whose ranks see parts of one batch divides each rank's
@@ -151,15 +156,32 @@ class RankingHead(nn.Module):
         z, y, lists = self._prepare(y_pred, y_true, mask, lengths)
         return unit_weights(self._unit_valid(y, lists.valid), sample_weight, self.unit, z).sum()
 
-    def partial_mean(self, y_pred, y_true, *, total_weight, mask: Any = None, lengths: Any = None,
-                     sample_weight: Any = None) -> torch.Tensor:
+    def partial_mean(
+        self,
+        y_pred,
+        y_true,
+        *,
+        total_weight,
+        mask: Any = None,
+        lengths: Any = None,
+        sample_weight: Any = None,
+    ) -> torch.Tensor:
         """This part of a batch's contribution to the batch's mean: its sum / ``total_weight``.
 
         ``total_weight`` is :meth:`total_weight` of the whole batch. Data-parallel ranks add
         up (average, times the world size) to exactly the mean over the batch.
         """
-        return self(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight,
-                    reduction="sum") / total_weight
+        return (
+            self(
+                y_pred,
+                y_true,
+                mask=mask,
+                lengths=lengths,
+                sample_weight=sample_weight,
+                reduction="sum",
+            )
+            / total_weight
+        )
 
     def _values(self, z, y, lists):
         valid = lists.valid
@@ -178,12 +200,18 @@ class RankingHead(nn.Module):
     def _check_pred(self, y_pred) -> torch.Tensor:
         name = type(self).__name__
         if not torch.is_tensor(y_pred):
-            raise TypeError(f"`y_pred` of {name} must be a torch.Tensor; got {type(y_pred).__name__}")
+            raise TypeError(
+                f"`y_pred` of {name} must be a torch.Tensor; got {type(y_pred).__name__}"
+            )
         if not y_pred.is_floating_point():
-            raise TypeError(f"`y_pred` of {name} must be a floating tensor; got dtype {y_pred.dtype}")
+            raise TypeError(
+                f"`y_pred` of {name} must be a floating tensor; got dtype {y_pred.dtype}"
+            )
         if y_pred.dim() not in self.ndims:
             want = " or ".join(f"{d}-D" for d in self.ndims)
-            raise ValueError(f"`y_pred` of {name} must be {want} ([batch, list]); got shape {tuple(y_pred.shape)}")
+            raise ValueError(
+                f"`y_pred` of {name} must be {want} ([batch, list]); got shape {tuple(y_pred.shape)}"
+            )
         return y_pred
 
     def _targets(self, y_true, z: torch.Tensor) -> torch.Tensor:
@@ -205,7 +233,9 @@ class RankingHead(nn.Module):
             bad = valid & ~torch.isfinite(y)
             if bool(bad.any()):
                 i = torch.nonzero(bad)[0].tolist()
-                raise ValueError(f"`y_true` must be finite at real items; found {float(y[tuple(i)])!r} at index {i}")
+                raise ValueError(
+                    f"`y_true` must be finite at real items; found {float(y[tuple(i)])!r} at index {i}"
+                )
         if not full:
             z, y = neutralize(valid, z, y)
         return z, y, MaskedLists(valid, full=full, neutralized=True)
@@ -235,7 +265,9 @@ class AnalyticHead(RankingHead):
     def __init__(self, *, grad: str = "analytic", **kwargs):
         super().__init__(**kwargs)
         if grad not in GRAD_MODES:
-            raise ValueError(f"`grad` of {type(self).__name__} must be one of {GRAD_MODES}; got {grad!r}")
+            raise ValueError(
+                f"`grad` of {type(self).__name__} must be one of {GRAD_MODES}; got {grad!r}"
+            )
         self.grad = grad
 
     def terms(self, z, y, lists, with_grad: bool):
@@ -243,11 +275,17 @@ class AnalyticHead(RankingHead):
 
     def chunked_terms(self, z, y, lists, with_grad: bool):
         """:meth:`terms` over chunks of lists (the values and gradients concatenated)."""
-        rows = z.shape[0] if self.chunk_items is None or z.dim() < 2 else max(1, self.chunk_items // max(z.shape[-1], 1))
+        rows = (
+            z.shape[0]
+            if self.chunk_items is None or z.dim() < 2
+            else max(1, self.chunk_items // max(z.shape[-1], 1))
+        )
         if z.dim() < 2 or rows >= z.shape[0]:
             return self.terms(z, y, lists, with_grad)
-        parts = [self.terms(z[i : i + rows], y[i : i + rows], lists.rows(i, i + rows), with_grad)
-                 for i in range(0, z.shape[0], rows)]
+        parts = [
+            self.terms(z[i : i + rows], y[i : i + rows], lists.rows(i, i + rows), with_grad)
+            for i in range(0, z.shape[0], rows)
+        ]
         values = torch.cat([p[0] for p in parts])
         return values, (torch.cat([p[1] for p in parts]) if with_grad else None)
 

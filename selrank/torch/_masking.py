@@ -78,7 +78,9 @@ def _as_bool_mask(mask: Any, shape: tuple, device) -> torch.Tensor:
     if not torch.is_tensor(mask):
         mask = torch.as_tensor(np.asarray(mask))
     if tuple(mask.shape) != tuple(shape):
-        raise ValueError(f"`mask` must have the shape of `y_true` {tuple(shape)}; got {tuple(mask.shape)}")
+        raise ValueError(
+            f"`mask` must have the shape of `y_true` {tuple(shape)}; got {tuple(mask.shape)}"
+        )
     if mask.dtype != torch.bool:
         if mask.is_floating_point() or mask.is_complex():
             raise TypeError(f"`mask` must be boolean (True for real items); got dtype {mask.dtype}")
@@ -90,7 +92,9 @@ def _as_bool_mask(mask: Any, shape: tuple, device) -> torch.Tensor:
 
 def _lengths_mask(lengths: Any, shape: tuple, device) -> torch.Tensor:
     if len(shape) != 2:
-        raise ValueError(f"`lengths` needs targets of shape [batch, list]; got shape {tuple(shape)}")
+        raise ValueError(
+            f"`lengths` needs targets of shape [batch, list]; got shape {tuple(shape)}"
+        )
     if not torch.is_tensor(lengths):
         lengths = torch.as_tensor(np.asarray(lengths))
     if lengths.dtype == torch.bool or lengths.is_complex():
@@ -98,12 +102,16 @@ def _lengths_mask(lengths: Any, shape: tuple, device) -> torch.Tensor:
     if lengths.is_floating_point() and bool((lengths != torch.round(lengths)).any()):
         raise ValueError("`lengths` must hold whole numbers; got fractional values")
     if tuple(lengths.shape) != (shape[0],):
-        raise ValueError(f"`lengths` must have shape ({shape[0]},), one per list; got {tuple(lengths.shape)}")
+        raise ValueError(
+            f"`lengths` must have shape ({shape[0]},), one per list; got {tuple(lengths.shape)}"
+        )
     lengths = lengths.to(device=device, dtype=torch.long)
     bad = (lengths < 0) | (lengths > shape[1])
     if bool(bad.any()):
         i = int(torch.nonzero(bad)[0, 0])
-        raise ValueError(f"`lengths` must lie in [0, {shape[1]}]; list {i} has length {int(lengths[i])}")
+        raise ValueError(
+            f"`lengths` must lie in [0, {shape[1]}]; list {i} has length {int(lengths[i])}"
+        )
     return torch.arange(shape[1], device=device)[None, :] < lengths[:, None]
 
 
@@ -149,7 +157,9 @@ def padding_mask(
     return y_true != padding_value
 
 
-def neutralize(valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor) -> tuple[torch.Tensor, ...]:
+def neutralize(
+    valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
     """Overwrite padded entries (last axis = list) with copies of one real item of the list.
 
     The source of each list is its first real item; the same item fills ``x`` and every
@@ -182,7 +192,11 @@ def neutralize(valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor) -> t
     for t in (x, *others):
         td = t.detach()
         src = td[..., :1] if idx is None else td.gather(-1, idx)
-        anywhere = torch.where(flat_nonempty[row], src.reshape(-1)[row], torch.zeros((), dtype=t.dtype, device=t.device))
+        anywhere = torch.where(
+            flat_nonempty[row],
+            src.reshape(-1)[row],
+            torch.zeros((), dtype=t.dtype, device=t.device),
+        )
         out.append(torch.where(valid, t, torch.where(nonempty, src, anywhere)))
     return tuple(out)
 
@@ -288,7 +302,9 @@ def _weight_tensor(sample_weight: Any, like: torch.Tensor) -> torch.Tensor:
     return w
 
 
-def unit_weights(valid: torch.Tensor, sample_weight: Any, unit: str, like: torch.Tensor) -> torch.Tensor:
+def unit_weights(
+    valid: torch.Tensor, sample_weight: Any, unit: str, like: torch.Tensor
+) -> torch.Tensor:
     """Weight of each loss unit, zero for padding.
 
     Parameters

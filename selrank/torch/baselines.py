@@ -48,7 +48,9 @@ def _zero(x: torch.Tensor) -> torch.Tensor:
 
 def _check_nonnegative(y, valid, owner: str) -> None:
     if y.device.type == "cpu" and bool((valid & (y < 0)).any()):
-        raise ValueError(f"{owner} needs non-negative relevance labels; found {float(y[valid].min())!r}")
+        raise ValueError(
+            f"{owner} needs non-negative relevance labels; found {float(y[valid].min())!r}"
+        )
 
 
 def _positive_float(value: Any, name: str, owner: str) -> float:
@@ -155,7 +157,9 @@ class ListMLELoss(RankingHead):
     0.693147
     """
 
-    def __init__(self, *, ties: str = "random", reduction: str = "mean", padding_value: float | None = -1.0):
+    def __init__(
+        self, *, ties: str = "random", reduction: str = "mean", padding_value: float | None = -1.0
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value)
         if ties not in ("random", "stable"):
             raise ValueError(f"`ties` of ListMLELoss must be 'random' or 'stable'; got {ties!r}")
@@ -166,7 +170,9 @@ class ListMLELoss(RankingHead):
         key = torch.where(valid, y, torch.tensor(-math.inf, dtype=y.dtype, device=y.device))
         if self.ties == "random":
             shuffle = torch.rand(key.shape, device=key.device).argsort(dim=-1)
-            order = shuffle.gather(-1, key.gather(-1, shuffle).argsort(dim=-1, descending=True, stable=True))
+            order = shuffle.gather(
+                -1, key.gather(-1, shuffle).argsort(dim=-1, descending=True, stable=True)
+            )
         else:
             order = key.argsort(dim=-1, descending=True, stable=True)
         zs, vs = z.gather(-1, order), valid.gather(-1, order)
@@ -177,8 +183,12 @@ class ListMLELoss(RankingHead):
         top = torch.where(torch.isfinite(top), top, _zero(z))
         ds = zs - top
         # padded items sort last; e^(min - 1e4) = 0 keeps them out of every suffix sum exactly
-        low = (torch.where(vs, ds, torch.tensor(math.inf, dtype=z.dtype, device=z.device)).amin(dim=-1, keepdim=True)
-               - 1e4).detach()
+        low = (
+            torch.where(vs, ds, torch.tensor(math.inf, dtype=z.dtype, device=z.device)).amin(
+                dim=-1, keepdim=True
+            )
+            - 1e4
+        ).detach()
         suffix = torch.logcumsumexp(torch.where(vs, ds, low).flip(-1), dim=-1).flip(-1)
         return torch.where(vs, suffix - ds, _zero(z)).sum(dim=-1)
 
@@ -208,7 +218,9 @@ class RankNetLoss(RankingHead):
     1.386294
     """
 
-    def __init__(self, *, sigma: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0):
+    def __init__(
+        self, *, sigma: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.sigma = _positive_float(sigma, "sigma", "RankNetLoss")
 
@@ -226,7 +238,9 @@ def _lambda_ndcg_loss2(G, disc, pos):
     d = (pos[:, None] - pos[None, :]).abs()
     inv = 1.0 / torch.log2(1.0 + d.clamp_min(1).to(G.dtype))
     inv_next = 1.0 / torch.log2(2.0 + d.to(G.dtype))
-    delta = torch.where(d > 0, (inv - inv_next).abs(), torch.zeros((), dtype=G.dtype, device=G.device))
+    delta = torch.where(
+        d > 0, (inv - inv_next).abs(), torch.zeros((), dtype=G.dtype, device=G.device)
+    )
     return delta[None] * (G[:, :, None] - G[:, None, :]).abs()
 
 
@@ -279,11 +293,21 @@ class LambdaLoss(RankingHead):
     True
     """
 
-    def __init__(self, *, weighting: str = "ndcg_loss2", k: int | None = None, sigma: float = 1.0, mu: float = 10.0,
-                 reduction: str = "mean", padding_value: float | None = -1.0):
+    def __init__(
+        self,
+        *,
+        weighting: str = "ndcg_loss2",
+        k: int | None = None,
+        sigma: float = 1.0,
+        mu: float = 10.0,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value)
         if weighting not in LAMBDA_WEIGHTINGS:
-            raise ValueError(f"`weighting` of LambdaLoss must be one of {sorted(LAMBDA_WEIGHTINGS)}; got {weighting!r}")
+            raise ValueError(
+                f"`weighting` of LambdaLoss must be one of {sorted(LAMBDA_WEIGHTINGS)}; got {weighting!r}"
+            )
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"`k` of LambdaLoss must be a positive integer or None; got {k!r}")
         self.weighting, self.k = weighting, k
@@ -294,7 +318,9 @@ class LambdaLoss(RankingHead):
         valid = lists.valid
         _check_nonnegative(y, valid, "LambdaLoss")
         L = z.shape[-1]
-        key = torch.where(valid, z.detach(), torch.tensor(-math.inf, dtype=z.dtype, device=z.device))
+        key = torch.where(
+            valid, z.detach(), torch.tensor(-math.inf, dtype=z.dtype, device=z.device)
+        )
         order = key.argsort(dim=-1, descending=True, stable=True)
         zs, ys, vs = z.gather(-1, order), y.gather(-1, order), valid.gather(-1, order)
         G, disc = _ndcg_gains(ys, vs, self.k)
@@ -339,7 +365,9 @@ class ApproxNDCGLoss(RankingHead):
     -1.0
     """
 
-    def __init__(self, *, alpha: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0):
+    def __init__(
+        self, *, alpha: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.alpha = _positive_float(alpha, "alpha", "ApproxNDCGLoss")
 
@@ -349,7 +377,9 @@ class ApproxNDCGLoss(RankingHead):
         G, _ = _ndcg_gains(y, valid, None)
         pairs = _pair_mask(valid)
         pairs = pairs & ~torch.eye(z.shape[-1], dtype=torch.bool, device=z.device)[None]
-        above = torch.sigmoid(self.alpha * (z[:, None, :] - z[:, :, None]))  # [b, i, j] = σ(α(ŝ_j − ŝ_i))
+        above = torch.sigmoid(
+            self.alpha * (z[:, None, :] - z[:, :, None])
+        )  # [b, i, j] = σ(α(ŝ_j − ŝ_i))
         rank = 1.0 + torch.where(pairs, above, _zero(z)).sum(dim=-1)
         return -(G / torch.log2(1.0 + rank)).sum(dim=-1)
 

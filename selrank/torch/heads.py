@@ -109,7 +109,9 @@ def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, 
     if bad.dim() > 1:
         bad = bad.any(dim=-1)
     sub = MaskedLists(lists.mask[bad], full=lists.full, neutralized=lists.neutralized)
-    v64, g64 = _softmax_terms(scaling, gamma, target, z[bad].double(), y[bad].double(), sub, with_grad)
+    v64, g64 = _softmax_terms(
+        scaling, gamma, target, z[bad].double(), y[bad].double(), sub, with_grad
+    )
     (rows,) = torch.nonzero(bad, as_tuple=True)
     if with_grad:
         big = torch.finfo(z.dtype).max
@@ -163,7 +165,9 @@ def _upper_pairs(L: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     return hit
 
 
-def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLists, with_grad: bool, chunk: int):
+def pairwise_terms(
+    link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLists, with_grad: bool, chunk: int
+):
     r"""Per-list pairwise matching loss and per-document gradient on dense lists.
 
     Every unordered pair of real items is evaluated once (upper triangle, ``i < j``) and
@@ -175,7 +179,9 @@ def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLis
     """
     n, L = z.shape
     if L < 2:
-        return torch.zeros(n, dtype=z.dtype, device=z.device), (torch.zeros_like(z) if with_grad else None)
+        return torch.zeros(n, dtype=z.dtype, device=z.device), (
+            torch.zeros_like(z) if with_grad else None
+        )
     I, J = _upper_pairs(L, z.device)
     P = I.numel()
     # 0/1 float pair weights and +-1 orientation signs: inputs are finite everywhere
@@ -187,7 +193,11 @@ def pairwise_terms(link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLis
         zc, yc = z[s : s + step], y[s : s + step]
         dz = zc.index_select(-1, I) - zc.index_select(-1, J)
         dy = yc.index_select(-1, I) - yc.index_select(-1, J)
-        sel = None if w is None else w[s : s + step].index_select(-1, I) * w[s : s + step].index_select(-1, J)
+        sel = (
+            None
+            if w is None
+            else w[s : s + step].index_select(-1, I) * w[s : s + step].index_select(-1, J)
+        )
         if distinct:
             differ = torch.sign(dy).abs()
             sel = differ if sel is None else sel * differ
@@ -227,8 +237,16 @@ def _list_sizes(lists: MaskedLists, shape) -> np.ndarray:
     return lists.valid.sum(dim=-1).cpu().numpy().astype(np.int64)
 
 
-def pairwise_kernel_terms(core: Pairwise, params: tuple, fcaps: tuple, draw: int, z, y, lists: MaskedLists,
-                          with_grad: bool):
+def pairwise_kernel_terms(
+    core: Pairwise,
+    params: tuple,
+    fcaps: tuple,
+    draw: int,
+    z,
+    y,
+    lists: MaskedLists,
+    with_grad: bool,
+):
     r""":func:`pairwise_terms` on the CPU through the numba kernel of :mod:`selrank.losses._kernels`.
 
     The real items are gathered list by list into flat float64 arrays, the kernel walks each
@@ -246,8 +264,19 @@ def pairwise_kernel_terms(core: Pairwise, params: tuple, fcaps: tuple, draw: int
     if core.pair_method == "mean" and distinct:
         runs = target_runs(yf, Groups(sizes))
     key = _kernels.draw_key(core.seed, draw) if core.pair_method == "mean" else 0
-    g, _, v = _kernels.pairwise_sampled(zf, yf, offsets, None, distinct, params, core.pair_method,
-                                        core.num_pair_per_sample or 0, key, runs, fcaps)
+    g, _, v = _kernels.pairwise_sampled(
+        zf,
+        yf,
+        offsets,
+        None,
+        distinct,
+        params,
+        core.pair_method,
+        core.num_pair_per_sample or 0,
+        key,
+        runs,
+        fcaps,
+    )
     values = torch.from_numpy(v).to(z.dtype)
     if not with_grad:
         return values, None
@@ -275,7 +304,9 @@ def _core(cls, first, owner: str, build: Callable[[], Loss]) -> Loss:
     """The core loss of a head: an instance of ``cls`` passed in, or built from parameters."""
     if isinstance(first, Loss):
         if not isinstance(first, cls):
-            raise TypeError(f"{owner} needs a {cls.__name__} loss; got {type(first).__name__} (see get_head)")
+            raise TypeError(
+                f"{owner} needs a {cls.__name__} loss; got {type(first).__name__} (see get_head)"
+            )
         return first
     return build()
 
@@ -318,10 +349,20 @@ class PointwiseLoss(AnalyticHead):
     unit = "item"
     ndims = (1, 2)
 
-    def __init__(self, link: Link | str | Pointwise = "exp", *, target: str = "score", reduction: str = "mean",
-                 padding_value: float | None = -1.0, grad: str = "analytic", **link_params):
+    def __init__(
+        self,
+        link: Link | str | Pointwise = "exp",
+        *,
+        target: str = "score",
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        grad: str = "analytic",
+        **link_params,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
-        self.core = _core(Pointwise, link, "PointwiseLoss", lambda: Pointwise(link, target=target, **link_params))
+        self.core = _core(
+            Pointwise, link, "PointwiseLoss", lambda: Pointwise(link, target=target, **link_params)
+        )
 
     def terms(self, z, y, lists, with_grad):
         return pointwise_terms(self.core.link, self.core.target, z, y, lists, with_grad)
@@ -373,11 +414,24 @@ class ListwiseLoss(AnalyticHead):
 
     unit = "list"
 
-    def __init__(self, scaling: Any = "exp", *, gamma: float = 1.0, target: str = "score", reduction: str = "mean",
-                 padding_value: float | None = -1.0, grad: str = "analytic", **scaling_params):
+    def __init__(
+        self,
+        scaling: Any = "exp",
+        *,
+        gamma: float = 1.0,
+        target: str = "score",
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        grad: str = "analytic",
+        **scaling_params,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
-        self.core = _core(Listwise, scaling, "ListwiseLoss",
-                          lambda: Listwise(scaling, gamma=gamma, target=target, **scaling_params))
+        self.core = _core(
+            Listwise,
+            scaling,
+            "ListwiseLoss",
+            lambda: Listwise(scaling, gamma=gamma, target=target, **scaling_params),
+        )
 
     def terms(self, z, y, lists, with_grad):
         c = self.core
@@ -442,16 +496,42 @@ class PairwiseLoss(AnalyticHead):
 
     unit = "list"
 
-    def __init__(self, link: Any = None, *, pairs: str = "all", pair_method: str = "all",
-                 num_pair_per_sample: int | None = None, seed: int = 0, reduction: str = "mean",
-                 padding_value: float | None = -1.0, grad: str = "analytic", chunk_pairs: int = 1 << 18,
-                 **link_params):
+    def __init__(
+        self,
+        link: Any = None,
+        *,
+        pairs: str = "all",
+        pair_method: str = "all",
+        num_pair_per_sample: int | None = None,
+        seed: int = 0,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        grad: str = "analytic",
+        chunk_pairs: int = 1 << 18,
+        **link_params,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
-        self.core = _core(Pairwise, link, "PairwiseLoss",
-                          lambda: Pairwise(link, pairs=pairs, pair_method=pair_method,
-                                           num_pair_per_sample=num_pair_per_sample, seed=seed, **link_params))
-        if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
-            raise ValueError(f"`chunk_pairs` of PairwiseLoss must be a positive integer; got {chunk_pairs!r}")
+        self.core = _core(
+            Pairwise,
+            link,
+            "PairwiseLoss",
+            lambda: Pairwise(
+                link,
+                pairs=pairs,
+                pair_method=pair_method,
+                num_pair_per_sample=num_pair_per_sample,
+                seed=seed,
+                **link_params,
+            ),
+        )
+        if (
+            isinstance(chunk_pairs, bool)
+            or not isinstance(chunk_pairs, int | np.integer)
+            or chunk_pairs < 1
+        ):
+            raise ValueError(
+                f"`chunk_pairs` of PairwiseLoss must be a positive integer; got {chunk_pairs!r}"
+            )
         self.chunk_pairs = int(chunk_pairs)
         self.chunk_items = None  # chunked by pairs instead
         self.odd = is_odd(self.core.link)
@@ -462,7 +542,11 @@ class PairwiseLoss(AnalyticHead):
     def uses_kernel(self, z) -> bool:
         """Whether ``terms`` runs the fused numba kernel for scores ``z`` (CPU, covered link, no
         autograd graph through the terms)."""
-        return self._kernel is not None and z.device.type == "cpu" and not (z.requires_grad and torch.is_grad_enabled())
+        return (
+            self._kernel is not None
+            and z.device.type == "cpu"
+            and not (z.requires_grad and torch.is_grad_enabled())
+        )
 
     def terms(self, z, y, lists, with_grad):
         c = self.core
@@ -472,7 +556,9 @@ class PairwiseLoss(AnalyticHead):
             return pairwise_kernel_terms(c, self._kernel, self._fcaps, draw, z, y, lists, with_grad)
         if c.pair_method != "all":
             return pairwise_core_terms(c, draw, z, y, lists, with_grad)
-        return pairwise_terms(c.link, self.odd, c.pairs == "distinct", z, y, lists, with_grad, self.chunk_pairs)
+        return pairwise_terms(
+            c.link, self.odd, c.pairs == "distinct", z, y, lists, with_grad, self.chunk_pairs
+        )
 
     def extra_repr(self) -> str:
         return f"{self.core!r}, {super().extra_repr()}"
@@ -510,8 +596,15 @@ class MulticlassLoss(AnalyticHead):
 
     unit = "list"
 
-    def __init__(self, loss: str | Loss = "composite_softmax", *, reduction: str = "mean",
-                 padding_value: float | None = -1.0, grad: str = "analytic", **params):
+    def __init__(
+        self,
+        loss: str | Loss = "composite_softmax",
+        *,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        grad: str = "analytic",
+        **params,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         core = get_loss(loss, **params)
         if not isinstance(core, CompositeSoftmax | Decomposed):
@@ -525,16 +618,24 @@ class MulticlassLoss(AnalyticHead):
         y = super()._targets(y_true, z) if _ndim(y_true) == z.dim() else None
         if y is not None:
             return y
-        idx = torch.as_tensor(np.asarray(A.to_numpy(y_true)) if not torch.is_tensor(y_true) else y_true)
+        idx = torch.as_tensor(
+            np.asarray(A.to_numpy(y_true)) if not torch.is_tensor(y_true) else y_true
+        )
         if idx.dim() != 1 or z.dim() != 2 or idx.shape[0] != z.shape[0]:
             raise ValueError(
                 f"`y_true` of MulticlassLoss must be [n, K] scores or [n] class indices for `y_pred` of "
                 f"shape {tuple(z.shape)}; got shape {tuple(idx.shape)}"
             )
         if self.core.target != "link":
-            raise ValueError("class indices need target='link' (one-hot targets); give [n, K] scores otherwise")
+            raise ValueError(
+                "class indices need target='link' (one-hot targets); give [n, K] scores otherwise"
+            )
         idx = idx.to(z.device)
-        ignore = idx == self.padding_value if self.padding_value is not None else torch.zeros_like(idx, dtype=torch.bool)
+        ignore = (
+            idx == self.padding_value
+            if self.padding_value is not None
+            else torch.zeros_like(idx, dtype=torch.bool)
+        )
         K = z.shape[1]
         check_class_indices(A.to_numpy(idx[~ignore]), "MulticlassLoss", K)
         one_hot = torch.nn.functional.one_hot(torch.where(ignore, 0, idx).long(), K).to(z.dtype)
@@ -590,7 +691,14 @@ class CoreLoss(RankingHead):
     tensor([0.5000, 0.0000], grad_fn=<WhereBackward0>)
     """
 
-    def __init__(self, loss: str | Loss, *, reduction: str = "mean", padding_value: float | None = -1.0, **params):
+    def __init__(
+        self,
+        loss: str | Loss,
+        *,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        **params,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.core = get_loss(loss, **params)
         self.structure = self.core.structure
@@ -613,8 +721,10 @@ class CoreLoss(RankingHead):
             z = z.to(compute_dtype(z.dtype))
             y = as_target_tensor(y_true, z)
             if tuple(y.shape) != (z.shape[0],):
-                raise ValueError(f"class indices must have shape ({z.shape[0]},) for `y_pred` of shape "
-                                 f"{tuple(z.shape)}; got {tuple(y.shape)}")
+                raise ValueError(
+                    f"class indices must have shape ({z.shape[0]},) for `y_pred` of shape "
+                    f"{tuple(z.shape)}; got {tuple(y.shape)}"
+                )
             rows = padding_mask(y, mask=mask, lengths=None, padding_value=self.padding_value)
             valid = rows[:, None].expand(z.shape)
             full = bool(rows.all())
@@ -624,7 +734,11 @@ class CoreLoss(RankingHead):
             return z, y, MaskedLists(valid, full=full, neutralized=True)
         z, y, lists = super()._prepare(y_pred, y_true, mask, lengths)
         valid = lists.valid
-        if self.structure == "multiclass" and not lists.full and bool((valid.any(dim=-1) & ~valid.all(dim=-1)).any()):
+        if (
+            self.structure == "multiclass"
+            and not lists.full
+            and bool((valid.any(dim=-1) & ~valid.all(dim=-1)).any())
+        ):
             raise ValueError(
                 f"{self.core!r} cannot mask single classes; mark whole rows as padding "
                 "(or use MulticlassLoss, which masks classes)"
@@ -685,20 +799,40 @@ class CombinedLoss(RankingHead):
     (True, True)
     """
 
-    def __init__(self, losses: Any, *, weights=None, reduction: str = "mean", padding_value: float | None = -1.0):
+    def __init__(
+        self,
+        losses: Any,
+        *,
+        weights=None,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+    ):
         super().__init__(reduction=reduction, padding_value=padding_value)
         if isinstance(losses, Combined):
             if weights is None:
                 weights = losses.weights
             losses = losses.losses
-        if isinstance(losses, str | Loss | RankingHead) or not isinstance(losses, list | tuple) or not losses:
-            raise ValueError(f"`losses` of CombinedLoss must be a non-empty sequence or a Combined; got {losses!r}")
-        heads = [get_head(h) if isinstance(h, RankingHead) else get_head(h, padding_value=padding_value)
-                 for h in losses]
-        w = [1.0] * len(heads) if weights is None else [A.positive_float(v, "weights", "CombinedLoss", allow_zero=True)
-                                                         for v in weights]
+        if (
+            isinstance(losses, str | Loss | RankingHead)
+            or not isinstance(losses, list | tuple)
+            or not losses
+        ):
+            raise ValueError(
+                f"`losses` of CombinedLoss must be a non-empty sequence or a Combined; got {losses!r}"
+            )
+        heads = [
+            get_head(h) if isinstance(h, RankingHead) else get_head(h, padding_value=padding_value)
+            for h in losses
+        ]
+        w = (
+            [1.0] * len(heads)
+            if weights is None
+            else [A.positive_float(v, "weights", "CombinedLoss", allow_zero=True) for v in weights]
+        )
         if len(w) != len(heads):
-            raise ValueError(f"`weights` of CombinedLoss must have one entry per loss ({len(heads)}); got {len(w)}")
+            raise ValueError(
+                f"`weights` of CombinedLoss must have one entry per loss ({len(heads)}); got {len(w)}"
+            )
         if not sum(w) > 0:
             raise ValueError("`weights` of CombinedLoss must not all be 0")
         self.heads = torch.nn.ModuleList(heads)
@@ -706,8 +840,12 @@ class CombinedLoss(RankingHead):
         units = {h.unit for h in heads}
         self.unit = units.pop() if len(units) == 1 else "mixed"
 
-    def forward(self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None, reduction=None):
-        reduction = self.reduction if reduction is None else check_reduction(reduction, "CombinedLoss")
+    def forward(
+        self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None, reduction=None
+    ):
+        reduction = (
+            self.reduction if reduction is None else check_reduction(reduction, "CombinedLoss")
+        )
         if reduction == "none" and self.unit == "mixed":
             raise ValueError(
                 "reduction='none' is undefined for a CombinedLoss whose heads have different units "
@@ -718,7 +856,9 @@ class CombinedLoss(RankingHead):
         for w, head in zip(self.weights, self.heads):
             if w == 0:
                 continue
-            part = w * head(y_pred, y_true, reduction="sum" if reduction == "mean" else reduction, **kw)
+            part = w * head(
+                y_pred, y_true, reduction="sum" if reduction == "mean" else reduction, **kw
+            )
             total = part if total is None else total + part
         if reduction == "mean":
             denom = self.total_weight(y_pred, y_true, **kw)
@@ -727,7 +867,9 @@ class CombinedLoss(RankingHead):
 
     def total_weight(self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None):
         """The denominator of ``"mean"``: the first component's summed unit weights."""
-        return self.heads[0].total_weight(y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight)
+        return self.heads[0].total_weight(
+            y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight
+        )
 
     def extra_repr(self) -> str:
         return f"weights={self.weights!r}, {super().extra_repr()}"
@@ -801,12 +943,16 @@ def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:
     """
     if isinstance(name, RankingHead):
         if params:
-            raise ValueError(f"parameters {sorted(params)} cannot be applied to an existing head {name!r}")
+            raise ValueError(
+                f"parameters {sorted(params)} cannot be applied to an existing head {name!r}"
+            )
         return name
     if isinstance(name, Loss):
         return head_for(name, **params)
     if not isinstance(name, str):
-        raise TypeError(f"a head must be a name, a selrank Loss or a RankingHead; got {type(name).__name__}")
+        raise TypeError(
+            f"a head must be a name, a selrank Loss or a RankingHead; got {type(name).__name__}"
+        )
     key = name.lower()
     if key in HEADS:
         try:

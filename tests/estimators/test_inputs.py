@@ -14,7 +14,13 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 from selrank import SelectiveClassifier, SelectiveRanker, SelectiveRegressor  # noqa: E402
 from selrank.estimators import load  # noqa: E402
 
-FAST = {"num_threads": 1, "deterministic": True, "force_row_wise": True, "num_leaves": 7, "min_data_in_leaf": 5}
+FAST = {
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_leaves": 7,
+    "min_data_in_leaf": 5,
+}
 XFAST = {"nthread": 1, "max_depth": 3}
 
 
@@ -33,9 +39,13 @@ def test_one_row_queries_train_a_constant_model(backend, rng):
     X, y, _ = ranking(rng)
     n = y.size
     params = FAST if backend == "lightgbm" else XFAST
-    by_sizes = SelectiveRanker(loss="pairwise", backend=backend, n_estimators=5, **params).fit(X, y, group=np.ones(n))
+    by_sizes = SelectiveRanker(loss="pairwise", backend=backend, n_estimators=5, **params).fit(
+        X, y, group=np.ones(n)
+    )
     assert np.ptp(by_sizes.predict(X)) == 0.0
-    by_ids = SelectiveRanker(loss="pairwise", backend=backend, n_estimators=5, **params).fit(X, y, qid=np.arange(n))
+    by_ids = SelectiveRanker(loss="pairwise", backend=backend, n_estimators=5, **params).fit(
+        X, y, qid=np.arange(n)
+    )
     assert np.ptp(by_ids.predict(X)) == 0.0
     with pytest.raises(ValueError, match="one value per row: for per-row query ids pass qid="):
         SelectiveRanker(loss="pairwise", backend=backend, **params).fit(X, y, group=np.arange(n))
@@ -46,7 +56,9 @@ def test_one_row_queries_train_a_constant_model(backend, rng):
 def test_eval_qid_and_score_with_qid(rng):
     X, y, sizes = ranking(rng)
     qid = np.repeat(np.arange(sizes.size), sizes)
-    r = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid])
+    r = SelectiveRanker(n_estimators=5, **FAST).fit(
+        X, y, qid=qid, eval_set=[(X, y)], eval_qid=[qid]
+    )
     assert r.score(X, y, qid=qid) == pytest.approx(r.score(X, y, group=sizes))
     assert "ndcg@10" in r.evals_result_["valid_0"]
 
@@ -73,11 +85,13 @@ def test_dataframe_names_are_kept_and_checked(rng):
 def test_pandas_categorical_and_nullable_columns(rng, tmp_path):
     pd = pytest.importorskip("pandas")
     n = 200
-    df = pd.DataFrame({
-        "x": rng.normal(size=n),
-        "n": pd.array(rng.integers(0, 5, n), dtype="Int64"),
-        "c": pd.Categorical(rng.choice(["u", "v", "w"], n)),
-    })
+    df = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "n": pd.array(rng.integers(0, 5, n), dtype="Int64"),
+            "c": pd.Categorical(rng.choice(["u", "v", "w"], n)),
+        }
+    )
     df.loc[3, "n"] = pd.NA
     y = df["x"].to_numpy() + (df["c"] == "w").to_numpy() + rng.normal(scale=0.1, size=n)
     for backend, params in (("lightgbm", FAST), ("xgboost", XFAST)):
@@ -104,13 +118,16 @@ def test_polars_frame(rng):
 
 
 # -- misspelled keywords ------------------------------------------------------------------------------
-@pytest.mark.parametrize(("typo", "fix", "backend"), [
-    ("n_estimator", "n_estimators", "lightgbm"),
-    ("lerning_rate", "learning_rate", "lightgbm"),
-    ("max_dpeth", "max_depth", "lightgbm"),
-    ("max_dpeth", "max_depth", "xgboost"),
-    ("min_child_wieght", "min_child_weight", "xgboost"),
-])
+@pytest.mark.parametrize(
+    ("typo", "fix", "backend"),
+    [
+        ("n_estimator", "n_estimators", "lightgbm"),
+        ("lerning_rate", "learning_rate", "lightgbm"),
+        ("max_dpeth", "max_depth", "lightgbm"),
+        ("max_dpeth", "max_depth", "xgboost"),
+        ("min_child_wieght", "min_child_weight", "xgboost"),
+    ],
+)
 def test_misspelled_keywords_are_refused_with_the_closest_name(typo, fix, backend, rng):
     X, y, sizes = ranking(rng)
     est = SelectiveRanker(backend=backend, **{typo: 5})  # __init__ only stores
@@ -120,10 +137,12 @@ def test_misspelled_keywords_are_refused_with_the_closest_name(typo, fix, backen
 
 def test_backend_names_and_aliases_are_accepted(rng):
     X, y, sizes = ranking(rng)
-    SelectiveRanker(n_estimators=2, num_leaf=4, min_child_samples=5, bagging_seed=1, num_threads=1).fit(X, y,
-                                                                                                        group=sizes)
-    SelectiveRanker(backend="xgboost", n_estimators=2, max_depth=2, reg_lambda=1.0, gamma=0.1, nthread=1).fit(
-        X, y, group=sizes)
+    SelectiveRanker(
+        n_estimators=2, num_leaf=4, min_child_samples=5, bagging_seed=1, num_threads=1
+    ).fit(X, y, group=sizes)
+    SelectiveRanker(
+        backend="xgboost", n_estimators=2, max_depth=2, reg_lambda=1.0, gamma=0.1, nthread=1
+    ).fit(X, y, group=sizes)
 
 
 # -- label scale ----------------------------------------------------------------------------------------
@@ -132,7 +151,9 @@ def test_saturated_listwise_start_is_refused_with_the_fix(rng):
     X, y, sizes = ranking(rng)
     with pytest.raises(ValueError, match=r"saturated.*label_scale=0\.0133"):
         SelectiveRanker(n_estimators=5, **FAST).fit(X, 50 * y, group=sizes)
-    fixed = SelectiveRanker(n_estimators=20, label_scale=0.25 / 50, **FAST).fit(X, 50 * y, group=sizes)
+    fixed = SelectiveRanker(n_estimators=20, label_scale=0.25 / 50, **FAST).fit(
+        X, 50 * y, group=sizes
+    )
     assert np.std(fixed.predict(X)) > 1e-3
 
 
@@ -181,11 +202,16 @@ def test_eval_set_labels_are_checked_before_boosting(rng):
     X, y, sizes = ranking(rng)
     bad = y.copy()
     bad[3] = -1.0
-    with pytest.raises(ValueError, match=r"eval_set\[0\]: NDCG \(early stopping\) needs labels >= 0; row 3"):
-        SelectiveRanker(n_estimators=5, **FAST).fit(X, y, group=sizes, eval_set=[(X, bad)], eval_group=[sizes])
+    with pytest.raises(
+        ValueError, match=r"eval_set\[0\]: NDCG \(early stopping\) needs labels >= 0; row 3"
+    ):
+        SelectiveRanker(n_estimators=5, **FAST).fit(
+            X, y, group=sizes, eval_set=[(X, bad)], eval_group=[sizes]
+        )
     with pytest.raises(ValueError, match=r"eval_set\[0\]:.*domain"):
-        SelectiveRegressor(link="logit", n_estimators=5).fit(X, rng.uniform(0.1, 0.9, y.size),
-                                                            eval_set=[(X, rng.uniform(1.0, 2.0, y.size))])
+        SelectiveRegressor(link="logit", n_estimators=5).fit(
+            X, rng.uniform(0.1, 0.9, y.size), eval_set=[(X, rng.uniform(1.0, 2.0, y.size))]
+        )
 
 
 def test_feature_importances(rng):

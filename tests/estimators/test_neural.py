@@ -33,7 +33,9 @@ def test_save_load_round_trip_and_score(data, tmp_path):
     assert r.score(X, y, qid=qid) == pytest.approx(ndcg(y, r.predict(X), sizes, k=10))
     assert r.score(X, y, group=sizes) == pytest.approx(r.score(X, y, qid=qid))
     with pytest.raises(ValueError, match="pass qid= instead"):
-        NeuralRanker("listwise", **FAST).fit(X, y, group=qid)  # ids are never guessed from the length
+        NeuralRanker("listwise", **FAST).fit(
+            X, y, group=qid
+        )  # ids are never guessed from the length
     with pytest.raises(ValueError, match="not a saved NeuralRanker"):
         (tmp_path / "x.pt").write_bytes(b"not torch")
         NeuralRanker.load(tmp_path / "x.pt")

@@ -16,8 +16,14 @@ from selrank import SelectiveRanker  # noqa: E402
 from selrank.estimators import ndcg_scorer  # noqa: E402
 from selrank.metrics import ndcg  # noqa: E402
 
-FAST = {"n_estimators": 5, "num_threads": 1, "deterministic": True, "force_row_wise": True, "num_leaves": 7,
-        "min_data_in_leaf": 5}
+FAST = {
+    "n_estimators": 5,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_leaves": 7,
+    "min_data_in_leaf": 5,
+}
 
 
 @pytest.fixture
@@ -34,10 +40,20 @@ def test_cross_val_score_with_routed_qid_equals_fold_by_fold(data):
     with sklearn.config_context(enable_metadata_routing=True):
         est = SelectiveRanker(**FAST).set_fit_request(qid=True).set_score_request(qid=True)
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # no "no query groups" warning: qid reaches fit and score
-            by_score = cross_val_score(est, X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid})
-            by_scorer = cross_val_score(est, X, y, cv=GroupKFold(3), scoring=ndcg_scorer(k=10),
-                                        params={"qid": qid, "groups": qid})
+            warnings.simplefilter(
+                "error"
+            )  # no "no query groups" warning: qid reaches fit and score
+            by_score = cross_val_score(
+                est, X, y, cv=GroupKFold(3), params={"qid": qid, "groups": qid}
+            )
+            by_scorer = cross_val_score(
+                est,
+                X,
+                y,
+                cv=GroupKFold(3),
+                scoring=ndcg_scorer(k=10),
+                params={"qid": qid, "groups": qid},
+            )
     assert np.all(np.isfinite(by_score))
     np.testing.assert_allclose(by_score, by_scorer, rtol=1e-12)
     want = []
@@ -51,7 +67,9 @@ def test_grid_search_with_routed_qid(data):
     X, y, qid = data
     with sklearn.config_context(enable_metadata_routing=True):
         est = SelectiveRanker(**FAST).set_fit_request(qid=True)
-        search = GridSearchCV(est, {"learning_rate": [0.05, 0.3]}, cv=GroupKFold(3), scoring=ndcg_scorer(k=5))
+        search = GridSearchCV(
+            est, {"learning_rate": [0.05, 0.3]}, cv=GroupKFold(3), scoring=ndcg_scorer(k=5)
+        )
         search.fit(X, y, qid=qid, groups=qid)
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
     assert search.best_params_["learning_rate"] in (0.05, 0.3)

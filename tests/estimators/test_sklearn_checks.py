@@ -27,6 +27,8 @@ def test_check_estimator(cls):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the checks' own data trigger LightGBM / selrank warnings
         results = check_estimator(est, on_fail=None, expected_failed_checks=expected)
-    failed = [(r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"]
+    failed = [
+        (r["check_name"], str(r["exception"])[:300]) for r in results if r["status"] == "failed"
+    ]
     assert not failed, failed
     assert sum(r["status"] == "passed" for r in results) >= 40

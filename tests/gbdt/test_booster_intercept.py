@@ -11,8 +11,14 @@ xgb = pytest.importorskip("xgboost")
 
 from selrank.gbdt import lightgbm_objective, xgboost_objective  # noqa: E402
 
-LGB = {"verbose": -1, "num_threads": 1, "deterministic": True, "force_row_wise": True, "num_leaves": 4,
-       "min_data_in_leaf": 5}
+LGB = {
+    "verbose": -1,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_leaves": 4,
+    "min_data_in_leaf": 5,
+}
 XGB = {"nthread": 1, "max_depth": 2, "min_child_weight": 1e-3}
 
 
@@ -36,8 +42,9 @@ def test_lightgbm_reused_objective_predicts_each_booster_with_its_own_intercept(
     text = obj.save_model(b1)
     fresh = lightgbm_objective("pointwise", link="identity")
     np.testing.assert_array_equal(fresh.predict(fresh.load_model(text), X), obj.predict(b1, X))
-    np.testing.assert_array_equal(lgb.Booster(model_str=text).predict(X, raw_score=True),
-                                  b1.predict(X, raw_score=True))
+    np.testing.assert_array_equal(
+        lgb.Booster(model_str=text).predict(X, raw_score=True), b1.predict(X, raw_score=True)
+    )
 
 
 def test_lightgbm_train_directly_twice_refuses_to_guess_the_intercept(rng):
@@ -47,7 +54,9 @@ def test_lightgbm_train_directly_twice_refuses_to_guess_the_intercept(rng):
     obj = lightgbm_objective("pointwise", link="identity")
     b1 = lgb.train({**LGB, "objective": obj}, obj.set_init_score(lgb.Dataset(X, y1)), 3)
     c1 = obj.intercept_
-    np.testing.assert_allclose(obj.predict(b1, X), b1.predict(X, raw_score=True) + c1)  # one training: known
+    np.testing.assert_allclose(
+        obj.predict(b1, X), b1.predict(X, raw_score=True) + c1
+    )  # one training: known
     lgb.train({**LGB, "objective": obj}, obj.set_init_score(lgb.Dataset(X, y2)), 3)
     with pytest.raises(ValueError, match="carries no intercept.*obj.train"):
         obj.predict(b1, X)
@@ -62,10 +71,14 @@ def test_xgboost_reused_objective_and_saved_model_keep_the_intercept(rng):
     b2 = obj.train(XGB, xgb.DMatrix(X, y2), 5)
     margin1 = b1.predict(xgb.DMatrix(X, base_margin=np.full(200, c1)), output_margin=True)
     np.testing.assert_allclose(obj.predict(b1, X), margin1, rtol=1e-6)
-    assert abs(np.mean(obj.predict(b2, X)) - np.mean(y2)) < abs(np.mean(obj.predict(b1, X)) - np.mean(y2))
+    assert abs(np.mean(obj.predict(b2, X)) - np.mean(y2)) < abs(
+        np.mean(obj.predict(b1, X)) - np.mean(y2)
+    )
     raw = obj.save_model(b1)
     fresh = xgboost_objective("pointwise", link="identity")
-    np.testing.assert_allclose(fresh.predict(fresh.load_model(raw), X), obj.predict(b1, X), rtol=1e-7)
+    np.testing.assert_allclose(
+        fresh.predict(fresh.load_model(raw), X), obj.predict(b1, X), rtol=1e-7
+    )
 
 
 @pytest.mark.filterwarnings("ignore:the exact Hessian.*is zero:UserWarning")

@@ -13,8 +13,16 @@ from sklearn.model_selection import GroupKFold, KFold  # noqa: E402
 from selrank.gbdt import cv, lightgbm_objective  # noqa: E402
 from selrank.gbdt.cv import query_folds  # noqa: E402
 
-PARAMS = {"metric": "ndcg", "eval_at": [10], "verbose": -1, "num_threads": 1, "deterministic": True,
-          "force_row_wise": True, "num_leaves": 7, "min_data_in_leaf": 5}
+PARAMS = {
+    "metric": "ndcg",
+    "eval_at": [10],
+    "verbose": -1,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_leaves": 7,
+    "min_data_in_leaf": 5,
+}
 
 
 def data(rng, n_queries=40, size=20):
@@ -39,19 +47,38 @@ def test_cv_on_whole_queries_and_refuses_folds_that_cut_them(rng):
     X, y, sizes = data(rng)
     obj = lightgbm_objective("listwise")
     grouped = cv({**PARAMS, "objective": obj}, lgb.Dataset(X, y, group=sizes), 10, nfold=4)
-    with_splitter = cv({**PARAMS, "objective": obj}, lgb.Dataset(X, y, group=sizes), 10, folds=GroupKFold(4))
+    with_splitter = cv(
+        {**PARAMS, "objective": obj}, lgb.Dataset(X, y, group=sizes), 10, folds=GroupKFold(4)
+    )
     assert len(grouped["valid ndcg@10-mean"]) == len(with_splitter["valid ndcg@10-mean"]) == 10
     with pytest.raises(ValueError, match="fold 0 cuts .* queries"):
-        cv({**PARAMS, "objective": obj}, lgb.Dataset(X, y, group=sizes), 10, folds=KFold(4, shuffle=True))
+        cv(
+            {**PARAMS, "objective": obj},
+            lgb.Dataset(X, y, group=sizes),
+            10,
+            folds=KFold(4, shuffle=True),
+        )
     # lightgbm.cv's own split cuts queries with a custom objective (held-out "queries" are
     # fragments, which score higher than whole queries): the objective refuses such a subset
     obj2 = lightgbm_objective("listwise")
     with pytest.raises(ValueError, match=r"row subset that cuts \d+ queries.*selrank.gbdt.cv"):
-        lgb.cv({**PARAMS, "objective": obj2}, obj2.set_init_score(lgb.Dataset(X, y, group=sizes)), 10, nfold=4,
-               stratified=False, seed=0)
+        lgb.cv(
+            {**PARAMS, "objective": obj2},
+            obj2.set_init_score(lgb.Dataset(X, y, group=sizes)),
+            10,
+            nfold=4,
+            stratified=False,
+            seed=0,
+        )
     # lightgbm.cv with GroupKFold keeps whole queries and agrees with selrank.gbdt.cv's folds
-    direct = lgb.cv({**PARAMS, "objective": obj2}, obj2.set_init_score(lgb.Dataset(X, y, group=sizes)), 10,
-                    folds=GroupKFold(4))
-    np.testing.assert_allclose(direct["valid ndcg@10-mean"], with_splitter["valid ndcg@10-mean"], rtol=1e-12)
+    direct = lgb.cv(
+        {**PARAMS, "objective": obj2},
+        obj2.set_init_score(lgb.Dataset(X, y, group=sizes)),
+        10,
+        folds=GroupKFold(4),
+    )
+    np.testing.assert_allclose(
+        direct["valid ndcg@10-mean"], with_splitter["valid ndcg@10-mean"], rtol=1e-12
+    )
     with pytest.raises(TypeError, match="LightGBMObjective"):
         cv({**PARAMS, "objective": "lambdarank"}, lgb.Dataset(X, y, group=sizes), 2)

@@ -25,8 +25,13 @@ pytestmark = pytest.mark.dask
 def client():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=50)
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        )
     with cluster, distributed.Client(cluster) as c:
         yield c
 
@@ -58,7 +63,13 @@ def test_xgboost_dask_listwise(client, ranking):
     Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
     yd = da.from_array(y, chunks=chunks)
     qd = da.from_array(qid, chunks=chunks)
-    params = {"tree_method": "hist", "max_depth": 4, "eta": 0.1, "min_child_weight": 1e-3, "nthread": 1}
+    params = {
+        "tree_method": "hist",
+        "max_depth": 4,
+        "eta": 0.1,
+        "min_child_weight": 1e-3,
+        "nthread": 1,
+    }
     obj = xgboost_objective("listwise", gamma=4.0, label_scale=0.25, min_leaf_hessian=1e-3)
     out = xgboost_dask_train(client, obj, params, Xd, yd, qid=qd, num_boost_round=20)
     scores = xgboost_dask_predict(client, obj, out["booster"], Xd).compute()
@@ -76,8 +87,14 @@ def test_xgboost_dask_refuses_split_queries(client, ranking):
     X, y, qid, _ = ranking
     Xd = da.from_array(X, chunks=(1010, X.shape[1]))
     with pytest.raises(ValueError, match="spans partitions"):
-        xgboost_dask_train(client, "listwise", {"nthread": 1}, Xd, da.from_array(y, chunks=1010),
-                           qid=da.from_array(qid, chunks=1010))
+        xgboost_dask_train(
+            client,
+            "listwise",
+            {"nthread": 1},
+            Xd,
+            da.from_array(y, chunks=1010),
+            qid=da.from_array(qid, chunks=1010),
+        )
 
 
 def test_lightgbm_dask_ranker(client, ranking):
@@ -89,7 +106,11 @@ def test_lightgbm_dask_ranker(client, ranking):
     model = lgb.DaskLGBMRanker(objective=obj, n_estimators=15, num_leaves=7, n_jobs=1, verbosity=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(Xd, da.from_array(y, chunks=1000), group=da.from_array(sizes, chunks=25),
-                  init_score=da.from_array(np.full(y.size, c), chunks=1000))
+        model.fit(
+            Xd,
+            da.from_array(y, chunks=1000),
+            group=da.from_array(sizes, chunks=25),
+            init_score=da.from_array(np.full(y.size, c), chunks=1000),
+        )
     scores = model.predict(Xd, raw_score=True).compute() + c
     assert ndcg(y, scores, sizes, k=10) > ndcg(y, np.zeros_like(y), sizes, k=10) + 0.2

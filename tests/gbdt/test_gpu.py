@@ -13,8 +13,12 @@ xgb = pytest.importorskip("xgboost")
 
 from selrank.gbdt import GBDTObjective, xgboost_objective  # noqa: E402
 
-CASES = [("pointwise", {"link": "exp"}), ("listwise", {"gamma": 4.0}), ("pairwise", {}),
-         ("pairwise", {"link": "sigmoid", "pairs": "distinct"})]
+CASES = [
+    ("pointwise", {"link": "exp"}),
+    ("listwise", {"gamma": 4.0}),
+    ("pairwise", {}),
+    ("pairwise", {"link": "sigmoid", "pairs": "distinct"}),
+]
 
 
 def data(rng, n_queries=30):
@@ -70,12 +74,16 @@ def test_device_loop_keeps_everything_on_the_device(name, rng):
             return g, h
 
     obj.__class__ = Spy
-    booster = obj.train({**params, "device": "cuda"}, xgb.DMatrix(X, y, qid=qid), 15, data=cp.asarray(X))
+    booster = obj.train(
+        {**params, "device": "cuda"}, xgb.DMatrix(X, y, qid=qid), 15, data=cp.asarray(X)
+    )
     assert len(seen) == 15 and all(t == (cp.ndarray, cp.ndarray, cp.ndarray) for t in seen)
     gpu_scores = cp.asnumpy(obj.predict(booster, cp.asarray(X)))
     host = xgboost_objective(name, label_scale=0.25, min_leaf_hessian=1e-3)
     cpu_scores = host.predict(host.train(params, xgb.DMatrix(X, y, qid=qid), 15), X)
-    assert np.corrcoef(gpu_scores, cpu_scores)[0, 1] > 0.99  # GPU and CPU histograms differ slightly
+    assert (
+        np.corrcoef(gpu_scores, cpu_scores)[0, 1] > 0.99
+    )  # GPU and CPU histograms differ slightly
 
 
 def test_ranker_on_the_gpu(rng):

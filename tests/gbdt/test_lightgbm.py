@@ -13,8 +13,15 @@ lgb = pytest.importorskip("lightgbm")
 from selrank.gbdt import LightGBMObjective, lightgbm_objective  # noqa: E402
 from selrank.losses import get_loss  # noqa: E402
 
-PARAMS = {"verbosity": -1, "num_threads": 1, "deterministic": True, "force_row_wise": True, "num_leaves": 7,
-          "learning_rate": 0.1, "min_data_in_leaf": 10}
+PARAMS = {
+    "verbosity": -1,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "num_leaves": 7,
+    "learning_rate": 0.1,
+    "min_data_in_leaf": 10,
+}
 
 
 @pytest.fixture
@@ -48,14 +55,18 @@ def test_train_passes_core_gradients(ranking, rng):
         g_ref, h_ref = loss.grad_hess(preds, y, group=sizes, sample_weight=w32)
         np.testing.assert_allclose(g, g_ref, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(h, h_ref, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(seen[0][0], obj.intercept_)  # training started at the optimal constant
+    np.testing.assert_allclose(
+        seen[0][0], obj.intercept_
+    )  # training started at the optimal constant
 
 
 def test_identity_link_reproduces_regression(rng):
     X = rng.normal(size=(800, 4))
     y = 2.0 * X[:, 0] + rng.normal(size=800) + 5.0
     ref = lgb.train({**PARAMS, "objective": "regression"}, lgb.Dataset(X, y), 25)
-    obj = lightgbm_objective("pointwise", link="identity")  # default Hessian policy: identity is untouched
+    obj = lightgbm_objective(
+        "pointwise", link="identity"
+    )  # default Hessian policy: identity is untouched
     booster = lgb.train({**PARAMS, "objective": obj}, obj.set_init_score(lgb.Dataset(X, y)), 25)
     assert obj.intercept_ == pytest.approx(y.mean())
     np.testing.assert_allclose(obj.predict(booster, X), ref.predict(X), rtol=1e-9, atol=1e-9)
@@ -67,7 +78,9 @@ def test_sigmoid_link_reproduces_cross_entropy(rng):
     ref = lgb.train({**PARAMS, "objective": "cross_entropy"}, lgb.Dataset(X, y), 25)
     obj = lightgbm_objective("pointwise", link="sigmoid", target="link", hessian="exact")
     booster = lgb.train({**PARAMS, "objective": obj}, obj.set_init_score(lgb.Dataset(X, y)), 25)
-    np.testing.assert_allclose(obj.predict(booster, X), ref.predict(X, raw_score=True), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        obj.predict(booster, X), ref.predict(X, raw_score=True), rtol=1e-9, atol=1e-9
+    )
 
 
 @pytest.mark.parametrize("loss", ["listwise", "pairwise"])
@@ -75,14 +88,27 @@ def test_lgbm_ranker_gets_the_group(ranking, loss):
     """LGBMRanker(objective=obj) trains the same model as lightgbm.train with the Dataset's group."""
     X, y, sizes = ranking
     obj_a = lightgbm_objective(loss)
-    ref = lgb.train({**PARAMS, "objective": obj_a}, obj_a.set_init_score(lgb.Dataset(X, y, group=sizes)), 10)
+    ref = lgb.train(
+        {**PARAMS, "objective": obj_a}, obj_a.set_init_score(lgb.Dataset(X, y, group=sizes)), 10
+    )
     obj_b = lightgbm_objective(loss)
     c = obj_b.fit_intercept(y, group=sizes)
-    ranker = lgb.LGBMRanker(objective=obj_b, n_estimators=10, num_leaves=7, learning_rate=0.1, min_child_samples=10,
-                            n_jobs=1, deterministic=True, force_row_wise=True, verbosity=-1)
+    ranker = lgb.LGBMRanker(
+        objective=obj_b,
+        n_estimators=10,
+        num_leaves=7,
+        learning_rate=0.1,
+        min_child_samples=10,
+        n_jobs=1,
+        deterministic=True,
+        force_row_wise=True,
+        verbosity=-1,
+    )
     ranker.fit(X, y, group=sizes, init_score=np.full(y.size, c))
     # equal up to float32 rounding of LightGBM's gradients
-    np.testing.assert_allclose(ranker.predict(X, raw_score=True) + c, obj_a.predict(ref, X), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        ranker.predict(X, raw_score=True) + c, obj_a.predict(ref, X), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_group_given_to_the_objective(ranking):
@@ -101,18 +127,34 @@ def test_regressor_and_classifier_classes(rng):
     y = X[:, 0] + 0.1 * rng.normal(size=500)
     w = rng.uniform(0.5, 2.0, size=500)
     obj = lightgbm_objective("pointwise", link="identity")
-    reg = lgb.LGBMRegressor(objective=obj, n_estimators=15, n_jobs=1, verbosity=-1, deterministic=True)
-    with pytest.warns(UserWarning, match="optimal constant"):  # LGBMRegressor starts custom objectives at 0
+    reg = lgb.LGBMRegressor(
+        objective=obj, n_estimators=15, n_jobs=1, verbosity=-1, deterministic=True
+    )
+    with pytest.warns(
+        UserWarning, match="optimal constant"
+    ):  # LGBMRegressor starts custom objectives at 0
         reg.fit(X, y, sample_weight=w)
-    ref = lgb.LGBMRegressor(objective="regression", n_estimators=15, n_jobs=1, verbosity=-1, deterministic=True,
-                            boost_from_average=False)
+    ref = lgb.LGBMRegressor(
+        objective="regression",
+        n_estimators=15,
+        n_jobs=1,
+        verbosity=-1,
+        deterministic=True,
+        boost_from_average=False,
+    )
     ref.fit(X, y, sample_weight=w)
     np.testing.assert_allclose(reg.predict(X), ref.predict(X), rtol=1e-6, atol=1e-6)
     yb = (X[:, 0] > 0).astype(int)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # LightGBM: raw scores for custom objectives; our start warning
-        clf = lgb.LGBMClassifier(objective=lightgbm_objective("pointwise", link="sigmoid", target="link"),
-                                 n_estimators=15, n_jobs=1, verbosity=-1).fit(X, yb)
+        warnings.simplefilter(
+            "ignore"
+        )  # LightGBM: raw scores for custom objectives; our start warning
+        clf = lgb.LGBMClassifier(
+            objective=lightgbm_objective("pointwise", link="sigmoid", target="link"),
+            n_estimators=15,
+            n_jobs=1,
+            verbosity=-1,
+        ).fit(X, yb)
         raw = clf.predict(X, raw_score=True)
     assert np.mean((raw > 0) == yb) > 0.95
 
@@ -146,7 +188,9 @@ class TestMulticlass:
         """LightGBM 3 passes [K * n] class-major predictions: the same gradients come back flat."""
         y = rng.integers(0, 3, size=20).astype(float)
         z = rng.normal(size=(20, 3))
-        obj = lightgbm_objective("composite_softmax", scaling="constant", target="link", hessian="exact")
+        obj = lightgbm_objective(
+            "composite_softmax", scaling="constant", target="link", hessian="exact"
+        )
         g2, h2 = obj(y, z)
         g1, h1 = obj(y, z.T.reshape(-1))
         np.testing.assert_allclose(g1, g2.T.reshape(-1))
@@ -192,7 +236,11 @@ class TestValidationBeforeTraining:
         X = rng.normal(size=(50, 2))
         obj = lightgbm_objective("pairwise")
         with pytest.raises(ValueError, match="needs query groups"):
-            lgb.train({**PARAMS, "objective": obj}, lgb.Dataset(X, rng.integers(0, 3, 50).astype(float)), 2)
+            lgb.train(
+                {**PARAMS, "objective": obj},
+                lgb.Dataset(X, rng.integers(0, 3, 50).astype(float)),
+                2,
+            )
 
 
 def test_warns_when_not_started_from_the_intercept(rng):

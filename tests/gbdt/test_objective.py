@@ -39,7 +39,11 @@ def make_data(loss, rng, n_groups=12):
     n = int(sizes.sum())
     w = rng.uniform(0.5, 2.0, size=n)
     if loss.structure == "multiclass":
-        y = rng.integers(0, K, size=n).astype(float) if loss.target == "link" else rng.normal(size=(n, K))
+        y = (
+            rng.integers(0, K, size=n).astype(float)
+            if loss.target == "link"
+            else rng.normal(size=(n, K))
+        )
         return y, rng.normal(size=(n, K)), sizes, w
     link = getattr(loss, "link", None)
     if loss.target == "link" and loss.structure == "pointwise":
@@ -58,7 +62,9 @@ def make_data(loss, rng, n_groups=12):
     return y, rng.normal(scale=0.5, size=n), sizes, w
 
 
-@pytest.mark.filterwarnings("ignore:the exact Hessian:UserWarning", "ignore:the Hessian of:UserWarning")
+@pytest.mark.filterwarnings(
+    "ignore:the exact Hessian:UserWarning", "ignore:the Hessian of:UserWarning"
+)
 @pytest.mark.parametrize(("name", "params"), loss_cases())
 def test_exact_policy_equals_core(name, params, rng):
     loss = get_loss(name, **params)
@@ -72,7 +78,9 @@ def test_exact_policy_equals_core(name, params, rng):
     np.testing.assert_allclose(h, h_ref, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.filterwarnings("ignore:the exact Hessian:UserWarning", "ignore:the Hessian of:UserWarning")
+@pytest.mark.filterwarnings(
+    "ignore:the exact Hessian:UserWarning", "ignore:the Hessian of:UserWarning"
+)
 @pytest.mark.parametrize(("name", "params"), loss_cases())
 def test_blocks_and_threads_equal_one_piece(name, params, rng):
     loss = get_loss(name, **params)
@@ -103,7 +111,9 @@ def test_label_scale_multiplies_score_targets(rng):
     np.testing.assert_allclose(g, g_ref)
     # link-space targets are not scaled
     y01 = (y > 0).astype(float)
-    g, _ = GBDTObjective("pointwise", link="sigmoid", target="link", label_scale=0.25).grad_hess(z, y01)
+    g, _ = GBDTObjective("pointwise", link="sigmoid", target="link", label_scale=0.25).grad_hess(
+        z, y01
+    )
     g_ref, _ = get_loss("pointwise", link="sigmoid", target="link").grad_hess(z, y01)
     np.testing.assert_allclose(g, g_ref)
 
@@ -138,7 +148,9 @@ class TestPolicies:
     def test_no_warning_when_hessian_is_healthy(self, rng):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            GBDTObjective("pointwise", link="exp").grad_hess(rng.normal(size=50), rng.normal(size=50))
+            GBDTObjective("pointwise", link="exp").grad_hess(
+                rng.normal(size=50), rng.normal(size=50)
+            )
 
     def test_upper_is_query_maximum(self, rng):
         loss = get_loss("listwise", scaling="exp")
@@ -187,7 +199,8 @@ class TestPolicies:
     def test_floor_larger_than_scale_warns(self, rng):
         with pytest.warns(UserWarning, match="more than 10x"):
             GBDTObjective("listwise", min_leaf_hessian=1000.0).grad_hess(
-                rng.normal(size=400), rng.integers(0, 3, 400).astype(float), group=np.full(4, 100))
+                rng.normal(size=400), rng.integers(0, 3, 400).astype(float), group=np.full(4, 100)
+            )
 
     @pytest.mark.parametrize("policy", HESSIAN_POLICIES)
     def test_policies_keep_gradient_and_positivity(self, policy, rng):
@@ -204,13 +217,20 @@ class TestPolicies:
 
 
 class TestIntercept:
-    @pytest.mark.parametrize(("name", "params"), [
-        ("pointwise", {"link": "exp"}), ("pointwise", {"link": "sigmoid", "target": "link"}),
-        ("listwise", {"scaling": "exp"}), ("pairwise", {}),
-    ])
+    @pytest.mark.parametrize(
+        ("name", "params"),
+        [
+            ("pointwise", {"link": "exp"}),
+            ("pointwise", {"link": "sigmoid", "target": "link"}),
+            ("listwise", {"scaling": "exp"}),
+            ("pairwise", {}),
+        ],
+    )
     def test_equals_core_optimal_constant(self, name, params, rng):
         loss = get_loss(name, **params)
-        y = (rng.integers(0, 2, size=30) if loss.target == "link" else rng.integers(0, 4, size=30)).astype(float)
+        y = (
+            rng.integers(0, 2, size=30) if loss.target == "link" else rng.integers(0, 4, size=30)
+        ).astype(float)
         w = rng.uniform(0.5, 2.0, size=30)
         sizes = np.array([10, 5, 15])
         kw = {"group": sizes} if loss.structure == "group" else {}
@@ -257,7 +277,9 @@ class TestValidation:
         with pytest.raises(ValueError, match="domain"):
             GBDTObjective("pointwise", link="logit").fit_intercept(np.array([0.2, 1.5]))
         with pytest.raises(ValueError, match="range"):
-            GBDTObjective("pointwise", link="sigmoid", target="link").fit_intercept(np.array([0.0, 2.0]))
+            GBDTObjective("pointwise", link="sigmoid", target="link").fit_intercept(
+                np.array([0.0, 2.0])
+            )
 
     def test_groups(self):
         obj = GBDTObjective("listwise")

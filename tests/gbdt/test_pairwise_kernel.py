@@ -15,10 +15,21 @@ from selrank.losses import _kernels as K
 pytestmark = pytest.mark.skipif(not K.available(), reason="numba is not installed")
 
 LINKS = [
-    Identity(), Identity(alpha=2.0, beta=0.5),
-    Exp(), Exp(alpha=0.5, beta=1.0), Exp(cap=1.0), Exp(cap=0.5, cap_mode="flat"), Exp(cap=None),
-    Sinh(), Sinh(cap=3.0), Sinh(alpha=2.0, cap=1.0), Sinh(cap=1.5, cap_mode="flat"), Sinh(cap=(-0.5, 2.0)),
-    Sigmoid(), Sigmoid(alpha=3.0, beta=-0.5), Sigmoid(cap=2.0),
+    Identity(),
+    Identity(alpha=2.0, beta=0.5),
+    Exp(),
+    Exp(alpha=0.5, beta=1.0),
+    Exp(cap=1.0),
+    Exp(cap=0.5, cap_mode="flat"),
+    Exp(cap=None),
+    Sinh(),
+    Sinh(cap=3.0),
+    Sinh(alpha=2.0, cap=1.0),
+    Sinh(cap=1.5, cap_mode="flat"),
+    Sinh(cap=(-0.5, 2.0)),
+    Sigmoid(),
+    Sigmoid(alpha=3.0, beta=-0.5),
+    Sigmoid(cap=2.0),
 ]
 
 
@@ -59,7 +70,9 @@ def test_kernel_equals_generic(link, pairs, rng):
             check(Pairwise(link, pairs=pairs).bind(y, group=sizes, sample_weight=weight), z)
 
 
-@pytest.mark.parametrize("link", [Sinh(cap=3.0), Exp(), Sigmoid(), Exp(beta=-400.0), Identity()], ids=repr)
+@pytest.mark.parametrize(
+    "link", [Sinh(cap=3.0), Exp(), Sigmoid(), Exp(beta=-400.0), Identity()], ids=repr
+)
 def test_extreme_scores(link, rng):
     """Wide score ranges (the kernel's one-exponential-per-pair branch) and scores beyond the caps."""
     y, z, sizes = data(rng, spread=1.0)
@@ -80,7 +93,7 @@ def test_data_covers_ties_singletons_and_caps(rng):
     y, z, sizes = data(rng)
     assert np.any(sizes == 1) and np.any(sizes > 5)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    assert any(len(set(y[s:s + m])) < m for s, m in zip(starts, sizes))  # ties within queries
+    assert any(len(set(y[s : s + m])) < m for s, m in zip(starts, sizes))  # ties within queries
     d = np.abs(np.subtract.outer(z, z))
     assert d.max() > 3.0 > 0.5 > np.min(d[d > 0])  # differences inside and beyond the caps
 

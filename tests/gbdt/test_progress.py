@@ -17,10 +17,14 @@ def test_progress_callbacks_count_rounds(rng):
     X = rng.normal(size=(100, 2))
     y = X[:, 0]
     cb = lightgbm_progress(7)
-    lightgbm_objective("pointwise", link="identity").train({"verbose": -1}, lgb.Dataset(X, y), 7, callbacks=[cb])
+    lightgbm_objective("pointwise", link="identity").train(
+        {"verbose": -1}, lgb.Dataset(X, y), 7, callbacks=[cb]
+    )
     assert cb.bar.n == 7
     xcb = xgboost_progress(4)
-    xgboost_objective("pointwise", link="identity").train({"nthread": 1}, xgb.DMatrix(X, y), 4, callbacks=[xcb])
+    xgboost_objective("pointwise", link="identity").train(
+        {"nthread": 1}, xgb.DMatrix(X, y), 4, callbacks=[xcb]
+    )
     assert xcb.bar.n == 4
 
 

@@ -57,11 +57,16 @@ def test_train_passes_core_gradients(ranking, rng, how):
 def test_identity_link_reproduces_squared_error(rng):
     X = rng.normal(size=(600, 4))
     y = 2.0 * X[:, 0] + rng.normal(size=600) + 5.0
-    ref = xgb.train({**PARAMS, "objective": "reg:squarederror", "base_score": float(np.float32(y).mean())},
-                    xgb.DMatrix(X, y), 20)
+    ref = xgb.train(
+        {**PARAMS, "objective": "reg:squarederror", "base_score": float(np.float32(y).mean())},
+        xgb.DMatrix(X, y),
+        20,
+    )
     obj = xgboost_objective("pointwise", link="identity")
     booster = obj.train(PARAMS, xgb.DMatrix(X, y), 20)
-    np.testing.assert_allclose(obj.predict(booster, X), ref.predict(xgb.DMatrix(X)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        obj.predict(booster, X), ref.predict(xgb.DMatrix(X)), rtol=1e-5, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("loss", ["listwise", "pairwise", "pointwise"])
@@ -86,8 +91,15 @@ def test_device_loop_early_stopping(ranking, rng):
     obj = xgboost_objective("pointwise", link="identity")
     dv = xgb.DMatrix(Xv, yv)
     history = {}
-    booster = obj.train({**PARAMS, "eval_metric": "rmse"}, xgb.DMatrix(X, y, qid=qid), 200, data=X,
-                        evals=[(dv, "valid")], early_stopping_rounds=5, evals_result=history)
+    booster = obj.train(
+        {**PARAMS, "eval_metric": "rmse"},
+        xgb.DMatrix(X, y, qid=qid),
+        200,
+        data=X,
+        evals=[(dv, "valid")],
+        early_stopping_rounds=5,
+        evals_result=history,
+    )
     assert booster.num_boosted_rounds() < 200
     assert len(history["valid"]["rmse"]) == booster.num_boosted_rounds()
     assert dv.get_base_margin().size == 200  # evaluation data starts from the intercept as well
@@ -128,9 +140,15 @@ def test_multi_target_score_labels(rng):
     d = xgb.DMatrix(X, teacher)
     z = rng.normal(size=(200, 3))
     g, h = obj(z, d)
-    g_ref, h_ref = loss.grad_hess(z, teacher.astype(np.float32).astype(np.float64))  # DMatrix labels are float32
+    g_ref, h_ref = loss.grad_hess(
+        z, teacher.astype(np.float32).astype(np.float64)
+    )  # DMatrix labels are float32
     np.testing.assert_allclose(g, g_ref, rtol=1e-10)
-    booster = obj.train({**PARAMS, "num_target": 3, "multi_strategy": "one_output_per_tree"}, xgb.DMatrix(X, teacher), 5)
+    booster = obj.train(
+        {**PARAMS, "num_target": 3, "multi_strategy": "one_output_per_tree"},
+        xgb.DMatrix(X, teacher),
+        5,
+    )
     assert obj.predict(booster, X).shape == (200, 3)
 
 
@@ -142,12 +160,18 @@ def test_sklearn_regressor_and_classifier(rng):
     reg = xgb.XGBRegressor(objective=obj, n_estimators=10, max_depth=3, n_jobs=1, base_score=0.0)
     with pytest.warns(UserWarning, match="optimal constant"):  # XGBRegressor starts from base_score
         reg.fit(X, y, sample_weight=w)
-    ref = xgb.XGBRegressor(objective="reg:squarederror", n_estimators=10, max_depth=3, n_jobs=1, base_score=0.0)
+    ref = xgb.XGBRegressor(
+        objective="reg:squarederror", n_estimators=10, max_depth=3, n_jobs=1, base_score=0.0
+    )
     ref.fit(X, y, sample_weight=w)
     np.testing.assert_allclose(reg.predict(X), ref.predict(X), rtol=1e-5, atol=1e-5)
     yc = np.digitize(X[:, 0], [-0.5, 0.5])
-    clf = xgb.XGBClassifier(objective=xgboost_objective("composite_softmax", scaling="constant", target="link"),
-                            n_estimators=10, max_depth=3, n_jobs=1)
+    clf = xgb.XGBClassifier(
+        objective=xgboost_objective("composite_softmax", scaling="constant", target="link"),
+        n_estimators=10,
+        max_depth=3,
+        n_jobs=1,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf.fit(X, yc)
@@ -159,14 +183,18 @@ def test_xgbranker_refuses_callables(ranking):
     """Documented limitation: XGBRanker does not take a callable objective."""
     X, y, sizes = ranking
     with pytest.raises(ValueError, match="not supported by XGBRanker"):
-        xgb.XGBRanker(objective=xgboost_objective("listwise")).fit(X, y, qid=np.repeat(np.arange(sizes.size), sizes))
+        xgb.XGBRanker(objective=xgboost_objective("listwise")).fit(
+            X, y, qid=np.repeat(np.arange(sizes.size), sizes)
+        )
 
 
 class TestValidation:
     def test_group_loss_without_groups(self, rng):
         obj = xgboost_objective("listwise")
         with pytest.raises(ValueError, match="needs query groups"):
-            xgb.train(PARAMS, xgb.DMatrix(rng.normal(size=(30, 2)), rng.integers(0, 3, 30)), 2, obj=obj)
+            xgb.train(
+                PARAMS, xgb.DMatrix(rng.normal(size=(30, 2)), rng.integers(0, 3, 30)), 2, obj=obj
+            )
 
     def test_nan_label_before_training(self, rng):
         y = rng.normal(size=30)
@@ -185,7 +213,9 @@ class TestValidation:
         y = rng.uniform(0.1, 0.9, size=30)
         y[2] = -0.5
         with pytest.raises(ValueError, match="domain"):
-            xgboost_objective("pointwise", link="logit").set_base_margin(xgb.DMatrix(rng.normal(size=(30, 2)), y))
+            xgboost_objective("pointwise", link="logit").set_base_margin(
+                xgb.DMatrix(rng.normal(size=(30, 2)), y)
+            )
 
     def test_dart_device_loop(self, ranking):
         X, y, sizes = ranking

@@ -22,7 +22,9 @@ F = torch.nn.functional
 from selrank.losses import LOSSES, get_loss  # noqa: E402
 from selrank.losses.baselines_base import loo_logsumexp  # noqa: E402
 
-BASELINES = sorted(name for name, cls in LOSSES.items() if getattr(cls, "is_matching", True) is False)
+BASELINES = sorted(
+    name for name, cls in LOSSES.items() if getattr(cls, "is_matching", True) is False
+)
 CASES = [(name, params) for name in BASELINES for params in LOSSES[name].examples]
 IDS = [f"{n}-{'-'.join(f'{k}={v}' for k, v in p.items()) or 'default'}" for n, p in CASES]
 
@@ -33,10 +35,21 @@ BATCH_IDS = np.array([3, 1, 3, 1, 1, 3])  # two interleaved batches: exercises t
 
 def test_all_baselines_registered():
     expected = {
-        "softmax_cross_entropy", "multiclass_hinge", "mean_squared_error", "reweighted_square",
-        "max_margin", "softmax_cauchy_schwarz", "sigmoid_cauchy_schwarz", "softmax_tanimoto",
-        "sigmoid_tanimoto", "self_normalization", "nce", "binary_cross_entropy",
-        "batch_cross_entropy", "batch_max_margin", "multilabel_softmax_cross_entropy",
+        "softmax_cross_entropy",
+        "multiclass_hinge",
+        "mean_squared_error",
+        "reweighted_square",
+        "max_margin",
+        "softmax_cauchy_schwarz",
+        "sigmoid_cauchy_schwarz",
+        "softmax_tanimoto",
+        "sigmoid_tanimoto",
+        "self_normalization",
+        "nce",
+        "binary_cross_entropy",
+        "batch_cross_entropy",
+        "batch_max_margin",
+        "multilabel_softmax_cross_entropy",
         "nway_softmax_cross_entropy",
     }
     assert set(BASELINES) == expected
@@ -137,14 +150,21 @@ def _ref_row(name, p, z, t):
         return -g[y] / (1.0 + norm - g[y])
     if name == "self_normalization":
         pr = _softmax(z)
-        return -sum(t[j] * math.log(pr[j]) for j in range(k)) + p.get("alpha", 0.1) * math.log(sum(math.exp(x) for x in z)) ** 2
+        return (
+            -sum(t[j] * math.log(pr[j]) for j in range(k))
+            + p.get("alpha", 0.1) * math.log(sum(math.exp(x) for x in z)) ** 2
+        )
     if name == "nce":
         tau = p.get("n_noise", 1)
         q = p.get("noise") or [1.0 / k] * k
         g = [1.0 / (1.0 + tau * q[j] * math.exp(-z[j])) for j in range(k)]
-        return -sum(t[j] * math.log(g[j]) for j in range(k)) - tau * sum(q[j] * math.log(1.0 - g[j]) for j in range(k))
+        return -sum(t[j] * math.log(g[j]) for j in range(k)) - tau * sum(
+            q[j] * math.log(1.0 - g[j]) for j in range(k)
+        )
     if name == "binary_cross_entropy":
-        return -sum(t[j] * math.log(_sig(z[j])) + (1 - t[j]) * math.log(1 - _sig(z[j])) for j in range(k))
+        return -sum(
+            t[j] * math.log(_sig(z[j])) + (1 - t[j]) * math.log(1 - _sig(z[j])) for j in range(k)
+        )
     if name == "multilabel_softmax_cross_entropy":
         neg = sum(math.exp(z[j]) for j in range(k) if t[j] == 0)
         pos = sum(math.exp(-z[j]) for j in range(k) if t[j] == 1)
@@ -176,12 +196,19 @@ def _ref_batches(name, p, z, T, ids):
         ys = [int(np.argmax(T[i])) for i in rows]
         if name == "batch_cross_entropy":
             Zb = sum(math.exp(z[i][j]) for i in rows for j in range(len(z[i])))
-            out.append(sum((1 / m) * math.log((1 / m) / (math.exp(z[i][y]) / Zb)) for i, y in zip(rows, ys)))
+            out.append(
+                sum(
+                    (1 / m) * math.log((1 / m) / (math.exp(z[i][y]) / Zb)) for i, y in zip(rows, ys)
+                )
+            )
         else:
             g = p.get("margin", 1.0)
             zp = min(z[i][y] for i, y in zip(rows, ys))
             zm = max(z[i][j] for i, y in zip(rows, ys) for j in range(len(z[i])) if j != y)
-            cs = sum(max(0.0, g - z[i][y] + max(z[i][j] for j in range(len(z[i])) if j != y)) for i, y in zip(rows, ys))
+            cs = sum(
+                max(0.0, g - z[i][y] + max(z[i][j] for j in range(len(z[i])) if j != y))
+                for i, y in zip(rows, ys)
+            )
             out.append(max(0.0, g - zp + zm) / m + cs / m)
     return np.array(out)
 
@@ -194,7 +221,11 @@ def reference_values(name, params, z, y, kw):
         b = (min(y) if smin is None else smin) - delta
         out = []
         for zh, s in zip(z, y):
-            w = {"observed": kappa * (s - b), "predicted": kappa * (zh - b), "both": kappa**2 * (s - b) * (zh - b)}[mode]
+            w = {
+                "observed": kappa * (s - b),
+                "predicted": kappa * (zh - b),
+                "both": kappa**2 * (s - b) * (zh - b),
+            }[mode]
             out.append(0.5 * w * (zh - s) ** 2)
         return np.array(out)
     T = y if y.shape == z.shape else one_hot_rows(y, z.shape[-1])
@@ -214,7 +245,9 @@ def reference_values(name, params, z, y, kw):
 def test_values_match_plain_python_reference(name, params, rng):
     loss, z, y, kw = make_case(name, params, rng)
     got = loss.loss(z, y, reduction="none", **kw)
-    np.testing.assert_allclose(got, reference_values(name, params, z, y, kw), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(
+        got, reference_values(name, params, z, y, kw), rtol=1e-11, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize(("name", "params"), CASES, ids=IDS)
@@ -240,7 +273,12 @@ def test_grad_hess_match_autograd(name, params, rng):
     np.testing.assert_allclose(ht.numpy(), h, rtol=1e-12, atol=1e-14)
 
 
-SOFT = [(n, p) for n, p in CASES if LOSSES[n].structure == "multiclass" and LOSSES[n].labels in ("distribution", "probability", "real")]
+SOFT = [
+    (n, p)
+    for n, p in CASES
+    if LOSSES[n].structure == "multiclass"
+    and LOSSES[n].labels in ("distribution", "probability", "real")
+]
 
 
 @pytest.mark.parametrize(("name", "params"), SOFT, ids=[f"{n}-{p}" for n, p in SOFT])
@@ -250,10 +288,17 @@ def test_grad_hess_match_autograd_with_hard_labels(name, params, rng):
     idx = rng.integers(0, z.shape[-1], z.shape[:-1])
     zt = as_torch(z, grad=True)
     (g_auto,) = torch.autograd.grad(loss.loss(zt, idx, reduction="sum"), zt)
-    hess = torch.autograd.functional.hessian(lambda v: loss.loss(v, idx, reduction="sum"), as_torch(z))
+    hess = torch.autograd.functional.hessian(
+        lambda v: loss.loss(v, idx, reduction="sum"), as_torch(z)
+    )
     g, h = loss.grad_hess(z, idx)
     np.testing.assert_allclose(g, g_auto.numpy(), rtol=1e-9, atol=1e-11)
-    np.testing.assert_allclose(h, torch.diagonal(hess.reshape(z.size, z.size)).reshape(z.shape).numpy(), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        h,
+        torch.diagonal(hess.reshape(z.size, z.size)).reshape(z.shape).numpy(),
+        rtol=1e-8,
+        atol=1e-10,
+    )
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -281,8 +326,12 @@ def test_float32_works(name, params, rng):
             assert arr.dtype in (np.float32, torch.float32)
         scale = 1.0 + np.abs(ref).max()
         np.testing.assert_allclose(np.asarray(v), ref, rtol=1e-4, atol=1e-5 * scale)
-        np.testing.assert_allclose(np.asarray(g), g64, rtol=1e-4, atol=1e-5 * (1 + np.abs(g64).max()))
-        np.testing.assert_allclose(np.asarray(h), h64, rtol=1e-3, atol=1e-5 * (1 + np.abs(h64).max()))
+        np.testing.assert_allclose(
+            np.asarray(g), g64, rtol=1e-4, atol=1e-5 * (1 + np.abs(g64).max())
+        )
+        np.testing.assert_allclose(
+            np.asarray(h), h64, rtol=1e-3, atol=1e-5 * (1 + np.abs(h64).max())
+        )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -307,8 +356,12 @@ def test_weights_multiply(name, params, rng):
     w = rng.uniform(0.0, 3.0, unit_count(loss, kw))
     w[0] = 0.0
     plain = loss.loss(z, y, reduction="none", **kw)
-    np.testing.assert_allclose(loss.loss(z, y, sample_weight=w, reduction="none", **kw), w * plain, rtol=1e-12)
-    np.testing.assert_allclose(loss.loss(z, y, sample_weight=w, **kw), np.sum(w * plain) / w.sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        loss.loss(z, y, sample_weight=w, reduction="none", **kw), w * plain, rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        loss.loss(z, y, sample_weight=w, **kw), np.sum(w * plain) / w.sum(), rtol=1e-12
+    )
     g, h = loss.grad_hess(z, y, **kw)
     gw, hw = loss.grad_hess(z, y, sample_weight=w, **kw)
     if loss.couples_samples:  # a batch's weight lands on every row of the batch
@@ -327,7 +380,11 @@ def test_class_indices_equal_one_hot_rows(name, params, rng):
         pytest.skip("pointwise loss: targets are scores")
     idx = rng.integers(0, z.shape[-1], z.shape[:-1]).astype(np.float64)
     rows = one_hot_rows(idx, z.shape[-1])
-    np.testing.assert_allclose(loss.loss(z, idx, reduction="none", **kw), loss.loss(z, rows, reduction="none", **kw), rtol=1e-13)
+    np.testing.assert_allclose(
+        loss.loss(z, idx, reduction="none", **kw),
+        loss.loss(z, rows, reduction="none", **kw),
+        rtol=1e-13,
+    )
     for a, b in zip(loss.grad_hess(z, idx, **kw), loss.grad_hess(z, rows, **kw)):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
     bound = loss.bind(idx, **kw)  # one binding serves many predictions
@@ -345,8 +402,14 @@ def test_softmax_cross_entropy_equals_torch(rng):
     probs = rng.dirichlet(np.ones(5), 20)
     loss = get_loss("softmax_cross_entropy")
     zt = as_torch(z)
-    np.testing.assert_allclose(loss.loss(z, y), F.cross_entropy(zt, torch.tensor(y)).item(), rtol=1e-12)
-    np.testing.assert_allclose(loss.loss(z, probs, reduction="none"), F.cross_entropy(zt, as_torch(probs), reduction="none").numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        loss.loss(z, y), F.cross_entropy(zt, torch.tensor(y)).item(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        loss.loss(z, probs, reduction="none"),
+        F.cross_entropy(zt, as_torch(probs), reduction="none").numpy(),
+        rtol=1e-12,
+    )
     g, h = loss.grad_hess(z, y)
     p = torch.softmax(zt, 1).numpy()
     np.testing.assert_allclose(g, p - one_hot_rows(y, 5), atol=1e-15)
@@ -358,7 +421,12 @@ def test_multiclass_hinge_equals_torch_multi_margin_times_k(rng):
     y = rng.integers(0, 4, 30)
     for margin in (1.0, 0.3):
         got = get_loss("multiclass_hinge", margin=margin).loss(z, y, reduction="none")
-        ref = 4 * F.multi_margin_loss(as_torch(z), torch.tensor(y), margin=margin, reduction="none").numpy()
+        ref = (
+            4
+            * F.multi_margin_loss(
+                as_torch(z), torch.tensor(y), margin=margin, reduction="none"
+            ).numpy()
+        )
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
         assert 0 < np.mean(got == 0) < 1  # some samples inside, some outside the margin
 
@@ -367,22 +435,37 @@ def test_mse_and_bce_equal_torch(rng):
     z = rng.normal(0.0, 2.0, (10, 3))
     t = rng.normal(0.0, 1.0, (10, 3))
     r = rng.uniform(0.0, 1.0, (10, 3))
-    np.testing.assert_allclose(get_loss("mean_squared_error").loss(z, t), F.mse_loss(as_torch(z), as_torch(t)).item(), rtol=1e-12)
-    bce = F.binary_cross_entropy_with_logits(as_torch(z), as_torch(r), reduction="none").sum(1).numpy()
-    np.testing.assert_allclose(get_loss("binary_cross_entropy").loss(z, r, reduction="none"), bce, rtol=1e-12)
+    np.testing.assert_allclose(
+        get_loss("mean_squared_error").loss(z, t),
+        F.mse_loss(as_torch(z), as_torch(t)).item(),
+        rtol=1e-12,
+    )
+    bce = (
+        F.binary_cross_entropy_with_logits(as_torch(z), as_torch(r), reduction="none")
+        .sum(1)
+        .numpy()
+    )
+    np.testing.assert_allclose(
+        get_loss("binary_cross_entropy").loss(z, r, reduction="none"), bce, rtol=1e-12
+    )
 
 
 def test_batch_cross_entropy_is_kl_over_the_flattened_batch(rng):
     z = rng.normal(0.0, 2.0, (5, 3))
     y = rng.integers(0, 3, 5)
     P = one_hot_rows(y, 3) / 5
-    kl = F.kl_div(torch.log_softmax(as_torch(z).reshape(-1), 0), as_torch(P).reshape(-1), reduction="sum").item()
+    kl = F.kl_div(
+        torch.log_softmax(as_torch(z).reshape(-1), 0), as_torch(P).reshape(-1), reduction="sum"
+    ).item()
     np.testing.assert_allclose(get_loss("batch_cross_entropy").loss(z, y), kl, rtol=1e-12)
 
 
 def test_source_worked_examples():
     s = np.array([[3.2, 5.1, -1.7], [1.3, 4.9, 2.0], [2.2, 2.5, -3.1]])  # 003's three images
-    np.testing.assert_allclose(get_loss("multiclass_hinge").loss(s, np.array([0, 1, 2]), reduction="none"), [2.9, 0.0, 12.9])
+    np.testing.assert_allclose(
+        get_loss("multiclass_hinge").loss(s, np.array([0, 1, 2]), reduction="none"),
+        [2.9, 0.0, 12.9],
+    )
     big = np.array([[15.0, -3.0, 7.0]])  # 003: margin 20
     hinge = get_loss("multiclass_hinge", margin=20.0)
     assert hinge.loss(big, np.array([0])) == pytest.approx(14.0)
@@ -408,15 +491,30 @@ def test_loo_logsumexp_is_exact_and_stable(rng):
 # Principle of Logit Separation (001)
 # --------------------------------------------------------------------------------------
 
-ALIGNED = ["self_normalization", "nce", "binary_cross_entropy", "sigmoid_tanimoto", "batch_cross_entropy", "batch_max_margin"]
-NOT_ALIGNED = ["softmax_cross_entropy", "max_margin", "softmax_cauchy_schwarz", "sigmoid_cauchy_schwarz", "softmax_tanimoto"]
+ALIGNED = [
+    "self_normalization",
+    "nce",
+    "binary_cross_entropy",
+    "sigmoid_tanimoto",
+    "batch_cross_entropy",
+    "batch_max_margin",
+]
+NOT_ALIGNED = [
+    "softmax_cross_entropy",
+    "max_margin",
+    "softmax_cauchy_schwarz",
+    "sigmoid_cauchy_schwarz",
+    "softmax_tanimoto",
+]
 
 
 def _global_infimum(name):
     """Infimum of the summed loss of two samples with K = 2 (from the definitions)."""
     if name in ("softmax_tanimoto", "sigmoid_tanimoto"):
         return -2.0
-    if name == "nce":  # per class min of softplus(b - z) + tq softplus(z - b), tq = 1/2 (uniform, tau = 1)
+    if (
+        name == "nce"
+    ):  # per class min of softplus(b - z) + tq softplus(z - b), tq = 1/2 (uniform, tau = 1)
         tq = 0.5
         return 2 * (math.log1p(tq) + tq * math.log((1 + tq) / tq))
     return 0.0
@@ -480,7 +578,9 @@ def test_paper_counterexample_not_aligned(name):
     assert all(b <= a for a, b in zip(values, values[1:]))
     assert values[-1] - _global_infimum(name) < 1e-12
     if name == "max_margin":
-        assert loss.loss(np.array([[2.0, 1.0], [-2.0, -1.0]]), y, reduction="sum") == 0.0  # alpha = gamma
+        assert (
+            loss.loss(np.array([[2.0, 1.0], [-2.0, -1.0]]), y, reduction="sum") == 0.0
+        )  # alpha = gamma
 
 
 def test_paper_counterexample_sigmoid_cauchy_schwarz():
@@ -510,7 +610,9 @@ def test_batch_max_margin_separates_across_the_batch():
     n_batches, m = 4000, 3
     z = rng.normal(0, 4, (n_batches * m, 3))
     y = rng.integers(0, 3, n_batches * m)
-    values = get_loss("batch_max_margin", margin=1.0).loss(z, y, group=[m] * n_batches, reduction="none")
+    values = get_loss("batch_max_margin", margin=1.0).loss(
+        z, y, group=[m] * n_batches, reduction="none"
+    )
     T = one_hot_rows(y, 3).astype(bool).reshape(n_batches, m, 3)
     zb = z.reshape(n_batches, m, 3)
     true_min = np.where(T, zb, np.inf).min(axis=(1, 2))
@@ -529,7 +631,9 @@ def test_nway_one_way_hard_labels_is_softmax_cross_entropy(rng):
     z = rng.normal(0, 3, (8, 5))
     y = rng.integers(0, 5, 8)
     nway, ce = get_loss("nway_softmax_cross_entropy"), get_loss("softmax_cross_entropy")
-    np.testing.assert_allclose(nway.loss(z, y, reduction="none"), ce.loss(z, y, reduction="none"), rtol=1e-12)
+    np.testing.assert_allclose(
+        nway.loss(z, y, reduction="none"), ce.loss(z, y, reduction="none"), rtol=1e-12
+    )
     for a, b in zip(nway.grad_hess(z, y), ce.grad_hess(z, y)):
         np.testing.assert_allclose(a, b, atol=1e-14)
 
@@ -540,9 +644,15 @@ def test_nway_two_classes_is_multilabel_cross_entropy(rng):
     t = np.stack([pos, 1 - pos], axis=-1).astype(float)
     d = s[..., 0] - s[..., 1]
     ml = get_loss("multilabel_softmax_cross_entropy")
-    np.testing.assert_allclose(get_loss("nway_softmax_cross_entropy").loss(s, t, reduction="none"), ml.loss(d, pos, reduction="none"), rtol=1e-12)
     np.testing.assert_allclose(
-        get_loss("nway_softmax_cross_entropy", centered=True).loss(s, t, reduction="none"), ml.loss(d / 2, pos, reduction="none"), rtol=1e-12
+        get_loss("nway_softmax_cross_entropy").loss(s, t, reduction="none"),
+        ml.loss(d, pos, reduction="none"),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        get_loss("nway_softmax_cross_entropy", centered=True).loss(s, t, reduction="none"),
+        ml.loss(d / 2, pos, reduction="none"),
+        rtol=1e-12,
     )
 
 
@@ -561,14 +671,19 @@ def test_nway_centered_soft_label_optimum_is_softmax(rng):
         options={"gtol": 1e-12},
     )
     s = res.x.reshape(t.shape)
-    np.testing.assert_allclose(np.exp(s) / np.exp(s).sum(-1, keepdims=True), t, atol=1e-6)  # ... and it is the minimum
+    np.testing.assert_allclose(
+        np.exp(s) / np.exp(s).sum(-1, keepdims=True), t, atol=1e-6
+    )  # ... and it is the minimum
     g_hard, _ = get_loss("nway_softmax_cross_entropy").grad_hess(np.log(t), t)
     assert np.abs(g_hard).max() > 1e-2  # the hard-label form has another optimum for soft labels
 
 
 def test_nway_centered_fails_on_hard_labels(rng):
     """002: s_iy >> mean(s_i) makes the centred loss vanish without s_iy being the largest score."""
-    centered, hard = get_loss("nway_softmax_cross_entropy", centered=True), get_loss("nway_softmax_cross_entropy")
+    centered, hard = (
+        get_loss("nway_softmax_cross_entropy", centered=True),
+        get_loss("nway_softmax_cross_entropy"),
+    )
     z = rng.normal(0, 1, (200, 5))
     y = rng.integers(0, 5, 200)
     rows = np.arange(200)
@@ -620,7 +735,10 @@ def test_reweighting_by_prediction_loses_convexity(weighting):
         np.testing.assert_allclose(second / (grid[1] - grid[0]) ** 2, h[1:-1], rtol=0.02, atol=0.05)
     # under-estimating the high score is rewarded: a negative loss below the loss at ŝ = s = 0
     assert loss.loss(np.array([-6.0, -3.0]), np.array([3.0, -3.0]), reduction="none")[0] < 0.0
-    h_obs = get_loss("reweighted_square").grad_hess(grid, np.full(grid.size, 0.0), )[1]
+    h_obs = get_loss("reweighted_square").grad_hess(
+        grid,
+        np.full(grid.size, 0.0),
+    )[1]
     assert np.all(h_obs > 0)  # weighting by the observed score stays convex
 
 
@@ -634,7 +752,9 @@ def test_reweighted_optimal_constant():
         g, h = loss.grad_hess(np.full(50, c), s, sample_weight=w)
         assert abs(g.sum()) < 1e-9 * np.abs(g).sum() + 1e-12 and h.sum() > 0
     with pytest.raises(ValueError, match="no local minimum"):
-        get_loss("reweighted_square", weighting="predicted", delta=0.01).optimal_constant(np.array([-3.0, -3.0, 30.0]))
+        get_loss("reweighted_square", weighting="predicted", delta=0.01).optimal_constant(
+            np.array([-3.0, -3.0, 30.0])
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -642,8 +762,14 @@ def test_reweighted_optimal_constant():
 # --------------------------------------------------------------------------------------
 
 CLOSED_FORM = [
-    "softmax_cross_entropy", "mean_squared_error", "softmax_cauchy_schwarz", "self_normalization",
-    "nce", "binary_cross_entropy", "batch_cross_entropy", "nway_softmax_cross_entropy",
+    "softmax_cross_entropy",
+    "mean_squared_error",
+    "softmax_cauchy_schwarz",
+    "self_normalization",
+    "nce",
+    "binary_cross_entropy",
+    "batch_cross_entropy",
+    "nway_softmax_cross_entropy",
 ]
 
 
@@ -693,12 +819,19 @@ def test_max_margin_constant_solves_the_linear_program(rng):
                     r[j], r[a], r[k + a] = 1.0, -1.0, -1.0
                     rows.append(r)
                     rhs.append(-1.5)
-        lp = optimize.linprog(np.r_[np.zeros(k), pi], A_ub=np.array(rows), b_ub=rhs, bounds=[(-20, 20)] * k + [(0, None)] * k)
+        lp = optimize.linprog(
+            np.r_[np.zeros(k), pi],
+            A_ub=np.array(rows),
+            b_ub=rhs,
+            bounds=[(-20, 20)] * k + [(0, None)] * k,
+        )
         mine = float(loss.loss(np.tile(c, (60, 1)), y, reduction="mean"))
         assert mine == pytest.approx(lp.fun, abs=1e-9)
 
 
-@pytest.mark.parametrize("name", [n for n in BASELINES if n not in CLOSED_FORM + ["max_margin", "reweighted_square"]])
+@pytest.mark.parametrize(
+    "name", [n for n in BASELINES if n not in CLOSED_FORM + ["max_margin", "reweighted_square"]]
+)
 def test_documented_zero_constants(name, rng):
     y = rng.integers(0, K, 30)
     c = get_loss(name).optimal_constant(y, n_classes=K)

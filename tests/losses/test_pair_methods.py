@@ -17,8 +17,16 @@ from selrank.losses import _kernels as K
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15
-KERNEL_LINKS = [Identity(), Identity(alpha=2.0, beta=0.5), Exp(alpha=0.5, beta=1.0), Exp(cap=1.0),
-                Sinh(cap=3.0), Sinh(cap=(-0.5, 2.0)), Sinh(cap=1.5, cap_mode="flat"), Sigmoid(alpha=3.0, beta=-0.5)]
+KERNEL_LINKS = [
+    Identity(),
+    Identity(alpha=2.0, beta=0.5),
+    Exp(alpha=0.5, beta=1.0),
+    Exp(cap=1.0),
+    Sinh(cap=3.0),
+    Sinh(cap=(-0.5, 2.0)),
+    Sinh(cap=1.5, cap_mode="flat"),
+    Sigmoid(alpha=3.0, beta=-0.5),
+]
 
 
 def data(rng, n_groups=20, max_size=14, continuous=False):
@@ -27,7 +35,7 @@ def data(rng, n_groups=20, max_size=14, continuous=False):
     sizes[5] = 3
     n = int(sizes.sum())
     y = rng.normal(size=n) if continuous else rng.integers(0, 4, size=n).astype(float)
-    y[-sizes[-1]:] = 1.0  # a query whose targets are all equal (no distinct pairs)
+    y[-sizes[-1] :] = 1.0  # a query whose targets are all equal (no distinct pairs)
     z = rng.normal(size=n)
     z[:4] = 0.5  # ties in the scores
     return y, z, sizes
@@ -76,7 +84,11 @@ def py_mean(y, sizes, m, seed, draw, distinct):
     for rows in queries(sizes):
         by_target = sorted(rows, key=lambda r: (y[r], r))
         for row in rows:
-            cands = [r for r in by_target if y[r] != y[row]] if distinct else [r for r in rows if r != row]
+            cands = (
+                [r for r in by_target if y[r] != y[row]]
+                if distinct
+                else [r for r in rows if r != row]
+            )
             for t in range(m):
                 if not cands:
                     continue
@@ -142,13 +154,17 @@ def test_topk_equals_full_loss_on_its_pairs(pairs, k, rng):
 def test_mean_equals_full_loss_on_its_draws(pairs, m, rng):
     y, z, sizes = data(rng)
     link = Exp(alpha=0.5)
-    bound = Pairwise(link, pairs=pairs, pair_method="mean", num_pair_per_sample=m, seed=7).bind(y, group=sizes)
+    bound = Pairwise(link, pairs=pairs, pair_method="mean", num_pair_per_sample=m, seed=7).bind(
+        y, group=sizes
+    )
     for draw in range(3):
         assert bound.draw == draw
         ref_pairs = py_mean(y, sizes, m, 7, draw, pairs == "distinct")
         assert as_set(*bound.selected_pairs(z)) == sorted(ref_pairs)
         ref_loss, ref_g, ref_h = py_objective(link, z, y, sizes, ref_pairs)
-        np.testing.assert_allclose(bound.loss(z, reduction="none"), ref_loss, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            bound.loss(z, reduction="none"), ref_loss, rtol=1e-10, atol=1e-12
+        )
         g, h = bound.grad_hess(z)  # advances the draw
         np.testing.assert_allclose(g, ref_g, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(h, ref_h, rtol=1e-10, atol=1e-10)
@@ -179,13 +195,16 @@ def test_topk_with_large_k_is_all_pairs(rng):
     y, z, sizes = data(rng)
     for link in (Sinh(cap=3.0), Exp(beta=0.5), SmeLU()):
         full = Pairwise(link, pairs="distinct").bind(y, group=sizes)
-        top = Pairwise(link, pairs="distinct", pair_method="topk", num_pair_per_sample=int(sizes.max())).bind(
-            y, group=sizes)
+        top = Pairwise(
+            link, pairs="distinct", pair_method="topk", num_pair_per_sample=int(sizes.max())
+        ).bind(y, group=sizes)
         g0, h0 = full.grad_hess(z)
         g1, h1 = top.grad_hess(z)
         np.testing.assert_allclose(g1, g0, rtol=1e-9, atol=1e-10)
         np.testing.assert_allclose(h1, h0, rtol=1e-9, atol=1e-10)
-        np.testing.assert_allclose(top.loss(z, reduction="none"), full.loss(z, reduction="none"), atol=1e-10)
+        np.testing.assert_allclose(
+            top.loss(z, reduction="none"), full.loss(z, reduction="none"), atol=1e-10
+        )
 
 
 def test_topk_depends_on_the_current_ranking(rng):
@@ -203,7 +222,9 @@ def test_mean_draws_are_uniform_over_candidates(rng):
     sizes = np.array([6])
     y = np.array([0.0, 0.0, 1.0, 2.0, 2.0, 3.0])
     for pairs in ("all", "distinct"):
-        bound = Pairwise("identity", pairs=pairs, pair_method="mean", num_pair_per_sample=5).bind(y, group=sizes)
+        bound = Pairwise("identity", pairs=pairs, pair_method="mean", num_pair_per_sample=5).bind(
+            y, group=sizes
+        )
         counts = np.zeros((6, 6))
         for _ in range(400):
             a, b = bound.selected_pairs(np.zeros(6))
@@ -240,7 +261,10 @@ def test_kernel_equals_generic(link, method, pairs, rng):
         w = rng.uniform(0.5, 2.0, size=y.size)
         for weight in (None, w):
             loss = Pairwise(link, pairs=pairs, pair_method=method, num_pair_per_sample=3, seed=11)
-            b1, b2 = loss.bind(y, group=sizes, sample_weight=weight), loss.bind(y, group=sizes, sample_weight=weight)
+            b1, b2 = (
+                loss.bind(y, group=sizes, sample_weight=weight),
+                loss.bind(y, group=sizes, sample_weight=weight),
+            )
             assert b1._kernel is not None
             for _ in range(2):  # two draws
                 g1, h1 = b1.grad_hess(z)
@@ -312,16 +336,35 @@ def test_defaults_and_params():
     assert p["pair_method"] == "mean" and p["num_pair_per_sample"] == 3
 
 
-@pytest.mark.parametrize(("kwargs", "err", "match"), [
-    ({"pair_method": "random"}, ValueError, "`pair_method` of Pairwise must be one of"),
-    ({"pair_method": "topk", "num_pair_per_sample": 0}, ValueError, "positive integer; got 0"),
-    ({"pair_method": "mean", "num_pair_per_sample": -2}, ValueError, "positive integer; got -2"),
-    ({"pair_method": "mean", "num_pair_per_sample": 2.5}, TypeError, "positive integer; got float"),
-    ({"pair_method": "topk", "num_pair_per_sample": True}, TypeError, "positive integer; got bool"),
-    ({"pair_method": "all", "num_pair_per_sample": 5}, ValueError, "only with pair_method 'topk' or 'mean'"),
-    ({"pair_method": "mean", "seed": -1}, ValueError, "`seed` of Pairwise must be >= 0"),
-    ({"pair_method": "mean", "seed": "1"}, TypeError, "`seed` of Pairwise must be an integer"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"pair_method": "random"}, ValueError, "`pair_method` of Pairwise must be one of"),
+        ({"pair_method": "topk", "num_pair_per_sample": 0}, ValueError, "positive integer; got 0"),
+        (
+            {"pair_method": "mean", "num_pair_per_sample": -2},
+            ValueError,
+            "positive integer; got -2",
+        ),
+        (
+            {"pair_method": "mean", "num_pair_per_sample": 2.5},
+            TypeError,
+            "positive integer; got float",
+        ),
+        (
+            {"pair_method": "topk", "num_pair_per_sample": True},
+            TypeError,
+            "positive integer; got bool",
+        ),
+        (
+            {"pair_method": "all", "num_pair_per_sample": 5},
+            ValueError,
+            "only with pair_method 'topk' or 'mean'",
+        ),
+        ({"pair_method": "mean", "seed": -1}, ValueError, "`seed` of Pairwise must be >= 0"),
+        ({"pair_method": "mean", "seed": "1"}, TypeError, "`seed` of Pairwise must be an integer"),
+    ],
+)
 def test_bad_values_refused(kwargs, err, match):
     with pytest.raises(err, match=match):
         Pairwise(**kwargs)
@@ -348,7 +391,9 @@ def test_gbdt_objective_passes_pair_method(method, rng):
     from selrank.gbdt import GBDTObjective
 
     y, z, sizes = data(rng)
-    obj = GBDTObjective("pairwise", pair_method=method, num_pair_per_sample=3, seed=5, hessian="exact")
+    obj = GBDTObjective(
+        "pairwise", pair_method=method, num_pair_per_sample=3, seed=5, hessian="exact"
+    )
     assert obj.loss == Pairwise(pair_method=method, num_pair_per_sample=3, seed=5)
     g, h = obj.grad_hess(z, y, group=sizes)
     # the binding's first evaluation (the reference Hessian at the intercept) used draw 0
@@ -367,14 +412,18 @@ def test_lightgbm_trains_with_topk(rng):
     y = np.clip(np.round(X[:, 0] + 0.3 * rng.normal(size=600)) + 1, 0, 3)
     obj = lightgbm_objective("pairwise", pair_method="topk", num_pair_per_sample=10)
     train = obj.set_init_score(lgb.Dataset(X, y, group=[200, 200, 200]))
-    booster = lgb.train({"objective": obj, "verbose": -1, "num_threads": 1}, train, num_boost_round=5)
+    booster = lgb.train(
+        {"objective": obj, "verbose": -1, "num_threads": 1}, train, num_boost_round=5
+    )
     pred = booster.predict(X)
     assert np.corrcoef(pred, X[:, 0])[0, 1] > 0.5
 
 
 # -- the kernel's loss values (the torch head's forward) -----------------------------------------------
 @needs_numba
-@pytest.mark.parametrize("link", KERNEL_LINKS + [Sinh(cap=2.0), Exp(beta=-3.0, cap=0.5, cap_mode="flat")], ids=repr)
+@pytest.mark.parametrize(
+    "link", KERNEL_LINKS + [Sinh(cap=2.0), Exp(beta=-3.0, cap=0.5, cap_mode="flat")], ids=repr
+)
 @pytest.mark.parametrize("method", ["all", "topk", "mean"])
 @pytest.mark.parametrize("pairs", ["all", "distinct"])
 def test_kernel_values_equal_core_loss(link, method, pairs, rng):
@@ -383,8 +432,19 @@ def test_kernel_values_equal_core_loss(link, method, pairs, rng):
     kw = {} if method == "all" else {"num_pair_per_sample": 3}
     bound = Pairwise(link, pairs=pairs, pair_method=method, seed=2, **kw).bind(y, group=sizes)
     offsets = bound.groups.offsets
-    g, h, v = K.pairwise_sampled(z, y, offsets, None, pairs == "distinct", K.kernel_link(link), method,
-                                 bound.num_pair or 0, K.draw_key(2, 0), bound._runs, K.kernel_fcaps(link))
+    g, h, v = K.pairwise_sampled(
+        z,
+        y,
+        offsets,
+        None,
+        pairs == "distinct",
+        K.kernel_link(link),
+        method,
+        bound.num_pair or 0,
+        K.draw_key(2, 0),
+        bound._runs,
+        K.kernel_fcaps(link),
+    )
     np.testing.assert_allclose(v, bound.loss(z, reduction="none"), rtol=1e-9, atol=1e-9)
     g0, h0 = generic(bound, z)
     np.testing.assert_allclose(g, g0, rtol=1e-9, atol=1e-10)

@@ -95,7 +95,13 @@ def test_numpy_equals_torch(name, params, rng):
     y, z, group, w = make_data(loss, rng)
     for red in ("mean", "sum") if getattr(loss, "mixed_units", False) else ("mean", "sum", "none"):
         a = loss.loss(z, y, group=group, sample_weight=w, reduction=red)
-        b = loss.loss(torch.tensor(z), torch.tensor(y), group=group, sample_weight=torch.tensor(w), reduction=red)
+        b = loss.loss(
+            torch.tensor(z),
+            torch.tensor(y),
+            group=group,
+            sample_weight=torch.tensor(w),
+            reduction=red,
+        )
         np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=1e-12, atol=1e-12)
     g1, h1 = loss.grad_hess(z, y, group=group)
     g2, h2 = loss.grad_hess(torch.tensor(z), y, group=group)
@@ -124,11 +130,19 @@ def test_weights_and_reductions(name, params, rng):
     g2, h2 = loss.grad_hess(z, y, group=group, sample_weight=2 * w)
     np.testing.assert_allclose(g2, 2 * g1, rtol=1e-12)
     np.testing.assert_allclose(h2, 2 * h1, rtol=1e-12)
-    assert float(loss.loss(z, y, group=group, sample_weight=2 * w, reduction="sum")) == pytest.approx(2 * float(total), rel=1e-12)
-    assert float(loss.loss(z, y, group=group, sample_weight=2 * w)) == pytest.approx(float(mean), rel=1e-12)
+    assert float(
+        loss.loss(z, y, group=group, sample_weight=2 * w, reduction="sum")
+    ) == pytest.approx(2 * float(total), rel=1e-12)
+    assert float(loss.loss(z, y, group=group, sample_weight=2 * w)) == pytest.approx(
+        float(mean), rel=1e-12
+    )
     # unit weights equal no weights
     ones = np.ones_like(w)
-    np.testing.assert_allclose(loss.grad_hess(z, y, group=group, sample_weight=ones)[0], loss.grad_hess(z, y, group=group)[0], rtol=1e-14)
+    np.testing.assert_allclose(
+        loss.grad_hess(z, y, group=group, sample_weight=ones)[0],
+        loss.grad_hess(z, y, group=group)[0],
+        rtol=1e-14,
+    )
 
 
 @pytest.mark.parametrize(("name", "params"), CASES)
@@ -143,7 +157,9 @@ def test_float32_preserved_and_close(name, params, rng):
     red = "sum" if getattr(loss, "mixed_units", False) else "none"
     l32 = loss.loss(z.astype(np.float32), y, group=group, reduction=red)
     assert l32.dtype == np.float32
-    np.testing.assert_allclose(l32, loss.loss(z, y, group=group, reduction=red), rtol=2e-3, atol=1e-4)
+    np.testing.assert_allclose(
+        l32, loss.loss(z, y, group=group, reduction=red), rtol=2e-3, atol=1e-4
+    )
 
 
 @pytest.mark.parametrize(("name", "params"), CASES)
@@ -153,11 +169,19 @@ def test_extreme_scores_finite(name, params, dtype, rng):
     y, z, group, w = make_data(loss, rng)
     extreme = np.sign(rng.normal(size=z.shape)) * 1e4
     g, h = loss.grad_hess(extreme.astype(dtype), y, group=group, sample_weight=w)
-    vals = loss.loss(extreme.astype(dtype), y, group=group, sample_weight=w, reduction="sum" if getattr(loss, "mixed_units", False) else "none")
+    vals = loss.loss(
+        extreme.astype(dtype),
+        y,
+        group=group,
+        sample_weight=w,
+        reduction="sum" if getattr(loss, "mixed_units", False) else "none",
+    )
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(np.isfinite(vals))
 
 
-@pytest.mark.parametrize(("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).is_matching])
+@pytest.mark.parametrize(
+    ("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).is_matching]
+)
 def test_matching_losses_vanish_at_the_target(name, params, rng):
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
@@ -170,14 +194,27 @@ def test_matching_losses_vanish_at_the_target(name, params, rng):
         if loss.structure == "multiclass":
             pytest.skip("one-hot targets are on the boundary: the optimum is at infinity")
         at = np.log(y / loss.scaling.alpha) * loss.gamma / loss.scaling.alpha
-    vals = loss.loss(at, y, group=group, sample_weight=w, reduction="sum" if getattr(loss, "mixed_units", False) else "none")
+    vals = loss.loss(
+        at,
+        y,
+        group=group,
+        sample_weight=w,
+        reduction="sum" if getattr(loss, "mixed_units", False) else "none",
+    )
     g, _ = loss.grad_hess(at, y, group=group, sample_weight=w)
     np.testing.assert_allclose(vals, 0.0, atol=1e-12)
     np.testing.assert_allclose(g, 0.0, atol=1e-10)
-    assert np.all(loss.loss(z, y, group=group, reduction="sum" if getattr(loss, "mixed_units", False) else "none") >= 0)
+    assert np.all(
+        loss.loss(
+            z, y, group=group, reduction="sum" if getattr(loss, "mixed_units", False) else "none"
+        )
+        >= 0
+    )
 
 
-@pytest.mark.parametrize(("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).is_matching])
+@pytest.mark.parametrize(
+    ("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).is_matching]
+)
 def test_optimal_constant_minimises(name, params, rng):
     loss = get_loss(name, **params)
     y, z, group, w = make_data(loss, rng)
@@ -185,7 +222,11 @@ def test_optimal_constant_minimises(name, params, rng):
     shape = z.shape
 
     def at(v):
-        return float(loss.loss(np.broadcast_to(v, shape).copy(), y, group=group, sample_weight=w, reduction="sum"))
+        return float(
+            loss.loss(
+                np.broadcast_to(v, shape).copy(), y, group=group, sample_weight=w, reduction="sum"
+            )
+        )
 
     base = at(c)
     for step in (1e-3, -1e-3, 0.1, -0.1):
@@ -201,7 +242,10 @@ def test_optimal_constant_minimises(name, params, rng):
 # ---- group structure ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "params"), [c for c in CASES if get_loss(c.values[0], **c.values[1]).structure == "group"])
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [c for c in CASES if get_loss(c.values[0], **c.values[1]).structure == "group"],
+)
 def test_group_sizes_ids_and_shuffled_rows_agree(name, params, rng):
     loss = get_loss(name, **params)
     y, z, sizes, w = make_data(loss, rng)
@@ -214,7 +258,9 @@ def test_group_sizes_ids_and_shuffled_rows_agree(name, params, rng):
     np.testing.assert_allclose(g3, g1[perm], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(h3, h1[perm], rtol=1e-12, atol=1e-14)
     per_query = loss.loss(z[perm], y[perm], qid=ids[perm], sample_weight=w[perm], reduction="sum")
-    assert float(per_query) == pytest.approx(float(loss.loss(z, y, group=sizes, sample_weight=w, reduction="sum")), rel=1e-12)
+    assert float(per_query) == pytest.approx(
+        float(loss.loss(z, y, group=sizes, sample_weight=w, reduction="sum")), rel=1e-12
+    )
 
 
 def pairwise_reference(link, z, y, sizes, distinct):
@@ -252,7 +298,9 @@ def test_pairwise_against_plain_python(params, rng):
     gr, hr, lr = pairwise_reference(loss.link, z, y, sizes, loss.pairs == "distinct")
     np.testing.assert_allclose(g, gr, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(h, hr, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(loss.loss(z, y, group=sizes, reduction="none"), lr, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        loss.loss(z, y, group=sizes, reduction="none"), lr, rtol=1e-10, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("params", [p for p in Listwise.examples if p.get("target") != "link"])
@@ -272,10 +320,17 @@ def test_listwise_against_plain_python(params, rng):
         py = np.exp(Qy - Qy.max()) / np.exp(Qy - Qy.max()).sum()
         hz, hy = s.q(z[sl]) * pz, s.q(y[sl]) * py
         np.testing.assert_allclose(g[sl], hz - hy, rtol=1e-12, atol=1e-14)  # [30]
-        np.testing.assert_allclose(h[sl], pz * (s.dq(z[sl]) + (1 - pz) * s.q(z[sl]) ** 2 / loss.gamma), rtol=1e-10, atol=1e-14)  # [C.6]
+        np.testing.assert_allclose(
+            h[sl],
+            pz * (s.dq(z[sl]) + (1 - pz) * s.q(z[sl]) ** 2 / loss.gamma),
+            rtol=1e-10,
+            atol=1e-14,
+        )  # [C.6]
         Hz = loss.gamma * np.log(np.exp(Qz).sum())
         Hy = loss.gamma * np.log(np.exp(Qy).sum())
-        assert vals[qi] == pytest.approx(Hz - Hy - np.sum((z[sl] - y[sl]) * hy), rel=1e-9, abs=1e-12)  # [29]
+        assert vals[qi] == pytest.approx(
+            Hz - Hy - np.sum((z[sl] - y[sl]) * hy), rel=1e-9, abs=1e-12
+        )  # [29]
         start += m
 
 
@@ -339,7 +394,11 @@ def test_multiclass_targets_and_exact_hessian(rng):
     # one-hot targets have zero entropy: the loss is softmax cross entropy
     assert float(ce.loss(z, labels, reduction="sum")) == pytest.approx(float(ref), rel=1e-12)
     dec = Decomposed("sigmoid", target="link")
-    bce = torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(z), torch.nn.functional.one_hot(torch.tensor(labels), 3).double(), reduction="sum")
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(
+        torch.tensor(z),
+        torch.nn.functional.one_hot(torch.tensor(labels), 3).double(),
+        reduction="sum",
+    )
     assert float(dec.loss(z, labels, reduction="sum")) == pytest.approx(float(bce), rel=1e-12)
     H = dec.hessian(z)
     np.testing.assert_allclose(np.diagonal(H, axis1=1, axis2=2), dec.grad_hess(z, labels)[1])
@@ -387,7 +446,9 @@ def test_bad_input_errors(rng):
     with pytest.raises(ValueError, match="sum to alpha"):
         Listwise("constant", target="link").loss(z, np.full(10, 0.5), group=[5, 5])
     with pytest.raises(ValueError, match="class indices"):
-        CompositeSoftmax("constant", target="link").loss(rng.normal(size=(4, 3)), np.array([0, 1, 3, 1]))
+        CompositeSoftmax("constant", target="link").loss(
+            rng.normal(size=(4, 3)), np.array([0, 1, 3, 1])
+        )
     with pytest.raises(ValueError, match=r"\[n, K\]"):
         CompositeSoftmax("exp").loss(rng.normal(size=(4, 3)), np.array([0, 1, 2, 1]))
     with pytest.raises(ValueError, match="pairs"):
@@ -435,7 +496,10 @@ def test_combined_sums_its_parts(rng):
     ref = [p.grad_hess(z, y, group=[4, 5]) for p in parts]
     np.testing.assert_allclose(g, ref[0][0] + 0.25 * ref[1][0] + 2.0 * ref[2][0])
     np.testing.assert_allclose(h, ref[0][1] + 0.25 * ref[1][1] + 2.0 * ref[2][1])
-    total = sum(w * float(p.loss(z, y, group=[4, 5], reduction="sum")) for w, p in zip([1.0, 0.25, 2.0], parts, strict=True))
+    total = sum(
+        w * float(p.loss(z, y, group=[4, 5], reduction="sum"))
+        for w, p in zip([1.0, 0.25, 2.0], parts, strict=True)
+    )
     assert float(loss.loss(z, y, group=[4, 5], reduction="sum")) == pytest.approx(total)
     # per-query weights reach the pointwise part as per-row weights
     gq, _ = loss.grad_hess(z, y, group=[4, 5], sample_weight=[1.0, 3.0])

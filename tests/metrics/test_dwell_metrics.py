@@ -55,7 +55,9 @@ def test_band_error_matches_numpy_in_log_and_seconds(rng):
     es = np.expm1(p[inside]) - np.expm1(y[inside])
     assert band_error(y, p, BAND, space="seconds") == pytest.approx(np.abs(es).mean(), rel=1e-12)
     by_pred = (p >= BAND[0]) & (p <= BAND[1])
-    assert band_error(y, p, BAND, on="score") == pytest.approx(np.abs(p - y)[by_pred].mean(), rel=1e-12)
+    assert band_error(y, p, BAND, on="score") == pytest.approx(
+        np.abs(p - y)[by_pred].mean(), rel=1e-12
+    )
 
 
 def test_band_ends_are_included_and_weights_apply():
@@ -70,7 +72,8 @@ def test_overall_error_matches_numpy(rng):
     y, p = _dwell(rng)
     assert overall_error(y, p) == pytest.approx(np.abs(p - y).mean(), rel=1e-12)
     assert overall_error(y, p, metric="rmse", space="seconds") == pytest.approx(
-        np.sqrt(((np.expm1(p) - np.expm1(y)) ** 2).mean()), rel=1e-12)
+        np.sqrt(((np.expm1(p) - np.expm1(y)) ** 2).mean()), rel=1e-12
+    )
 
 
 def test_dwell_band_object_is_accepted():
@@ -173,17 +176,26 @@ def test_ranking_conventions():
     y = np.array([1.0, 2.0, 3.0, 4.0, 4.0, 9.0])
     s = np.array([1, 1, 1, 2, 2, 3])
     perfect = session_ranking(y, y, s, metric="kendall", reduction="none")
-    np.testing.assert_array_equal(perfect, [1.0, np.nan, np.nan])  # tied labels and one click excluded
+    np.testing.assert_array_equal(
+        perfect, [1.0, np.nan, np.nan]
+    )  # tied labels and one click excluded
     assert session_ranking(y, -y, s, metric="kendall") == -1.0
     assert session_ranking(y, y, s) == 1.0
     assert session_ranking(y, np.zeros(6), s, metric="kendall") == 0.0
     # min_size drops short sessions
     y2 = np.array([1.0, 2.0, 1.0, 2.0, 3.0])
-    assert session_ranking(y2, [2.0, 1.0, 1.0, 2.0, 3.0], [1, 1, 2, 2, 2], metric="kendall", min_size=3) == 1.0
+    assert (
+        session_ranking(
+            y2, [2.0, 1.0, 1.0, 2.0, 3.0], [1, 1, 2, 2, 2], metric="kendall", min_size=3
+        )
+        == 1.0
+    )
     # exponential gain rewards the long dwell more
     y3 = np.array([0.0, 1.0, 8.0])
     wrong_top = np.array([0.0, 2.0, 1.0])
-    assert session_ranking(y3, wrong_top, [5, 5, 5]) > session_ranking(y3, wrong_top, [5, 5, 5], gain="exponential")
+    assert session_ranking(y3, wrong_top, [5, 5, 5]) > session_ranking(
+        y3, wrong_top, [5, 5, 5], gain="exponential"
+    )
 
 
 def test_ranking_is_invariant_to_increasing_transforms_and_row_order(rng):
@@ -192,8 +204,12 @@ def test_ranking_is_invariant_to_increasing_transforms_and_row_order(rng):
     base = session_ranking(y, p, ids, metric="kendall")
     assert session_ranking(y, np.expm1(p), ids, metric="kendall") == pytest.approx(base, abs=1e-12)
     perm = rng.permutation(n)
-    assert session_ranking(y[perm], p[perm], ids[perm], metric="kendall") == pytest.approx(base, abs=1e-12)
-    assert session_ranking(y[perm], p[perm], ids[perm]) == pytest.approx(session_ranking(y, p, ids), abs=1e-12)
+    assert session_ranking(y[perm], p[perm], ids[perm], metric="kendall") == pytest.approx(
+        base, abs=1e-12
+    )
+    assert session_ranking(y[perm], p[perm], ids[perm]) == pytest.approx(
+        session_ranking(y, p, ids), abs=1e-12
+    )
 
 
 def test_ranking_bad_input():
@@ -215,7 +231,11 @@ def test_ranking_bad_input():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 4), st.floats(0, 8), st.floats(-5, 5)), min_size=2, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.floats(0, 8), st.floats(-5, 5)), min_size=2, max_size=40
+    )
+)
 def test_kendall_tau_is_bounded(rows):
     s = np.array([r[0] for r in rows])
     y = np.array([r[1] for r in rows])
@@ -254,7 +274,9 @@ def test_calibration_table_matches_loop(rng):
     ece = np.sum(ref[:, 0] * np.abs(ref[:, 1] - ref[:, 2])) / ref[:, 0].sum()
     assert expected_calibration_error(y, p, n_bins=10) == pytest.approx(ece, rel=1e-12)
     ts = calibration_table(y, p, n_bins=10, space="seconds", as_frame=False)
-    np.testing.assert_allclose(ts["mean_pred"], _reference_table(np.expm1(y), np.expm1(p), 10)[:, 1], rtol=1e-12)
+    np.testing.assert_allclose(
+        ts["mean_pred"], _reference_table(np.expm1(y), np.expm1(p), 10)[:, 1], rtol=1e-12
+    )
 
 
 def test_calibration_properties(rng):
@@ -324,15 +346,23 @@ def test_on_yoochoose_sessions():
 
     te = load_dwell("yoochoose-100k").test
     # independent count of informative sessions (>= 2 rows, >= 2 distinct dwells)
-    counts = (te.frame.group_by("session").agg(pl.len().alias("n"), pl.col("y").n_unique().alias("u"))
-              .filter((pl.col("n") >= 2) & (pl.col("u") >= 2)).height)
+    counts = (
+        te.frame.group_by("session")
+        .agg(pl.len().alias("n"), pl.col("y").n_unique().alias("u"))
+        .filter((pl.col("n") >= 2) & (pl.col("u") >= 2))
+        .height
+    )
     per = session_ranking(te.y, te.y, te.session, metric="kendall", reduction="none")
     assert int(np.count_nonzero(~np.isnan(per))) == counts > 1000
     assert np.nanmin(per) == 1.0  # observed dwell ranks itself perfectly
     # the previous dwell orders a session's clicks *against* their dwell (regression to the mean)
     prev = np.nan_to_num(te.X[:, te.feature_names.index("prev_log_dwell")], nan=-1.0)
     assert session_ranking(te.y, prev, te.session, metric="kendall") < 0
-    rep = dwell_report(te.y, {"item_mean": np.nan_to_num(te.X[:, -1], nan=float(np.median(te.y)))},
-                       band=(1.5, 6.0), session=te.session)
+    rep = dwell_report(
+        te.y,
+        {"item_mean": np.nan_to_num(te.X[:, -1], nan=float(np.median(te.y)))},
+        band=(1.5, 6.0),
+        session=te.session,
+    )
     assert rep["n_sessions"].item() == counts
     assert math.isfinite(rep["band_mae"].item()) and rep["band_n"].item() < te.n_rows

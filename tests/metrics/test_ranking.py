@@ -450,7 +450,11 @@ def test_reproduces_xgboost_eval(rng):
     pred = bst.predict(d, output_margin=True)
     assert pred.dtype == np.float32 and np.unique(pred).size < pred.size
     got = evaluate(
-        yb, pred, sizes, metrics=["ndcg@3", "ndcg@10", "map@5", "precision@5"], conventions="xgboost"
+        yb,
+        pred,
+        sizes,
+        metrics=["ndcg@3", "ndcg@10", "map@5", "precision@5"],
+        conventions="xgboost",
     )["mean"].to_list()
     assert got == pytest.approx(
         [want["ndcg@3"], want["ndcg@10"], want["map@5"], want["pre@5"]], abs=1e-6
@@ -506,7 +510,9 @@ def test_group_is_sizes_and_qid_is_ids_never_guessed(rng):
         ndcg(y, s, np.arange(n))  # ids under `group` are refused, not guessed
     with pytest.raises(ValueError, match="not both"):
         ndcg(y, s, np.ones(n), qid=np.arange(n))
-    with pytest.raises(ValueError, match="one query id per row, 50 values; got 2; for query sizes pass group="):
+    with pytest.raises(
+        ValueError, match="one query id per row, 50 values; got 2; for query sizes pass group="
+    ):
         ndcg(y, s, qid=[25, 25])
 
 
@@ -526,7 +532,9 @@ def test_inputs_torch_polars_float32_and_frames(rng):
     assert np.allclose(ndcg(y, s.astype(np.float32), sizes, k=5, reduction="none"), want)
     pl = pytest.importorskip("polars")
     df = pl.DataFrame({"label": y, "score": s, "qid": qid})
-    np.testing.assert_allclose(ndcg("label", "score", qid="qid", k=5, data=df, reduction="none"), want)
+    np.testing.assert_allclose(
+        ndcg("label", "score", qid="qid", k=5, data=df, reduction="none"), want
+    )
     np.testing.assert_allclose(
         ndcg(df["label"], df["score"], qid=df["qid"], k=5, reduction="none"), want
     )

@@ -37,7 +37,13 @@ def _ref_error(y, p, w, lo, hi, on, metric):
     if metric == "bias":
         return sum(wi * (p[i] - y[i]) for wi, i in zip(ws, rows)) / tot
     # exp link with alpha = 1: L(p, y) = e^p - e^y - (p - y) e^y
-    return sum(wi * (math.exp(p[i]) - math.exp(y[i]) - (p[i] - y[i]) * math.exp(y[i])) for wi, i in zip(ws, rows)) / tot
+    return (
+        sum(
+            wi * (math.exp(p[i]) - math.exp(y[i]) - (p[i] - y[i]) * math.exp(y[i]))
+            for wi, i in zip(ws, rows)
+        )
+        / tot
+    )
 
 
 def _ref_pairwise(y, s, qid, inside_a, inside_b, against):
@@ -66,7 +72,7 @@ def _ref_ndcg(labels, scores):
     order = sorted(range(len(labels)), key=lambda i: -scores[i])
     dcg = sum((2 ** labels[i] - 1) / math.log2(r + 2) for r, i in enumerate(order))
     ideal = sorted(labels, reverse=True)
-    idcg = sum((2 ** g - 1) / math.log2(r + 2) for r, g in enumerate(ideal))
+    idcg = sum((2**g - 1) / math.log2(r + 2) for r, g in enumerate(ideal))
     return dcg / idcg if idcg > 0 else 1.0
 
 
@@ -100,7 +106,9 @@ def test_region_error_matches_plain_python(rng, metric, on, weighted):
     w = rng.uniform(0.1, 2.0, size=300) if weighted else None
     for lo, hi in [(0.5, 2.0), (-1.0, 0.0), (-10.0, 10.0)]:
         got = region_error(y, p, region=(lo, hi), on=on, metric=metric, sample_weight=w, link="exp")
-        want = _ref_error(y.tolist(), p.tolist(), None if w is None else w.tolist(), lo, hi, on, metric)
+        want = _ref_error(
+            y.tolist(), p.tolist(), None if w is None else w.tolist(), lo, hi, on, metric
+        )
         assert got == pytest.approx(want, rel=1e-10, abs=1e-12)
 
 
@@ -141,7 +149,9 @@ def test_region_report_rows_equal_region_error(rng):
     p = y + rng.normal(size=400)
     rep = region_report(y, p, as_frame=False, link="identity")
     assert rep["region"] == ["0", "1", "2", "3", "4"]
-    for g, n, mae, rmse, bias, breg in zip(range(5), rep["n"], rep["mae"], rep["rmse"], rep["bias"], rep["bregman"]):
+    for g, n, mae, rmse, bias, breg in zip(
+        range(5), rep["n"], rep["mae"], rep["rmse"], rep["bias"], rep["bregman"]
+    ):
         assert n == int(np.sum(y == g))
         assert mae == pytest.approx(region_error(y, p, region=(g, g)))
         assert rmse == pytest.approx(region_error(y, p, region=(g, g), metric="rmse"))
@@ -196,7 +206,9 @@ def test_region_pairwise_accuracy_matches_double_loop(rng, against):
     assert pairs.sum() > 50
     micro = region_pairwise_accuracy(y, s, sizes, region=region, against=against)
     assert micro == pytest.approx(correct.sum() / pairs.sum(), rel=1e-12)
-    per_query = region_pairwise_accuracy(y, s, sizes, region=region, against=against, average="none")
+    per_query = region_pairwise_accuracy(
+        y, s, sizes, region=region, against=against, average="none"
+    )
     has = pairs > 0
     assert np.all(np.isnan(per_query[~has]))
     np.testing.assert_allclose(per_query[has], correct[has] / pairs[has], rtol=1e-12)
@@ -247,7 +259,9 @@ def test_region_ranking_ndcg_matches_subset_reference(rng):
         if len(rows) >= 3:
             top = max(rows, key=lambda i: s[i])
             want1.append((2 ** y[top] - 1) / (2 ** max(y[i] for i in rows) - 1))
-    got1 = region_ranking(y, s, sizes, region=(2, None), metric="ndcg@1", min_rows=3, reduction="none")
+    got1 = region_ranking(
+        y, s, sizes, region=(2, None), metric="ndcg@1", min_rows=3, reduction="none"
+    )
     np.testing.assert_allclose(got1, want1, rtol=1e-10)
 
 
@@ -273,8 +287,10 @@ def _cell_data(rng, n=600):
     return X, y
 
 
-@pytest.mark.parametrize("name,params", [("exp", {}), ("sigmoid", {"beta": 1.0}), ("negexp", {"alpha": 0.5}),
-                                         ("identity", {})])
+@pytest.mark.parametrize(
+    "name,params",
+    [("exp", {}), ("sigmoid", {"beta": 1.0}), ("negexp", {"alpha": 0.5}), ("identity", {})],
+)
 def test_properness_optimum_minimises_each_cell_loss(rng, name, params):
     scipy_opt = pytest.importorskip("scipy.optimize")
     link = get_link(name, **params)
@@ -283,8 +299,11 @@ def test_properness_optimum_minimises_each_cell_loss(rng, name, params):
     assert rep.cells.shape == (6, 2) and rep.n.sum() == y.size
     for cell, opt in zip(rep.cells, rep.optimum):
         yc = y[np.all(X == cell, axis=1)]
-        ref = scipy_opt.minimize_scalar(lambda c, yc=yc: float(np.sum(link.bregman(np.full_like(yc, c), yc))),
-                                        bracket=(-3.0, 3.0), tol=1e-12).x
+        ref = scipy_opt.minimize_scalar(
+            lambda c, yc=yc: float(np.sum(link.bregman(np.full_like(yc, c), yc))),
+            bracket=(-3.0, 3.0),
+            tol=1e-12,
+        ).x
         assert opt == pytest.approx(ref, abs=1e-5)
     if name == "identity":
         np.testing.assert_allclose(rep.optimum, rep.mean_label, rtol=1e-12)
@@ -304,7 +323,9 @@ def test_properness_of_a_model_trained_with_the_matching_loss(rng):
     assert np.max(np.abs(rep.link_gap)) < 1e-9
     assert np.all(rep.spread < 1e-12)
     # the square-loss fit (cell means) is not proper for the exp link
-    bad = properness_check(X, y, rep.mean_label[np.unique(X, axis=0, return_inverse=True)[1].reshape(-1)], link)
+    bad = properness_check(
+        X, y, rep.mean_label[np.unique(X, axis=0, return_inverse=True)[1].reshape(-1)], link
+    )
     assert not bad.passed(atol=1e-3)
     assert np.all(bad.deviation < 0)  # exp leans towards high scores: cell means are too low
 
@@ -328,5 +349,7 @@ def test_properness_weights_and_bounded_links():
 
 def test_properness_frame():
     pytest.importorskip("polars")
-    df = properness_check(np.array([[0, 1], [0, 1], [1, 1]]), np.array([0.0, 1.0, 2.0]), np.ones(3), "exp").to_frame()
+    df = properness_check(
+        np.array([[0, 1], [0, 1], [1, 1]]), np.array([0.0, 1.0, 2.0]), np.ones(3), "exp"
+    ).to_frame()
     assert df.columns[:2] == ["x0", "x1"] and df.height == 2

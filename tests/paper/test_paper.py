@@ -41,7 +41,9 @@ def test_properness_prop1(link, rng):
     numeric = minimize_scalar(risk, bounds=bounds, method="bounded", options={"xatol": 1e-10}).x
     closed = loss.optimal_constant(s)
     assert closed == pytest.approx(numeric, abs=1e-6)
-    assert closed == pytest.approx(float(link.h_inv(np.array([link.h(s).mean()]))[0]), rel=1e-12, abs=1e-12)
+    assert closed == pytest.approx(
+        float(link.h_inv(np.array([link.h(s).mean()]))[0]), rel=1e-12, abs=1e-12
+    )
 
 
 def test_cross_entropy_equalities_E2(rng):
@@ -56,9 +58,16 @@ def test_cross_entropy_equalities_E2(rng):
     loss = Pointwise(Sigmoid(), target="link")
     g, h = loss.grad_hess(z, y)
     np.testing.assert_allclose(g, g_ce.numpy(), rtol=1e-12, atol=1e-14)
-    entropy = -(np.where(y > 0, y * np.log(np.where(y > 0, y, 1)), 0) + np.where(y < 1, (1 - y) * np.log(np.where(y < 1, 1 - y, 1)), 0))
-    per_row_ce = torch.nn.functional.binary_cross_entropy_with_logits(torch.tensor(z), torch.tensor(y), reduction="none").numpy()
-    np.testing.assert_allclose(loss.loss(z, y, reduction="none"), per_row_ce - entropy, rtol=1e-9, atol=1e-12)
+    entropy = -(
+        np.where(y > 0, y * np.log(np.where(y > 0, y, 1)), 0)
+        + np.where(y < 1, (1 - y) * np.log(np.where(y < 1, 1 - y, 1)), 0)
+    )
+    per_row_ce = torch.nn.functional.binary_cross_entropy_with_logits(
+        torch.tensor(z), torch.tensor(y), reduction="none"
+    ).numpy()
+    np.testing.assert_allclose(
+        loss.loss(z, y, reduction="none"), per_row_ce - entropy, rtol=1e-9, atol=1e-12
+    )
     # identity link = squared error: gradient ŝ - s
     g_sq, h_sq = Pointwise(Identity()).grad_hess(z, y)
     np.testing.assert_allclose(g_sq, z - y)
@@ -75,7 +84,9 @@ def test_composite_cross_entropy_is_not_the_matching_loss_E4(rng):
     assert np.max(np.abs(ce_grad - matching)) > 0.1
     # ... and they agree for the constant scaling (the sigmoid link)
     lin = CompositeSigmoid("constant")
-    np.testing.assert_allclose(lin.scaling.q(shat) * (lin.p(shat) - lin.p(s)), lin.h(shat) - lin.h(s), rtol=1e-12)
+    np.testing.assert_allclose(
+        lin.scaling.q(shat) * (lin.p(shat) - lin.p(s)), lin.h(shat) - lin.h(s), rtol=1e-12
+    )
 
 
 def _solve_bust_offset(link, wu, d, tau, Sm, SM):
@@ -83,7 +94,14 @@ def _solve_bust_offset(link, wu, d, tau, Sm, SM):
     rhs = tau * float(link.h(np.array([wu + d]))[0] - link.h(np.array([wu]))[0])
 
     def f(delta):
-        val, _ = quad(lambda w: float(link.h(np.array([w + delta]))[0] - link.h(np.array([w]))[0]), Sm, SM, limit=200, epsabs=1e-13, epsrel=1e-12)
+        val, _ = quad(
+            lambda w: float(link.h(np.array([w + delta]))[0] - link.h(np.array([w]))[0]),
+            Sm,
+            SM,
+            limit=200,
+            epsabs=1e-13,
+            epsrel=1e-12,
+        )
         return val - rhs
 
     return brentq(f, -1.0, 1.0, xtol=1e-15)

@@ -40,11 +40,19 @@ def _case(name):
 
 def test_every_link_family_has_a_theorem1_case():
     covered = {spec["link"] for spec in THEOREM1_CASES.values()}
-    assert covered | set(THEOREM1_EXCLUDED) == set(LINKS), "add a THEOREM1_CASES entry for the new link"
+    assert covered | set(THEOREM1_EXCLUDED) == set(LINKS), (
+        "add a THEOREM1_CASES entry for the new link"
+    )
     flat = []
     for name in THEOREM1_CASES:
         link, spec = _case(name)
-        b = bust(link, spec["w_u"], d=spec["d"], s_min=spec.get("s_min", -3.0), s_max=spec.get("s_max", 3.0))
+        b = bust(
+            link,
+            spec["w_u"],
+            d=spec["d"],
+            s_min=spec.get("s_min", -3.0),
+            s_max=spec.get("s_max", 3.0),
+        )
         if b == 0.0:
             flat.append(name)
     assert len(flat) >= 5  # capped / flat links, where BUST must be 0
@@ -61,7 +69,9 @@ def test_theorem1_theory_numeric_and_fitted_agree(name):
     if res.bust == 0.0:  # flat where the bias lies: the model must not move at all
         assert abs(res.numeric) < 1e-9 and abs(res.fitted) < 1e-9
     else:  # the fitted offset agrees with theory up to sampling error and the O(tau) width effect
-        assert abs(res.fitted - res.bust) <= res.tol_fit + abs(res.numeric - res.bust) + res.tol_limit
+        assert (
+            abs(res.fitted - res.bust) <= res.tol_fit + abs(res.numeric - res.bust) + res.tol_limit
+        )
 
 
 @pytest.mark.parametrize("name", sorted(THEOREM1_CASES))
@@ -69,12 +79,28 @@ def test_theorem1_fit_on_grid_data_matches_exact_optimum_tightly(name):
     link, spec = _case(name)
     res = check_theorem1(link, n=100_000, grid=True, **spec)
     assert res.fitted_se == 0.0
-    assert abs(res.fitted - res.numeric) <= 2.0 * 2.0 * (spec.get("s_max", 3.0) - spec.get("s_min", -3.0)) / (
-        res.tau * res.n) * abs(res.numeric) + 1e-9
+    assert (
+        abs(res.fitted - res.numeric)
+        <= 2.0
+        * 2.0
+        * (spec.get("s_max", 3.0) - spec.get("s_min", -3.0))
+        / (res.tau * res.n)
+        * abs(res.numeric)
+        + 1e-9
+    )
 
 
-@pytest.mark.parametrize("name", ["exp (high score)", "sigmoid (high score)", "logit", "composite sigmoid (exp)",
-                                  "smelu (band)", "negexp (low score)"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "exp (high score)",
+        "sigmoid (high score)",
+        "logit",
+        "composite sigmoid (exp)",
+        "smelu (band)",
+        "negexp (low score)",
+    ],
+)
 def test_solve_bust_offset_matches_quadrature_reference(name):
     """[12] solved with scipy's quad on h alone (no primitive H) and brentq."""
     integrate = pytest.importorskip("scipy.integrate")
@@ -86,10 +112,17 @@ def test_solve_bust_offset_matches_quadrature_reference(name):
     def h(t):
         return float(link.h(np.array([t]))[0])
 
-    rhs = integrate.quad(lambda w: h(w + d) - h(w), w_u - tau / 2, w_u + tau / 2, epsabs=1e-14, epsrel=1e-12)[0]
+    rhs = integrate.quad(
+        lambda w: h(w + d) - h(w), w_u - tau / 2, w_u + tau / 2, epsabs=1e-14, epsrel=1e-12
+    )[0]
 
     def G(delta):
-        return integrate.quad(lambda w: h(w + delta) - h(w), lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)[0] - rhs
+        return (
+            integrate.quad(
+                lambda w: h(w + delta) - h(w), lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200
+            )[0]
+            - rhs
+        )
 
     width = 0.4 * min(1.0, (hi - lo) / 6)
     ref = optimize.brentq(G, -width * 0.1, width, xtol=1e-15)
@@ -102,7 +135,9 @@ def test_bust_closed_form_and_selectivity():
     w = np.array([-1.5, 0.0, 1.5])
     want = (np.exp(w + 0.5) - np.exp(w)) / (np.exp(3.0) - np.exp(-3.0))
     np.testing.assert_allclose(bust(exp, w, d=0.5, s_min=-3, s_max=3), want, rtol=1e-14)
-    np.testing.assert_allclose(blust(exp, w, s_min=-3, s_max=3), np.exp(w) / (np.exp(3.0) - np.exp(-3.0)), rtol=1e-14)
+    np.testing.assert_allclose(
+        blust(exp, w, s_min=-3, s_max=3), np.exp(w) / (np.exp(3.0) - np.exp(-3.0)), rtol=1e-14
+    )
     # high-score link: most sensitive on top; low-score link: at the bottom; centred sigmoid: in the middle
     assert np.all(np.diff(bust(exp, w, d=0.5, s_min=-3, s_max=3)) > 0)
     assert np.all(np.diff(bust("negexp", w, d=0.5, s_min=-3, s_max=3)) < 0)
@@ -114,8 +149,13 @@ def test_bust_closed_form_and_selectivity():
 def test_finite_width_error_is_first_order_in_tau():
     link = get_link("exp")
     b = float(bust(link, 1.5, d=0.5, s_min=-3, s_max=3))
-    errs = [solve_bust_offset(link, w_u=1.5, d=0.5, tau=t, s_min=-3, s_max=3) / t - b for t in (0.08, 0.04, 0.02)]
-    assert errs[0] < errs[1] < errs[2] < 0  # eq. [12]'s delta^2 term pulls the offset below tau * BUST
+    errs = [
+        solve_bust_offset(link, w_u=1.5, d=0.5, tau=t, s_min=-3, s_max=3) / t - b
+        for t in (0.08, 0.04, 0.02)
+    ]
+    assert (
+        errs[0] < errs[1] < errs[2] < 0
+    )  # eq. [12]'s delta^2 term pulls the offset below tau * BUST
     assert errs[0] / errs[1] == pytest.approx(2.0, rel=0.05)
     assert errs[1] / errs[2] == pytest.approx(2.0, rel=0.05)
 
@@ -161,17 +201,29 @@ def test_theorem1_table_rows():
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,params", [("sigmoid", {"beta": 8.0}), ("exp", {"alpha": 0.5}), ("negexp", {}),
-                                         ("identity", {}), ("sinh", {"alpha": 0.3})])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("sigmoid", {"beta": 8.0}),
+        ("exp", {"alpha": 0.5}),
+        ("negexp", {}),
+        ("identity", {}),
+        ("sinh", {"alpha": 0.3}),
+    ],
+)
 def test_fit_linear_matches_scipy(rng, name, params):
     optimize = pytest.importorskip("scipy.optimize")
     link = get_link(name, **params)
     X = np.column_stack([np.ones(200), rng.normal(size=200)])
     y = 0.5 + X[:, 1] + rng.normal(scale=0.5, size=200)
     fit = fit_linear(link, X, y)
-    ref = optimize.minimize(lambda th: float(np.mean(link.bregman(X @ th, y))), np.zeros(2),
-                            jac=lambda th: X.T @ (link.h(X @ th) - link.h(y)) / y.size, method="BFGS",
-                            options={"gtol": 1e-13, "maxiter": 10_000})
+    ref = optimize.minimize(
+        lambda th: float(np.mean(link.bregman(X @ th, y))),
+        np.zeros(2),
+        jac=lambda th: X.T @ (link.h(X @ th) - link.h(y)) / y.size,
+        method="BFGS",
+        options={"gtol": 1e-13, "maxiter": 10_000},
+    )
     assert fit.converged
     np.testing.assert_allclose(fit.coef, ref.x, rtol=1e-5, atol=1e-6)
     assert np.max(np.abs(fit.gradient)) < 1e-9
@@ -204,7 +256,11 @@ def test_appendix_f_data_and_selective_fits():
     res = appendix_f()
     assert list(res) == list(APPENDIX_F_LINKS)
     r = res["high score"]
-    assert r.X.shape == (30, 2) and set(r.y[r.high]) == set(range(6, 11)) and set(r.y[~r.high]) == set(range(-10, 0))
+    assert (
+        r.X.shape == (30, 2)
+        and set(r.y[r.high]) == set(range(6, 11))
+        and set(r.y[~r.high]) == set(range(-10, 0))
+    )
     hi, lo, mid = res["high score"], res["low score"], res["low norm"]
     # high-score link: x1 carries the prediction, high labels sit near the identity line, pairs merge
     assert hi.coef[0] > 0.95 and abs(hi.coef[1]) < 0.15
@@ -246,7 +302,9 @@ def test_appendix_i_estimates_match_closed_forms():
         want = np.log((np.exp(a * r.left_x) + k * np.exp(a * 0.05)) / (k + 1)) / a
         np.testing.assert_allclose(r.left_estimates[i], want, rtol=1e-10)
         for j, m in enumerate(r.right_means):
-            np.testing.assert_allclose(r.right_estimates[i, j] - m, np.log(np.cosh(a * r.right_x)) / a, atol=1e-12)
+            np.testing.assert_allclose(
+                r.right_estimates[i, j] - m, np.log(np.cosh(a * r.right_x)) / a, atol=1e-12
+            )
     # above the mean, rising with the large score and with alpha
     assert np.all(r.left_estimates > 0.1)
     assert np.all(np.diff(r.left_estimates, axis=1) > 0)
@@ -280,7 +338,9 @@ def test_appendix_i_frame():
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("obj", ["exp", "sigmoid", get_link("smelu", beta=1.0), get_link("sinh", cap=2.0), "logit"])
+@pytest.mark.parametrize(
+    "obj", ["exp", "sigmoid", get_link("smelu", beta=1.0), get_link("sinh", cap=2.0), "logit"]
+)
 def test_sensitivity_report_numbers(obj):
     rep = sensitivity_report(obj)
     link = get_link(obj)
@@ -293,8 +353,12 @@ def test_sensitivity_report_numbers(obj):
         assert row[np.argmin(np.abs(rep.z - s))] <= row.max() * 1e-3 + 1e-12
     ok = np.isfinite(rep.bust)
     assert ok.sum() > 0.9 * rep.z.size * (1 - rep.d / (rep.z[-1] - rep.z[0]))
-    np.testing.assert_allclose(rep.bust[ok], bust(link, rep.z[ok], d=rep.d, s_min=rep.z[0], s_max=rep.z[-1]), rtol=1e-12)
-    np.testing.assert_allclose(rep.blust, blust(link, rep.z, s_min=rep.z[0], s_max=rep.z[-1]), rtol=1e-12)
+    np.testing.assert_allclose(
+        rep.bust[ok], bust(link, rep.z[ok], d=rep.d, s_min=rep.z[0], s_max=rep.z[-1]), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        rep.blust, blust(link, rep.z, s_min=rep.z[0], s_max=rep.z[-1]), rtol=1e-12
+    )
     lo, hi = link.domain
     assert np.all((rep.z > lo) & (rep.z < hi)) and np.all((rep.observed > lo) & (rep.observed < hi))
 
@@ -307,7 +371,18 @@ def test_sensitivity_report_of_a_scaling_uses_its_composite_sigmoid():
     np.testing.assert_allclose(rep.h, rep.q * rep.p, rtol=1e-12)
     np.testing.assert_allclose(rep.p, 1.0 / (1.0 + np.exp(-np.exp(rep.z) / 0.5)), rtol=1e-12)
     cols = rep.as_dict()
-    assert {"z", "h", "dh", "bust", "blust", "q", "p", "loss(s=-3)", "loss(s=0)", "loss(s=3)"} == set(cols)
+    assert {
+        "z",
+        "h",
+        "dh",
+        "bust",
+        "blust",
+        "q",
+        "p",
+        "loss(s=-3)",
+        "loss(s=0)",
+        "loss(s=3)",
+    } == set(cols)
 
 
 def test_sensitivity_report_validation_and_frame():

@@ -21,13 +21,17 @@ from selrank.metrics import calibration_table, evaluate  # noqa: E402
 
 def _line(ax, label):
     found = [ln for ln in ax.get_lines() if ln.get_label() == label]
-    assert len(found) == 1, f"expected one line {label!r} in {[ln.get_label() for ln in ax.get_lines()]}"
+    assert len(found) == 1, (
+        f"expected one line {label!r} in {[ln.get_label() for ln in ax.get_lines()]}"
+    )
     return found[0]
 
 
 def _xy(ax, label):
     ln = _line(ax, label)
-    return np.asarray(ln.get_xdata(), dtype=np.float64), np.asarray(ln.get_ydata(), dtype=np.float64)
+    return np.asarray(ln.get_xdata(), dtype=np.float64), np.asarray(
+        ln.get_ydata(), dtype=np.float64
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +58,10 @@ def dwell():
 
 def test_comparison_draws_mean_difference_ci_and_sorted_per_query_differences(mq2008, systems):
     t = mq2008.test
-    per_query = {name: evaluate(t.y, s, t.group, metrics=["ndcg@10", "map"], per_query=True)
-                 for name, s in systems.items()}
+    per_query = {
+        name: evaluate(t.y, s, t.group, metrics=["ndcg@10", "map"], per_query=True)
+        for name, s in systems.items()
+    }
     fig = plots.plot_comparison(per_query, "f1")
     assert isinstance(fig, Figure) and len(fig.axes) == 4
     for row, metric in enumerate(["ndcg@10", "map"]):
@@ -78,29 +84,43 @@ def test_comparison_draws_mean_difference_ci_and_sorted_per_query_differences(mq
         assert metric in left.get_title()
 
 
-def test_comparison_from_arrays_equals_comparison_from_frames_and_skips_excluded_queries(mq2008, systems):
+def test_comparison_from_arrays_equals_comparison_from_frames_and_skips_excluded_queries(
+    mq2008, systems
+):
     t = mq2008.test
-    frames = {n: evaluate(t.y, s, t.group, metrics="ndcg@5", no_relevant="exclude", per_query=True)
-              for n, s in systems.items()}
+    frames = {
+        n: evaluate(t.y, s, t.group, metrics="ndcg@5", no_relevant="exclude", per_query=True)
+        for n, s in systems.items()
+    }
     arrays = {n: f["ndcg@5"].to_numpy() for n, f in frames.items()}
     n_nan = int(np.isnan(arrays["f1"]).sum())
     assert n_nan > 0  # MQ2008 has queries without a relevant document: they must be skipped
     a = plots.plot_comparison(arrays, "f25", metric="ndcg@5", seed=3)
     b = plots.plot_comparison(frames, "f25", seed=3)
     for name in ("f1", "f40"):
-        np.testing.assert_array_equal(_xy(a.axes[0], f"{name} CI")[0], _xy(b.axes[0], f"{name} CI")[0])
+        np.testing.assert_array_equal(
+            _xy(a.axes[0], f"{name} CI")[0], _xy(b.axes[0], f"{name} CI")[0]
+        )
         assert np.isfinite(_xy(a.axes[0], name)[0]).all()
     assert len(a.axes[1].get_lines()[0].get_xdata()) == arrays["f1"].size - n_nan
 
 
 def test_comparison_draws_into_given_axes_and_validates(systems, mq2008):
     t = mq2008.test
-    per_query = {n: evaluate(t.y, s, t.group, metrics="ndcg@10", per_query=True)["ndcg@10"].to_numpy()
-                 for n, s in systems.items()}
+    per_query = {
+        n: evaluate(t.y, s, t.group, metrics="ndcg@10", per_query=True)["ndcg@10"].to_numpy()
+        for n, s in systems.items()
+    }
     fig = Figure()
     axes = fig.subplots(1, 2)
     assert plots.plot_comparison(per_query, ax=axes) is axes
-    assert [ln.get_label() for ln in axes[0].get_lines()] == ["f25", "f25 CI", "f40", "f40 CI", "no difference"]
+    assert [ln.get_label() for ln in axes[0].get_lines()] == [
+        "f25",
+        "f25 CI",
+        "f40",
+        "f40 CI",
+        "no difference",
+    ]
     with pytest.raises(ValueError, match="not one of the systems"):
         plots.plot_comparison(per_query, "bm25")
     with pytest.raises(ValueError, match="one value per query"):
@@ -117,11 +137,15 @@ def test_comparison_draws_into_given_axes_and_validates(systems, mq2008):
 def test_metric_at_k_plots_evaluate_means_per_system(mq2008, systems):
     t = mq2008.test
     ks = [1, 3, 5, 10]
-    fig = plots.plot_metric_at_k(t.y, systems, t.group, metric="ndcg", ks=ks, conventions="trec_eval")
+    fig = plots.plot_metric_at_k(
+        t.y, systems, t.group, metric="ndcg", ks=ks, conventions="trec_eval"
+    )
     ax = fig.axes[0]
     for name, s in systems.items():
         x, y = _xy(ax, name)
-        expected = evaluate(t.y, s, t.group, metrics=[f"ndcg@{k}" for k in ks], conventions="trec_eval")["mean"]
+        expected = evaluate(
+            t.y, s, t.group, metrics=[f"ndcg@{k}" for k in ks], conventions="trec_eval"
+        )["mean"]
         np.testing.assert_array_equal(x, ks)
         np.testing.assert_allclose(y, expected.to_numpy(), rtol=1e-12)
     assert "trec_eval" in ax.get_title() and ax.get_xlabel() == "cut-off k"
@@ -138,8 +162,15 @@ def test_training_curves_of_a_fitted_ranker(mq2008):
     from selrank import SelectiveRanker
 
     tr, va = mq2008.train, mq2008.validation
-    model = SelectiveRanker(n_estimators=15, early_stopping_rounds=5, random_state=0, num_leaves=7).fit(
-        tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y), (tr.X, tr.y)], eval_group=[va.group, tr.group])
+    model = SelectiveRanker(
+        n_estimators=15, early_stopping_rounds=5, random_state=0, num_leaves=7
+    ).fit(
+        tr.X,
+        tr.y,
+        group=tr.group,
+        eval_set=[(va.X, va.y), (tr.X, tr.y)],
+        eval_group=[va.group, tr.group],
+    )
     fig = plots.plot_training_curves(model, names={"valid_0": "validation", "valid_1": "train"})
     ax = fig.axes[0]
     hist = model.evals_result_
@@ -157,13 +188,26 @@ def test_training_curves_of_lightgbm_evals_result(mq2008):
     train = lgb.Dataset(tr.X, tr.y, group=tr.group)
     valid = lgb.Dataset(va.X, va.y, group=va.group, reference=train)
     history: dict = {}
-    lgb.train({"objective": "lambdarank", "metric": ["ndcg", "map"], "eval_at": [5], "verbosity": -1,
-               "num_leaves": 7}, train, 15, valid_sets=[train, valid], valid_names=["train", "valid"],
-              callbacks=[lgb.record_evaluation(history)])
+    lgb.train(
+        {
+            "objective": "lambdarank",
+            "metric": ["ndcg", "map"],
+            "eval_at": [5],
+            "verbosity": -1,
+            "num_leaves": 7,
+        },
+        train,
+        15,
+        valid_sets=[train, valid],
+        valid_names=["train", "valid"],
+        callbacks=[lgb.record_evaluation(history)],
+    )
     fig = plots.plot_training_curves(history)
     assert [ax.get_title() for ax in fig.axes] == ["ndcg@5", "map@5"]
     np.testing.assert_allclose(_xy(fig.axes[1], "valid")[1], history["valid"]["map@5"])
-    one = plots.plot_training_curves(history["valid"], metrics="ndcg@5")  # one set's {metric: values}
+    one = plots.plot_training_curves(
+        history["valid"], metrics="ndcg@5"
+    )  # one set's {metric: values}
     np.testing.assert_allclose(one.axes[0].get_lines()[0].get_ydata(), history["valid"]["ndcg@5"])
     with pytest.raises(ValueError, match="not in the history"):
         plots.plot_training_curves(history, metrics="err")
@@ -192,7 +236,9 @@ def test_dwell_band_draws_histogram_mixture_components_and_the_suggested_band(dw
     comps = []
     for name, w, mu, sd in zip(["bounce", "engaged", "idle"], mix.weights, mix.means, mix.sds):
         x, pdf = _xy(ax, name)
-        np.testing.assert_allclose(pdf, w * np.exp(-0.5 * ((x - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi)))
+        np.testing.assert_allclose(
+            pdf, w * np.exp(-0.5 * ((x - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
+        )
         comps.append(pdf)
     x, total = _xy(ax, "mixture")
     np.testing.assert_allclose(total, np.sum(comps, axis=0))
@@ -228,9 +274,13 @@ def test_calibration_plots_calibration_table_per_model(dwell):
 
     band = suggest_band(dwell.train.y)
     rows = slice(0, 15_000)
-    model = SelectiveRegressor(link=dwell_link(band), n_estimators=10, random_state=0, num_leaves=7).fit(
-        dwell.train.X[rows], dwell.train.y[rows])
-    preds = {"smelu": model.predict(dwell.test.X), "constant": np.full(dwell.test.y.size, dwell.train.y.mean())}
+    model = SelectiveRegressor(
+        link=dwell_link(band), n_estimators=10, random_state=0, num_leaves=7
+    ).fit(dwell.train.X[rows], dwell.train.y[rows])
+    preds = {
+        "smelu": model.predict(dwell.test.X),
+        "constant": np.full(dwell.test.y.size, dwell.train.y.mean()),
+    }
     fig = plots.plot_calibration(dwell.test.y, preds, band=band)
     ax = fig.axes[0]
     for name, p in preds.items():

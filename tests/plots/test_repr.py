@@ -15,8 +15,10 @@ def test_sensitivity_report_repr_is_one_short_line():
     text = repr(rep)
     assert "\n" not in text and len(text) < 200
     # the sigmoid shifted right by beta is steepest at z = beta
-    assert text == ("SensitivityReport(name='right-shifted sigmoid', grid=401 points on [-5, 5], "
-                    "h' max at z=2, observed=(-3, 0, 3), d=0.5)")
+    assert text == (
+        "SensitivityReport(name='right-shifted sigmoid', grid=401 points on [-5, 5], "
+        "h' max at z=2, observed=(-3, 0, 3), d=0.5)"
+    )
 
 
 def test_sensitivity_report_html_is_a_table_of_its_summary():

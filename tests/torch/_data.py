@@ -49,7 +49,9 @@ def list_targets(loss: Loss, rng, n: int, sizes) -> np.ndarray:
         raw = rng.uniform(0.1, 1.0, size=n)
         out, start = np.empty(n), 0
         for m in sizes:
-            out[start : start + m] = raw[start : start + m] / raw[start : start + m].sum() * loss.scaling.alpha
+            out[start : start + m] = (
+                raw[start : start + m] / raw[start : start + m].sum() * loss.scaling.alpha
+            )
             start += m
         return out
     return rng.integers(0, 4, size=n).astype(np.float64)  # graded labels, with ties

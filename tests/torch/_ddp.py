@@ -23,8 +23,15 @@ def fit_params(batch_queries: int, loss: str = "listwise"):
 
     X, y, sizes = synthetic()
     Xv, yv, sv = synthetic(8, seed=4)
-    ranker = NeuralRanker(loss, hidden_layers=(8,), epochs=3, batch_queries=batch_queries, learning_rate=0.01,
-                          random_state=7, early_stopping_rounds=50)
+    ranker = NeuralRanker(
+        loss,
+        hidden_layers=(8,),
+        epochs=3,
+        batch_queries=batch_queries,
+        learning_rate=0.01,
+        random_state=7,
+        early_stopping_rounds=50,
+    )
     ranker.fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
     return ranker
 
@@ -37,7 +44,9 @@ def worker(rank: int, world: int, port: int, out_dir: str, loss: str) -> None:
     try:
         ranker = fit_params(batch_queries=3, loss=loss)
         state = {k: v.detach().cpu() for k, v in ranker.model_.state_dict().items()}
-        torch.save({"state": state, "history": ranker.evals_result_, "epochs": ranker.n_epochs_},
-                   os.path.join(out_dir, f"rank{rank}.pt"))
+        torch.save(
+            {"state": state, "history": ranker.evals_result_, "epochs": ranker.n_epochs_},
+            os.path.join(out_dir, f"rank{rank}.pt"),
+        )
     finally:
         torch.distributed.destroy_process_group()

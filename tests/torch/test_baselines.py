@@ -115,8 +115,16 @@ BASELINE_CASES = [
     ("ranknet", RankNetLoss(), ref_ranknet),
     ("ranknet-sigma2", RankNetLoss(sigma=2.0), lambda z, y: ref_ranknet(z, y, 2.0)),
     ("lambdaloss-ndcg2", LambdaLoss(), ref_lambdaloss),
-    ("lambdaloss-lambdarank", LambdaLoss(weighting="lambdarank"), lambda z, y: ref_lambdaloss(z, y, "lambdarank")),
-    ("lambdaloss-2pp-k3", LambdaLoss(weighting="ndcg_loss2pp", k=3), lambda z, y: ref_lambdaloss(z, y, "ndcg_loss2pp", 3)),
+    (
+        "lambdaloss-lambdarank",
+        LambdaLoss(weighting="lambdarank"),
+        lambda z, y: ref_lambdaloss(z, y, "lambdarank"),
+    ),
+    (
+        "lambdaloss-2pp-k3",
+        LambdaLoss(weighting="ndcg_loss2pp", k=3),
+        lambda z, y: ref_lambdaloss(z, y, "ndcg_loss2pp", 3),
+    ),
     ("approxndcg", ApproxNDCGLoss(), ref_approxndcg),
     ("approxndcg-alpha3", ApproxNDCGLoss(alpha=3.0), lambda z, y: ref_approxndcg(z, y, 3.0)),
 ]
@@ -124,7 +132,9 @@ BASELINE_CASES = [
 
 def test_every_torch_baseline_has_a_reference():
     names = {type(h).__name__ for _, h, _ in BASELINE_CASES}
-    baselines = {cls.__name__ for name, cls in HEADS.items() if cls.__module__.endswith("baselines")}
+    baselines = {
+        cls.__name__ for name, cls in HEADS.items() if cls.__module__.endswith("baselines")
+    }
     assert baselines <= names
 
 
@@ -138,7 +148,9 @@ def labelled_batch(rng, sizes=SIZES, width=WIDTH):
     return z, padded(y_flat, sizes, width), z_flat, y_flat
 
 
-@pytest.mark.parametrize(("name", "head", "ref"), BASELINE_CASES, ids=[c[0] for c in BASELINE_CASES])
+@pytest.mark.parametrize(
+    ("name", "head", "ref"), BASELINE_CASES, ids=[c[0] for c in BASELINE_CASES]
+)
 def test_baseline_matches_reference(name, head, ref, rng):
     for _ in range(5):
         z, y, z_flat, y_flat = labelled_batch(rng)
@@ -146,7 +158,9 @@ def test_baseline_matches_reference(name, head, ref, rng):
         out = head(zt, t(y), reduction="none")
         start = 0
         for b, m in enumerate(SIZES):
-            want = ref(list(z_flat[start : start + m]), list(y_flat[start : start + m])) if m else 0.0
+            want = (
+                ref(list(z_flat[start : start + m]), list(y_flat[start : start + m])) if m else 0.0
+            )
             assert out[b].item() == pytest.approx(want, rel=1e-9, abs=1e-12), (b, m)
             start += m
         out.sum().backward()
@@ -163,7 +177,9 @@ def _numeric_grad(fun, z, eps=1e-6):
     return g
 
 
-@pytest.mark.parametrize(("name", "head", "ref"), BASELINE_CASES, ids=[c[0] for c in BASELINE_CASES])
+@pytest.mark.parametrize(
+    ("name", "head", "ref"), BASELINE_CASES, ids=[c[0] for c in BASELINE_CASES]
+)
 def test_baseline_gradient_matches_reference_differences(name, head, ref, rng):
     z = rng.normal(size=6)
     y = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0])
@@ -189,11 +205,17 @@ def test_listmle_random_ties_are_reproducible_and_unbiased():
     torch.manual_seed(0)
     assert a == [head(z, y).item() for _ in range(200)]
     values = set(round(v, 6) for v in a)
-    assert values == {round(ref_listmle([0.0, 1.0], [1, 0]), 6), round(ref_listmle([1.0, 0.0], [1, 0]), 6)}
+    assert values == {
+        round(ref_listmle([0.0, 1.0], [1, 0]), 6),
+        round(ref_listmle([1.0, 0.0], [1, 0]), 6),
+    }
 
 
-@pytest.mark.parametrize("head", [LambdaLoss(), ApproxNDCGLoss(), SoftmaxCrossEntropyLoss()],
-                         ids=lambda h: type(h).__name__)
+@pytest.mark.parametrize(
+    "head",
+    [LambdaLoss(), ApproxNDCGLoss(), SoftmaxCrossEntropyLoss()],
+    ids=lambda h: type(h).__name__,
+)
 def test_gain_based_baselines_refuse_negative_labels(head):
     with pytest.raises(ValueError, match="non-negative"):
         head(torch.zeros(1, 3), torch.tensor([[1.0, -2.0, 0.0]]))
@@ -243,7 +265,9 @@ def test_registry_head_masked_equals_sliced(name, rng):
 @pytest.mark.parametrize("name", LIST_HEADS)
 def test_registry_head_padding_edge_cases(name, rng):
     head = get_head(name)
-    z = torch.tensor([[np.nan, -np.inf, 1e30], [0.3, 0.1, -np.inf]], dtype=torch.float64, requires_grad=True)
+    z = torch.tensor(
+        [[np.nan, -np.inf, 1e30], [0.3, 0.1, -np.inf]], dtype=torch.float64, requires_grad=True
+    )
     y = torch.tensor([[PAD, PAD, PAD], [1.0, 0.0, PAD]], dtype=torch.float64)
     out = head(z, y, reduction="none")
     out.sum().backward()
@@ -260,7 +284,9 @@ def test_registry_head_padding_edge_cases(name, rng):
 @pytest.mark.parametrize("name", LIST_HEADS)
 @pytest.mark.parametrize("scale", [1e2, 1e4])
 def test_registry_head_extreme_scores(name, scale, rng):
-    z = torch.as_tensor(np.sign(rng.normal(size=(3, 5))) * scale, dtype=torch.float32).requires_grad_(True)
+    z = torch.as_tensor(
+        np.sign(rng.normal(size=(3, 5))) * scale, dtype=torch.float32
+    ).requires_grad_(True)
     y = torch.as_tensor(rng.integers(0, 3, size=(3, 5)), dtype=torch.float32)
     y[2, 3:] = PAD
     out = get_head(name)(z, y)
@@ -332,13 +358,17 @@ def test_combined_head_of_any_heads_and_partial_means(rng):
     head = CombinedLoss([ListwiseLoss("exp"), "ranknet"], weights=[1.0, 0.25])
     z, y, mask, *_ = list_batch(get_loss("listwise"), rng)
     zt = t(z)
-    total_sum = ListwiseLoss("exp")(zt, t(y), reduction="sum") + 0.25 * RankNetLoss()(zt, t(y), reduction="sum")
+    total_sum = ListwiseLoss("exp")(zt, t(y), reduction="sum") + 0.25 * RankNetLoss()(
+        zt, t(y), reduction="sum"
+    )
     torch.testing.assert_close(head(zt, t(y), reduction="sum"), total_sum)
     want = total_sum / mask.any(axis=1).sum()  # the mean counts the first component's units
     torch.testing.assert_close(head(zt, t(y)), want)
     # two halves of a batch, each divided by the batch totals, add up to the batch mean
     total = head.total_weight(zt, t(y))
-    halves = sum(head.partial_mean(zt[s], t(y[s]), total_weight=total) for s in (slice(0, 3), slice(3, None)))
+    halves = sum(
+        head.partial_mean(zt[s], t(y[s]), total_weight=total) for s in (slice(0, 3), slice(3, None))
+    )
     torch.testing.assert_close(halves, want)
     with pytest.raises(ValueError, match="weights"):
         CombinedLoss(["pointwise"], weights=[1.0, 2.0])
@@ -361,13 +391,19 @@ def test_core_loss_head_equals_core(name, params, rng):
         zt = t(z, grad=True)
         out = head(zt, t(y))
         want = loss.loss(z[rows], y[rows], reduction="none")
-        got = out.detach().numpy() if getattr(loss, "couples_samples", False) else out.detach().numpy()[rows]
+        got = (
+            out.detach().numpy()
+            if getattr(loss, "couples_samples", False)
+            else out.detach().numpy()[rows]
+        )
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
         out.sum().backward()
         assert torch.isfinite(zt.grad).all() and torch.all(zt.grad[~torch.as_tensor(rows)] == 0)
         if not getattr(loss, "couples_samples", False):
             assert torch.all(out[~torch.as_tensor(rows)] == 0)
-        np.testing.assert_allclose(zt.grad.numpy()[rows], loss.grad_hess(z[rows], y[rows])[0], rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(
+            zt.grad.numpy()[rows], loss.grad_hess(z[rows], y[rows])[0], rtol=1e-7, atol=1e-9
+        )
         return
     from ._data import list_batch
 
@@ -380,7 +416,9 @@ def test_core_loss_head_equals_core(name, params, rng):
     got = out[real] if loss.structure == "pointwise" else out[real.any(1)]
     np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-9, atol=1e-12)
     out.sum().backward()
-    np.testing.assert_allclose(zt.grad[real].numpy(), loss.grad_hess(z_flat, y_flat, group=group)[0], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        zt.grad[real].numpy(), loss.grad_hess(z_flat, y_flat, group=group)[0], rtol=1e-7, atol=1e-9
+    )
     assert torch.all(zt.grad[~real] == 0)
 
 

@@ -53,10 +53,24 @@ def test_no_overflow_no_change():
     head = ListwiseLoss()
     from selrank.torch import heads as H
 
-    values, grad = H.softmax_terms(head.core.scaling, head.core.gamma, "score", s, y,
-                                   H.MaskedLists(torch.ones(5, 7, dtype=torch.bool)), True)
-    v2, g2 = H._softmax_terms(head.core.scaling, head.core.gamma, "score", s, y,
-                              H.MaskedLists(torch.ones(5, 7, dtype=torch.bool)), True)
+    values, grad = H.softmax_terms(
+        head.core.scaling,
+        head.core.gamma,
+        "score",
+        s,
+        y,
+        H.MaskedLists(torch.ones(5, 7, dtype=torch.bool)),
+        True,
+    )
+    v2, g2 = H._softmax_terms(
+        head.core.scaling,
+        head.core.gamma,
+        "score",
+        s,
+        y,
+        H.MaskedLists(torch.ones(5, 7, dtype=torch.bool)),
+        True,
+    )
     assert torch.equal(values, v2) and torch.equal(grad, g2)
 
 

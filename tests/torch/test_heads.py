@@ -82,7 +82,9 @@ def test_multiclass_head_equals_core(name, loss, grad, rng):
     z, y = class_batch(loss, rng)
     zt = t(z, grad=True)
     out = head(zt, t(y))
-    np.testing.assert_allclose(out.detach().numpy(), loss.loss(z, y, reduction="none"), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), loss.loss(z, y, reduction="none"), rtol=1e-9, atol=1e-12
+    )
     out.sum().backward()
     np.testing.assert_allclose(zt.grad.numpy(), loss.grad_hess(z, y)[0], rtol=1e-8, atol=1e-10)
 
@@ -94,7 +96,9 @@ def test_multiclass_masked_classes_equal_sliced(name, loss, rng):
         pytest.skip("class indices mark whole rows; class masks need [n, K] targets")
     head = head_for(loss, reduction="none")
     z, y = class_batch(loss, rng, n=3)
-    keep = np.array([[True, True, True, True], [True, False, True, False], [False, False, False, False]])
+    keep = np.array(
+        [[True, True, True, True], [True, False, True, False], [False, False, False, False]]
+    )
     zt = t(z, grad=True)
     out = head(zt, t(y), mask=torch.as_tensor(keep))
     out.sum().backward()
@@ -102,9 +106,17 @@ def test_multiclass_masked_classes_equal_sliced(name, loss, rng):
         k = keep[r]
         ref = loss.loss(z[r : r + 1, k], y[r : r + 1, k], reduction="none")
         np.testing.assert_allclose(out[r].item(), ref[0], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(zt.grad[r, k].numpy(), loss.grad_hess(z[r : r + 1, k], y[r : r + 1, k])[0][0],
-                                   rtol=1e-8, atol=1e-10)
-    assert out[2] == 0 and torch.all(zt.grad[2] == 0) and torch.all(zt.grad[1, ~torch.as_tensor(keep[1])] == 0)
+        np.testing.assert_allclose(
+            zt.grad[r, k].numpy(),
+            loss.grad_hess(z[r : r + 1, k], y[r : r + 1, k])[0][0],
+            rtol=1e-8,
+            atol=1e-10,
+        )
+    assert (
+        out[2] == 0
+        and torch.all(zt.grad[2] == 0)
+        and torch.all(zt.grad[1, ~torch.as_tensor(keep[1])] == 0)
+    )
 
 
 def test_class_indices_skip_sentinel_rows():
@@ -147,7 +159,9 @@ def test_masked_equals_sliced(name, loss, rng):
             assert float(out[b].detach().abs().sum()) == 0.0
             continue
         zs = t(z_flat[start : start + m][None, :], grad=True)
-        alone = head(zs, t(y_flat[start : start + m][None, :]), mask=torch.ones(1, m, dtype=torch.bool))
+        alone = head(
+            zs, t(y_flat[start : start + m][None, :]), mask=torch.ones(1, m, dtype=torch.bool)
+        )
         alone.sum().backward()
         if head.unit == "item":
             torch.testing.assert_close(out[b, :m], alone[0], rtol=1e-12, atol=1e-14)
@@ -334,7 +348,13 @@ def test_distillation_smelu_clips_low_teacher_scores(rng):
     head(z3, moved, mask=torch.ones(1, 5, dtype=torch.bool)).backward()
     assert not torch.allclose(z3.grad, z1.grad)
     # a negative teacher score equal to the sentinel is fine once a mask is given
-    assert torch.isfinite(head(z, torch.full((1, 5), -1.0, dtype=torch.float64), mask=torch.ones(1, 5, dtype=torch.bool)))
+    assert torch.isfinite(
+        head(
+            z,
+            torch.full((1, 5), -1.0, dtype=torch.float64),
+            mask=torch.ones(1, 5, dtype=torch.bool),
+        )
+    )
 
 
 def test_distillation_soft_link_targets():
@@ -408,20 +428,62 @@ def test_heads_accept_ready_core_losses_and_refuse_wrong_ones():
     ("call", "exc", "match"),
     [
         (lambda h: h([[0.0, 1.0]], torch.zeros(1, 2)), TypeError, "must be a torch.Tensor"),
-        (lambda h: h(torch.zeros(1, 2, dtype=torch.long), torch.zeros(1, 2)), TypeError, "floating"),
+        (
+            lambda h: h(torch.zeros(1, 2, dtype=torch.long), torch.zeros(1, 2)),
+            TypeError,
+            "floating",
+        ),
         (lambda h: h(torch.zeros(2), torch.zeros(2)), ValueError, "2-D"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 3)), ValueError, r"same shape; got \(1, 2\) and \(1, 3\)"),
+        (
+            lambda h: h(torch.zeros(1, 2), torch.zeros(1, 3)),
+            ValueError,
+            r"same shape; got \(1, 2\) and \(1, 3\)",
+        ),
         (lambda h: h(torch.zeros(1, 2), "abc"), TypeError, "numeric"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), mask=torch.ones(1, 3, dtype=torch.bool)), ValueError, "`mask` must have"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), mask=torch.ones(1, 2)), TypeError, "boolean"),
+        (
+            lambda h: h(
+                torch.zeros(1, 2), torch.zeros(1, 2), mask=torch.ones(1, 3, dtype=torch.bool)
+            ),
+            ValueError,
+            "`mask` must have",
+        ),
+        (
+            lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), mask=torch.ones(1, 2)),
+            TypeError,
+            "boolean",
+        ),
         (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), lengths=[3]), ValueError, r"\[0, 2\]"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), lengths=[1, 1]), ValueError, r"shape \(1,\)"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), lengths=[1], mask=torch.ones(1, 2, dtype=torch.bool)),
-         ValueError, "at most one"),
+        (
+            lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), lengths=[1, 1]),
+            ValueError,
+            r"shape \(1,\)",
+        ),
+        (
+            lambda h: h(
+                torch.zeros(1, 2),
+                torch.zeros(1, 2),
+                lengths=[1],
+                mask=torch.ones(1, 2, dtype=torch.bool),
+            ),
+            ValueError,
+            "at most one",
+        ),
         (lambda h: h(torch.zeros(1, 2), torch.tensor([[0.0, float("nan")]])), ValueError, "finite"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), sample_weight=torch.ones(3)), ValueError, "sample_weight"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), sample_weight=-torch.ones(1)), ValueError, "non-negative"),
-        (lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), reduction="avg"), ValueError, "reduction"),
+        (
+            lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), sample_weight=torch.ones(3)),
+            ValueError,
+            "sample_weight",
+        ),
+        (
+            lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), sample_weight=-torch.ones(1)),
+            ValueError,
+            "non-negative",
+        ),
+        (
+            lambda h: h(torch.zeros(1, 2), torch.zeros(1, 2), reduction="avg"),
+            ValueError,
+            "reduction",
+        ),
     ],
 )
 def test_bad_input(call, exc, match):

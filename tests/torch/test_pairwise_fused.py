@@ -16,8 +16,16 @@ from selrank.torch import heads as H  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not K.available(), reason="numba is not installed")
 
-LINKS = [Sinh(cap=3.0), Sinh(cap=1.0, cap_mode="flat"), Sinh(cap=(-0.5, 2.0)), Identity(), Identity(beta=0.5),
-         Exp(alpha=0.5, cap=2.0), Sigmoid(alpha=2.0), Sinh(cap=None)]
+LINKS = [
+    Sinh(cap=3.0),
+    Sinh(cap=1.0, cap_mode="flat"),
+    Sinh(cap=(-0.5, 2.0)),
+    Identity(),
+    Identity(beta=0.5),
+    Exp(alpha=0.5, cap=2.0),
+    Sigmoid(alpha=2.0),
+    Sinh(cap=None),
+]
 
 
 def batch(rng, B=6, L=9, dtype=torch.float64, scale=2.0):
@@ -57,7 +65,9 @@ def test_sampled_methods_equal_core_loss(method, pairs, rng):
     s, y, mask = batch(rng, L=12)
     link = Sinh(cap=2.0)
     fused = PairwiseLoss(link, pairs=pairs, pair_method=method, num_pair_per_sample=3, seed=4)
-    tensor = PairwiseLoss(link, pairs=pairs, pair_method=method, num_pair_per_sample=3, seed=4, grad="autograd")
+    tensor = PairwiseLoss(
+        link, pairs=pairs, pair_method=method, num_pair_per_sample=3, seed=4, grad="autograd"
+    )
     for draw in range(2):
         v1, g1 = run(fused, s, y, mask=mask)
         v2, g2 = run(tensor, s, y, mask=mask)
@@ -87,6 +97,7 @@ def test_mean_draws_change_and_reproduce(rng):
 
 def test_no_pair_tensor_on_the_fused_path(rng, monkeypatch):
     """The fused path never builds pair indices (memory O(batch x list))."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("pair tensors built")
 
@@ -126,7 +137,9 @@ def test_low_precision(dtype, rng):
     assert x.grad.dtype == dtype
     tol = 1e-5 if dtype == torch.float32 else 5e-2
     np.testing.assert_allclose(float(loss.detach()), float(v64.sum()), rtol=tol * 10)
-    np.testing.assert_allclose(x.grad.double(), g64, rtol=tol * 10, atol=tol * float(g64.abs().max()))
+    np.testing.assert_allclose(
+        x.grad.double(), g64, rtol=tol * 10, atol=tol * float(g64.abs().max())
+    )
 
 
 def test_weights_and_reductions(rng):

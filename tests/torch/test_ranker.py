@@ -33,7 +33,11 @@ def test_fit_predict_and_fitted_attributes(data):
     p = r.predict(Xv)
     assert p.shape == (Xv.shape[0],) and p.dtype == np.float64 and np.all(np.isfinite(p))
     assert r.n_features_in_ == 5 and isinstance(r.head_, ListwiseLoss)
-    assert len(r.evals_result_["train"]["loss"]) == r.n_epochs_ == len(r.evals_result_["valid_0"]["ndcg@10"])
+    assert (
+        len(r.evals_result_["train"]["loss"])
+        == r.n_epochs_
+        == len(r.evals_result_["valid_0"]["ndcg@10"])
+    )
     assert r.best_score_ == max(r.evals_result_["valid_0"]["ndcg@10"])
     # the kept weights are the best epoch's
     assert ndcg(yv, p, sv, k=10) == pytest.approx(r.best_score_, abs=1e-12)
@@ -41,8 +45,14 @@ def test_fit_predict_and_fitted_attributes(data):
 
 def test_learns_the_ranking(data):
     X, y, sizes, Xv, yv, sv = data
-    r = NeuralRanker(hidden_layers=(16,), epochs=40, batch_queries=8, learning_rate=0.01, random_state=0,
-                     early_stopping_rounds=None)
+    r = NeuralRanker(
+        hidden_layers=(16,),
+        epochs=40,
+        batch_queries=8,
+        learning_rate=0.01,
+        random_state=0,
+        early_stopping_rounds=None,
+    )
     r.fit(X, y, group=sizes)
     rng = np.random.default_rng(0)
     chance = np.mean([ndcg(yv, rng.normal(size=yv.size), sv, k=5) for _ in range(20)])
@@ -54,7 +64,11 @@ def test_reproducible_with_random_state(data):
     X, y, sizes, *_ = data
     a = NeuralRanker(**{**FAST, "dropout": 0.2}).fit(X, y, group=sizes).predict(X)
     b = NeuralRanker(**{**FAST, "dropout": 0.2}).fit(X, y, group=sizes).predict(X)
-    c = NeuralRanker(**{**FAST, "dropout": 0.2, "random_state": 1}).fit(X, y, group=sizes).predict(X)
+    c = (
+        NeuralRanker(**{**FAST, "dropout": 0.2, "random_state": 1})
+        .fit(X, y, group=sizes)
+        .predict(X)
+    )
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
     state = torch.get_rng_state()
@@ -112,8 +126,11 @@ def test_query_ids_and_per_query_weights_match_sizes_and_per_row_weights(data):
     assert not np.allclose(a, base)
 
 
-@pytest.mark.parametrize("loss", sorted(set(HEADS) - {"multiclass", "combined"})
-                         + ["reweighted_square", "core-listwise", "combined"])
+@pytest.mark.parametrize(
+    "loss",
+    sorted(set(HEADS) - {"multiclass", "combined"})
+    + ["reweighted_square", "core-listwise", "combined"],
+)
 def test_every_head_trains(loss, data):
     X, y, sizes, Xv, yv, sv = data
     if loss == "core-listwise":
@@ -128,8 +145,14 @@ def test_every_head_trains(loss, data):
 
 def test_early_stopping_and_eval_at_sequence(data):
     X, y, sizes, Xv, yv, sv = data
-    r = NeuralRanker(hidden_layers=(4,), epochs=200, learning_rate=0.05, early_stopping_rounds=2, eval_at=(3, 10),
-                     random_state=0)
+    r = NeuralRanker(
+        hidden_layers=(4,),
+        epochs=200,
+        learning_rate=0.05,
+        early_stopping_rounds=2,
+        eval_at=(3, 10),
+        random_state=0,
+    )
     r.fit(X, y, group=sizes, eval_set=[(Xv, yv), (X, y)], eval_group=[sv, sizes])
     hist = r.evals_result_
     assert set(hist["valid_1"]) == {"ndcg@3", "ndcg@10"}
@@ -142,7 +165,9 @@ def test_progress_bar_can_be_turned_off(data, capsys):
     NeuralRanker(**{**FAST, "epochs": 2}).fit(X, y, group=sizes)
     quiet = capsys.readouterr()
     assert quiet.out == "" and quiet.err == ""
-    NeuralRanker(**{**FAST, "epochs": 2, "verbose": True}).fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
+    NeuralRanker(**{**FAST, "epochs": 2, "verbose": True}).fit(
+        X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv]
+    )
     loud = capsys.readouterr()
     assert "ndcg@10" in loud.out + loud.err
 
@@ -163,7 +188,12 @@ def test_progress_bar_can_be_turned_off(data, capsys):
         ({}, {"group": [3, 3]}, ValueError, "add up to"),
         ({}, {"sample_weight": np.ones(3)}, ValueError, "sample_weight"),
         ({}, {"eval_set": [(np.zeros((2, 5)), np.zeros(2))]}, ValueError, "eval_group"),
-        ({}, {"eval_set": [(np.zeros((2, 4)), np.zeros(2))], "eval_group": [[2]]}, ValueError, "features"),
+        (
+            {},
+            {"eval_set": [(np.zeros((2, 4)), np.zeros(2))], "eval_group": [[2]]},
+            ValueError,
+            "features",
+        ),
     ],
 )
 def test_bad_input(kwargs, fit_kwargs, exc, match, data):
@@ -192,7 +222,9 @@ def test_bad_data(data):
 def test_selective_ranker_routes_to_neural_ranker(data):
     estimators = pytest.importorskip("selrank.estimators")
     X, y, sizes, Xv, yv, sv = data
-    est = estimators.SelectiveRanker("listwise", backend="torch", hidden_layers=(4,), epochs=2, random_state=0)
+    est = estimators.SelectiveRanker(
+        "listwise", backend="torch", hidden_layers=(4,), epochs=2, random_state=0
+    )
     est.fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
     assert isinstance(est.model_, NeuralRanker)
     np.testing.assert_allclose(est.predict(Xv), est.model_.predict(Xv))
@@ -214,7 +246,9 @@ def test_distributed_data_parallel_equals_single_process(tmp_path):
         pytest.skip("torch.distributed is not available")
     from ._ddp import worker
 
-    torch.multiprocessing.spawn(worker, args=(2, _free_port(), str(tmp_path), "listwise"), nprocs=2, join=True)
+    torch.multiprocessing.spawn(
+        worker, args=(2, _free_port(), str(tmp_path), "listwise"), nprocs=2, join=True
+    )
     r0 = torch.load(tmp_path / "rank0.pt")
     r1 = torch.load(tmp_path / "rank1.pt")
     single = fit_params(batch_queries=6)
@@ -222,9 +256,12 @@ def test_distributed_data_parallel_equals_single_process(tmp_path):
         torch.testing.assert_close(r0["state"][k], r1["state"][k], rtol=0, atol=0)
         torch.testing.assert_close(r0["state"][k], v, rtol=1e-4, atol=1e-5)
     assert r0["history"] == r1["history"]
-    np.testing.assert_allclose(r0["history"]["train"]["loss"], single.evals_result_["train"]["loss"], rtol=1e-5)
-    np.testing.assert_allclose(r0["history"]["valid_0"]["ndcg@10"], single.evals_result_["valid_0"]["ndcg@10"],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        r0["history"]["train"]["loss"], single.evals_result_["train"]["loss"], rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        r0["history"]["valid_0"]["ndcg@10"], single.evals_result_["valid_0"]["ndcg@10"], rtol=1e-6
+    )
 
 
 @pytest.mark.slow
@@ -232,10 +269,21 @@ def test_mq2008_listwise_beats_chance():
     datasets = pytest.importorskip("selrank.datasets")
     d = datasets.load_letor("mq2008", fold=1)
     r = NeuralRanker("listwise", random_state=0)
-    r.fit(d.train.X, d.train.y, group=d.train.group, eval_set=[(d.validation.X, d.validation.y)],
-          eval_group=[d.validation.group])
+    r.fit(
+        d.train.X,
+        d.train.y,
+        group=d.train.group,
+        eval_set=[(d.validation.X, d.validation.y)],
+        eval_group=[d.validation.group],
+    )
     score = ndcg(d.test.y, r.predict(d.test.X), d.test.group, k=10, no_relevant="exclude")
     rng = np.random.default_rng(0)
-    chance = np.mean([ndcg(d.test.y, rng.normal(size=d.test.y.size), d.test.group, k=10, no_relevant="exclude")
-                      for _ in range(10)])
+    chance = np.mean(
+        [
+            ndcg(
+                d.test.y, rng.normal(size=d.test.y.size), d.test.group, k=10, no_relevant="exclude"
+            )
+            for _ in range(10)
+        ]
+    )
     assert score > chance + 0.15, (score, chance)
