@@ -107,6 +107,18 @@ class Params:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def _repr_html_(self) -> str:
+        """Notebook display: the object's name, kind and parameters as a small table."""
+        from ._repr import html_table
+
+        rows: list[tuple[str, Any]] = []
+        for attr in ("name", "structure"):
+            value = getattr(self, attr, None)
+            if isinstance(value, str) and value:
+                rows.append((attr, value))
+        rows += [(k, repr(v) if isinstance(v, Params) else v) for k, v in self.get_params().items()]
+        return html_table(rows, header=("parameter", "value"), title=type(self).__name__)
+
     def __eq__(self, other: object) -> bool:
         if type(self) is not type(other):
             return False

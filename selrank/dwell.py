@@ -211,6 +211,19 @@ class DwellBand(Sequence):
         below, above = float(np.mean(y < self.lo)), float(np.mean(y > self.hi))
         return {"below": below, "inside": 1.0 - below - above, "above": above}
 
+    def _repr_html_(self) -> str:
+        from ._repr import html_table
+
+        lo_s, hi_s = self.seconds
+        rows = [
+            ("log1p seconds", f"[{self.lo:.4g}, {self.hi:.4g}]"),
+            ("seconds", f"[{lo_s:.4g}, {hi_s:.4g}]"),
+            ("method", self.method),
+        ]
+        if self.note:
+            rows.append(("note", self.note))
+        return html_table(rows, title="DwellBand")
+
     def link(self, *, alpha: float = 1.0) -> SmeLU:
         """The capped SmeLU link of the band (:func:`dwell_link`)."""
         return dwell_link(self, alpha=alpha)
@@ -302,6 +315,20 @@ class DwellMixture:
         m = lj.max(axis=1, keepdims=True)
         lse = m + np.log(np.exp(lj - m).sum(axis=1, keepdims=True))
         return np.exp(lj - lse)
+
+    def _repr_html_(self) -> str:
+        from ._repr import html_table
+
+        names = ["bounce", "engaged", "idle"] if self.weights.size == 3 else None
+        rows = []
+        for k in range(self.weights.size):
+            label = names[k] if names else f"component {k}"
+            if k == self.engaged:
+                label += " (engaged)"
+            rows.append((label, self.weights[k], self.means[k], self.sds[k]))
+        return html_table(
+            rows, header=("component", "weight", "mean (log1p s)", "sd"), title="DwellMixture"
+        )
 
     def band(self, threshold: float = 0.5) -> DwellBand:
         """The contiguous dwell range around the engaged mean where P(engaged | dwell) >= ``threshold``.

@@ -546,6 +546,37 @@ class _SelectiveEstimator(BaseEstimator):
         best = getattr(booster, "best_iteration", None) if evals and esr else None
         return booster, (None if best is None else int(best) + 1), history
 
+    # -- notebook display ----------------------------------------------------------------------------------
+    def _fitted_summary(self) -> list[tuple[str, object]]:
+        """``(field, value)`` pairs of the fitted state (empty before ``fit``)."""
+        if not (hasattr(self, "booster_") or hasattr(self, "model_")):
+            return []
+        rows: list[tuple[str, object]] = [("backend", getattr(self, "backend", None))]
+        loss = getattr(self, "loss_", None)
+        if loss is not None:
+            rows.append(("loss", repr(loss)))
+        for attr in ("n_features_in_", "best_iteration_", "best_score_", "intercept_"):
+            value = getattr(self, attr, None)
+            if value is not None:
+                rows.append((attr, value))
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            shown = ", ".join(map(str, list(names)[:8])) + (" …" if len(names) > 8 else "")
+            rows.append(("feature_names_in_", shown))
+        return rows
+
+    def _repr_html_(self) -> str:
+        """Notebook display: scikit-learn's parameter view, plus the fitted state once fitted."""
+        from sklearn.utils import estimator_html_repr
+
+        from .._repr import html_table
+
+        fitted = self._fitted_summary()
+        params = estimator_html_repr(self)
+        if not fitted:
+            return params
+        return html_table(fitted, title=f"fitted {type(self).__name__}") + params
+
     # -- prediction ----------------------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "booster_") and not hasattr(self, "model_"):

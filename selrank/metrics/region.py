@@ -617,6 +617,36 @@ class PropernessReport:
         """All cells within ``atol + rtol·|optimum|`` of their optimum."""
         return bool(np.all(np.abs(self.deviation) <= atol + rtol * np.abs(self.optimum)))
 
+    def summary(self) -> list[tuple[str, object]]:
+        """``(field, value)`` pairs: cells, rows, the largest deviation and whether it passed.
+
+        Examples
+        --------
+        >>> r = PropernessReport(np.zeros((1, 1)), np.array([3]), np.array([0.5]), np.array([0.5]),
+        ...                      np.array([0.5]), np.array([0.0]), np.array([0.0]), np.array([0.0]))
+        >>> dict(r.summary())["passed (1e-6)"]
+        True
+        """
+        return [
+            ("cells", int(self.cells.shape[0])),
+            ("rows", int(np.sum(self.n))),
+            ("max |prediction - optimum|", self.max_abs_deviation),
+            ("max |mean gradient|", float(np.max(np.abs(self.link_gap)))),
+            ("max spread in a cell", float(np.max(self.spread))),
+            ("passed (1e-6)", self.passed()),
+        ]
+
+    def __repr__(self) -> str:
+        return (
+            f"PropernessReport(cells={self.cells.shape[0]}, rows={int(np.sum(self.n))}, "
+            f"max_abs_deviation={self.max_abs_deviation:.3g}, passed={self.passed()})"
+        )
+
+    def _repr_html_(self) -> str:
+        from .._repr import html_table
+
+        return html_table(self.summary(), title="PropernessReport")
+
     def to_frame(self):
         """The report as a polars DataFrame (columns ``x0, x1, ...`` for the cell)."""
         try:
