@@ -672,22 +672,31 @@ def cell_optimum(link: Link, y: np.ndarray, inv: np.ndarray, m: int, w: np.ndarr
     r"""Per-cell mean of :math:`h(y)` and the proper optimum :math:`h^{-1}` of it.
 
     ``inv`` holds the cell (``0 .. m-1``) of each row, ``w`` the row weights (every cell
-    must carry positive weight). A mean on the boundary of a bounded range is pulled inside
-    by a relative ``1e-12``, as :meth:`~selrank.links.Link.optimal_constant` does, so the
-    optimum is finite. Returns ``(mean_h, optimum)``, both of shape ``(m,)``.
+    must carry positive weight). The optimum of each cell is the link's own
+    :meth:`~selrank.links.Link.optimal_constant` of the cell's rows, so it is exact where
+    :math:`h` underflows towards a range end (an exp link at scores of -40) and finite where the
+    mean lies on the boundary of a bounded range. Returns ``(mean_h, optimum)``, both of
+    shape ``(m,)``.
+
+    Examples
+    --------
+    >>> from selrank.links import get_link
+    >>> y = np.array([-40.0, -40.0, 1.0, 3.0]); inv = np.array([0, 0, 1, 1])
+    >>> mean_h, opt = cell_optimum(get_link("exp"), y, inv, 2, np.ones(4))
+    >>> opt.round(4).tolist()  # log-mean-exp per cell: -40 stays -40
+    [-40.0, 2.4338]
     """
     hy = np.asarray(to_numpy(link.h(y)), dtype=np.float64)
     mean_h = np.bincount(inv, weights=w * hy, minlength=m) / np.bincount(
         inv, weights=w, minlength=m
     )
-    lo, hi = link.range
-    span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
-    inside = mean_h
-    if math.isfinite(lo):
-        inside = np.maximum(inside, lo + 1e-12 * span)
-    if math.isfinite(hi):
-        inside = np.minimum(inside, hi - 1e-12 * span)
-    return mean_h, np.asarray(to_numpy(link.h_inv(inside)), dtype=np.float64)
+    order = np.argsort(inv, kind="stable")
+    bounds = np.searchsorted(inv[order], np.arange(m + 1))
+    optimum = np.empty(m, dtype=np.float64)
+    for j in range(m):
+        rows = order[bounds[j] : bounds[j + 1]]
+        optimum[j] = link.optimal_constant(y[rows], sample_weight=w[rows])
+    return mean_h, optimum
 
 
 def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> PropernessReport:

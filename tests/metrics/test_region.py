@@ -353,3 +353,20 @@ def test_properness_frame():
         np.array([[0, 1], [0, 1], [1, 1]]), np.array([0.0, 1.0, 2.0]), np.ones(3), "exp"
     ).to_frame()
     assert df.columns[:2] == ["x0", "x1"] and df.height == 2
+
+
+def test_cell_optimum_is_exact_where_the_link_underflows():
+    # exp link: a cell of scores at -40 has its optimum at -40 (the old absolute 1e-12 floor
+    # on the mean of h gave log(1e-12) = -27.63); the same in a properness check
+    from selrank.links import get_link
+    from selrank.metrics import properness_check
+    from selrank.metrics.region import cell_optimum
+
+    y = np.array([-40.0, -40.0, -800.0, 2.0, 2.0])
+    inv = np.array([0, 0, 1, 2, 2])
+    _, opt = cell_optimum(get_link("exp"), y, inv, 3, np.ones(5))
+    np.testing.assert_allclose(opt, [-40.0, -800.0, 2.0], rtol=1e-12)
+    _, opt = cell_optimum(get_link("negexp"), -y, inv, 3, np.ones(5))
+    np.testing.assert_allclose(opt, [40.0, 800.0, -2.0], rtol=1e-12)
+    rep = properness_check(inv, y, y, "exp")
+    assert rep.passed() and rep.max_abs_deviation == 0.0
