@@ -82,6 +82,15 @@ __all__ = [
 _eps_threshold = bregman_threshold
 
 
+def _clip_at_zero(value, xp):
+    """``max(value, 0)`` whose derivatives at ``value == 0`` are those of ``value``.
+
+    A divergence is 0 at its minimum; ``maximum(value, 0)`` would split the gradient between
+    the two equal arguments there and halve autograd's Hessian (``h'`` at ``z_hat == z``).
+    """
+    return xp.where(value >= 0, value, xp.zeros_like(value))
+
+
 class Link(Params):
     """Base class of all links.
 
@@ -201,9 +210,12 @@ class Link(Params):
             if same is not None:
                 small = small & same
             if bool(xp.any(small)):  # the Taylor branch costs two more dh: only when needed
-                near = (d * d / 6.0) * (self.dh(z) + 2.0 * self.dh(z + 0.5 * d))
+                # differences outside the branch are zeroed first: d * d of a huge d would
+                # overflow and poison the (unselected) branch's derivatives with inf * 0
+                ds = xp.where(small, d, xp.zeros_like(d))
+                near = (ds * ds / 6.0) * (self.dh(z) + 2.0 * self.dh(z + 0.5 * ds))
                 direct = xp.where(small, near, direct)
-        return xp.maximum(direct, xp.zeros_like(direct))
+        return _clip_at_zero(direct, xp)
 
     def conjugate(self, y):
         r"""Convex conjugate :math:`H^*(y) = \sup_z\, z y - H(z) = z y - H(z)` at :math:`z = h^{-1}(y)`.
@@ -239,7 +251,7 @@ class Link(Params):
         inner = self.bregman(z_hat, self.h_inv(y_in))
         outer = self.H(z_hat) - z_hat * y + self.conjugate(y)
         out = xp.where(interior, inner, outer)
-        return xp.maximum(out, xp.zeros_like(out))
+        return _clip_at_zero(out, xp)
 
     def _interior_value(self, mid: float) -> float:
         lo, hi = self.range
@@ -1243,7 +1255,7 @@ class CallableLink(Link):
             lambda t: self.h(t) - flat_hz, xp.reshape(z, (-1,)), xp.reshape(z_hat, (-1,)), xp
         )
         out = xp.reshape(out, z.shape)
-        return xp.maximum(out, xp.zeros_like(out))
+        return _clip_at_zero(out, xp)
 
 
 # ======================================================================================

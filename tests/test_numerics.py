@@ -394,3 +394,27 @@ def test_softmax_cross_entropy_constant_keeps_rare_but_present_classes():
     assert c[0] - c[2] == pytest.approx(math.log(1e20), rel=1e-12)  # before: floored at e^-30
     c_absent = SoftmaxCrossEntropy().optimal_constant(np.array([0, 1, 1]), n_classes=3)
     assert c_absent[2] < c_absent[0] - 29  # an absent class stays far below every present one
+
+
+@pytest.mark.parametrize("name", ["exp", "negexp", "sigmoid", "sinh", "identity", "smelu", "huber"])
+def test_bregman_autograd_hessian_at_the_minimum_is_the_link_slope(name):
+    # max(L, 0) used to split the gradient at L == 0 and halve the Hessian at z_hat == z
+    torch = pytest.importorskip("torch")
+    link = get_link(name)
+    z = torch.tensor([-0.7, 0.0, 0.3], dtype=torch.float64)
+    z_hat = z.clone().requires_grad_(True)
+    (g,) = torch.autograd.grad(link.bregman(z_hat, z).sum(), z_hat, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), z_hat)
+    np.testing.assert_allclose(g.detach().numpy(), 0.0, atol=1e-15)
+    np.testing.assert_allclose(h.numpy(), link.dh(z).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["exp", "sigmoid", "sinh"])
+def test_bregman_double_backward_is_finite_at_huge_float32_differences(name):
+    # the Taylor branch's d * d overflowed for the unselected entries and gave NaN
+    torch = pytest.importorskip("torch")
+    link = get_link(name)
+    x = torch.tensor([1e20, -1e20, 0.5, 1e-4], dtype=torch.float32, requires_grad=True)
+    (g,) = torch.autograd.grad(link.bregman(x, torch.zeros(4)).sum(), x, create_graph=True)
+    (h,) = torch.autograd.grad(g.sum(), x)
+    assert torch.isfinite(g).all() and torch.isfinite(h).all()
