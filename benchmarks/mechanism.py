@@ -38,7 +38,7 @@ document counted as NDCG = 0, one thread everywhere. Nothing is chosen on the te
    agreement with the teacher (``topk_agreement``), paired differences vs the squared-error
    student.
 
-Run: ``python benchmarks/mechanism.py`` (about 5 minutes on one core) writes
+Run: ``python benchmarks/mechanism.py`` (about 4 minutes on one core) writes
 ``benchmarks/results/mechanism.json``; ``--quick`` runs fold 1 only with fewer resamples and
 writes nothing unless ``--out`` is given.
 """
@@ -58,7 +58,11 @@ import numpy as np
 DATASET = "mq2008"
 LABEL_SCALE = 0.25
 GAMMA = 4.0
-REGIONS = {"top (2 vs 1)": ((1, 2), None), "low (1 vs 0)": ((0, 1), None), "across (2 vs 0)": ((2, 2), (0, 0))}
+REGIONS = {
+    "top (2 vs 1)": ((1, 2), None),
+    "low (1 vs 0)": ((0, 1), None),
+    "across (2 vs 0)": ((2, 2), (0, 0)),
+}
 NDCG_METRICS = ("ndcg@1", "ndcg@3", "ndcg@10")
 TOP_KS = (1, 5)
 TEACHER_TREES = 300
@@ -67,7 +71,9 @@ STUDENT = {"n_estimators": 30, "num_leaves": 4, "learning_rate": 0.1, "min_data_
 STUDENT_LINKS = {
     "squared error (identity)": [("identity", {})],
     "exp": [("exp", {"alpha": a}) for a in (0.25, 0.5, 1.0, 2.0)],
-    "shifted sigmoid": [("sigmoid", {"alpha": a, "beta": b}) for a in (1.0, 2.0) for b in (0.5, 1.0, 1.5, 2.0, 2.5)],
+    "shifted sigmoid": [
+        ("sigmoid", {"alpha": a, "beta": b}) for a in (1.0, 2.0) for b in (0.5, 1.0, 1.5, 2.0, 2.5)
+    ],
 }
 
 
@@ -175,9 +181,7 @@ def fit_neural(split, scaling, hidden_layers, **params):
 
 FAMILIES = {
     "GBDT": lambda s, sc: fit_gbdt(s, loss="listwise", scaling=sc),
-    "linear": lambda s, sc: fit_neural(
-        s, sc, (), learning_rate=1e-2, early_stopping_rounds=20
-    ),
+    "linear": lambda s, sc: fit_neural(s, sc, (), learning_rate=1e-2, early_stopping_rounds=20),
     "MLP (64, 32)": lambda s, sc: fit_neural(s, sc, (64, 32)),
 }
 POINTWISE = {
@@ -259,13 +263,10 @@ def families(splits, n_resamples, log):
 
 
 def regions(splits, listwise_scores, n_resamples, log):
-    from selrank.metrics import ndcg
 
     y, group = _pooled(splits, "test")
     t = time.perf_counter()
-    pointwise = {
-        link: np.concatenate([fit(s) for s in splits]) for link, fit in POINTWISE.items()
-    }
+    pointwise = {link: np.concatenate([fit(s) for s in splits]) for link, fit in POINTWISE.items()}
     log(f"regions: pointwise exp/identity done in {time.perf_counter() - t:.0f} s")
     contrasts = {
         f"{fam}: listwise constant − exp": (
@@ -287,7 +288,9 @@ def regions(splits, listwise_scores, n_resamples, log):
         for m in NDCG_METRICS:
             k = int(m.split("@")[1])
             res[m] = paired_summary(
-                ndcg_per_query(y, a, group, k), ndcg_per_query(y, b, group, k), n_resamples=n_resamples
+                ndcg_per_query(y, a, group, k),
+                ndcg_per_query(y, b, group, k),
+                n_resamples=n_resamples,
             )
         out[name] = res
         print(f"\n{name}")
@@ -314,10 +317,7 @@ def distillation(splits, n_resamples, log):
     for s in splits:
         booster = fit_teacher(s)
         teachers.append(
-            {
-                part: booster.predict(getattr(s, part).X)
-                for part in ("train", "validation", "test")
-            }
+            {part: booster.predict(getattr(s, part).X) for part in ("train", "validation", "test")}
         )
     log(f"distillation: {len(splits)} teachers in {time.perf_counter() - t:.0f} s")
     yv, gv = _pooled(splits, "validation")
@@ -341,7 +341,9 @@ def distillation(splits, n_resamples, log):
     for name, candidates in STUDENT_LINKS.items():
         best = None
         for link, params in candidates:
-            v = float(ndcg(yv, student_scores(link, params, "validation"), gv, k=10, no_relevant="zero"))
+            v = float(
+                ndcg(yv, student_scores(link, params, "validation"), gv, k=10, no_relevant="zero")
+            )
             validation[f"{name} {link} {params}"] = v
             if best is None or v > best[0]:
                 best = (v, link, params)
@@ -372,7 +374,9 @@ def distillation(splits, n_resamples, log):
                 m: paired_summary(per_query[name][m], per_query[ref][m], n_resamples=n_resamples)
                 for m in per_query[name]
             }
-    print(f"\nteacher (lambdarank, {TEACHER_TREES} trees) test NDCG@10 {teacher_row['ndcg@10']:.4f}")
+    print(
+        f"\nteacher (lambdarank, {TEACHER_TREES} trees) test NDCG@10 {teacher_row['ndcg@10']:.4f}"
+    )
     for name, r in rows.items():
         line = f"{name:28s} " + "  ".join(f"{m} {v:.4f}" for m, v in r["means"].items())
         print(line)
