@@ -87,9 +87,9 @@ def check_choice(value: Any, name: str, choices: Sequence[str], owner: str | Non
     return value
 
 
-def check_reduction(reduction: Any) -> str:
+def check_reduction(reduction: Any, owner: str | None = None) -> str:
     """``reduction`` if it is one of :data:`REDUCTIONS`."""
-    return check_choice(reduction, "reduction", REDUCTIONS)
+    return check_choice(reduction, "reduction", REDUCTIONS, owner)
 
 
 # --------------------------------------------------------------------------------------
