@@ -203,6 +203,7 @@ class Listwise(Loss):
 
     name = "listwise"
     structure = "group"
+    separable = True  # whole queries: the GBDT objective may bind query-aligned blocks
     examples = [
         {},
         {"scaling": "constant"},

@@ -125,6 +125,7 @@ class Decomposed(_MultiClassLoss):
     """
 
     name = "decomposed"
+    separable = True
     examples = [
         {},
         {"link": "sigmoid", "target": "link"},
@@ -230,6 +231,7 @@ class CompositeSoftmax(_MultiClassLoss):
     """
 
     name = "composite_softmax"
+    separable = True
     examples = [
         {},
         {"scaling": "constant"},
