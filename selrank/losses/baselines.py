@@ -352,6 +352,8 @@ class ReweightedSquare(Loss):
 
 
 class _BoundReweighted(BoundLoss):
+    weigh_elements = True  # one weight per row, applied by BoundLoss.grad_hess
+
     def __init__(self, loss: ReweightedSquare, y, w, b: float):
         super().__init__(loss, int(y.shape[0]), w)
         self.y = y
@@ -386,7 +388,4 @@ class _BoundReweighted(BoundLoss):
     def _grad_hess(self, y_pred):
         z, s = self._pred(y_pred)
         _, g, h = self._parts(z, s)
-        w = self._like("unit_weight", self.unit_weight, z)
-        if w is not None:
-            g, h = g * w, h * w
         return g, h
