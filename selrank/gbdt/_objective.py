@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups, as_groups
+from .._validation import positive_float
 from ..losses import Loss, get_loss
 from ..losses._base import as_target_array, as_weight, group_weights
 from ..losses.multiclass import class_targets
@@ -196,10 +197,8 @@ class GBDTObjective:
                 f"`hessian` of {owner} must be one of {HESSIAN_POLICIES}; got {hessian!r}"
             )
         self.hessian = hessian
-        self.hessian_floor = A.positive_float(
-            hessian_floor, "hessian_floor", owner, allow_zero=True
-        )
-        self.label_scale = A.positive_float(label_scale, "label_scale", owner)
+        self.hessian_floor = positive_float(hessian_floor, "hessian_floor", owner, allow_zero=True)
+        self.label_scale = positive_float(label_scale, "label_scale", owner)
         if group is not None and qid is not None:
             raise ValueError(
                 f"give {owner} either `group` (query sizes) or `qid` (per-row query ids), not both"
@@ -209,7 +208,7 @@ class GBDTObjective:
         self.min_leaf_hessian = (
             None
             if min_leaf_hessian is None
-            else A.positive_float(min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
+            else positive_float(min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
         )
         if min_leaf_rows is not None and (
             isinstance(min_leaf_rows, bool)
