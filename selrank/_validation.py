@@ -87,9 +87,9 @@ def check_choice(value: Any, name: str, choices: Sequence[str], owner: str | Non
     return value
 
 
-def check_reduction(reduction: Any) -> str:
+def check_reduction(reduction: Any, owner: str | None = None) -> str:
     """``reduction`` if it is one of :data:`REDUCTIONS`."""
-    return check_choice(reduction, "reduction", REDUCTIONS)
+    return check_choice(reduction, "reduction", REDUCTIONS, owner)
 
 
 # --------------------------------------------------------------------------------------
@@ -133,17 +133,25 @@ def as_vector(x: Any, name: str, *, column_ok: bool = False) -> np.ndarray:
 
 @overload
 def as_weight(
-    sample_weight: None, n: int, name: str = ..., *, positive_sum: bool = ...
+    sample_weight: None, n: int, name: str = ..., *, positive_sum: bool = ..., unit: str = ...
 ) -> None: ...
 @overload
 def as_weight(
-    sample_weight: Any, n: int, name: str = ..., *, positive_sum: bool = ...
+    sample_weight: Any, n: int, name: str = ..., *, positive_sum: bool = ..., unit: str = ...
 ) -> np.ndarray: ...
 def as_weight(
-    sample_weight: Any, n: int, name: str = "sample_weight", *, positive_sum: bool = True
+    sample_weight: Any,
+    n: int,
+    name: str = "sample_weight",
+    *,
+    positive_sum: bool = True,
+    unit: str = "index",
 ) -> np.ndarray | None:
     """Validate weights: shape ``(n,)`` (a single row or column is flattened), finite,
     non-negative and, with ``positive_sum``, not all 0. Returns float64, or None for None.
+
+    ``unit`` names a position in the errors (``"index 3 holds inf"``; the estimators say
+    ``"row"``).
     """
     if sample_weight is None:
         return None
@@ -155,12 +163,12 @@ def as_weight(
         raise ValueError(f"`{name}` must have shape ({n},); got shape {w.shape}")
     if not np.all(np.isfinite(w)):
         bad = int(np.flatnonzero(~np.isfinite(w))[0])
-        raise ValueError(f"`{name}` must be finite; index {bad} holds {w[bad]!r}")
+        raise ValueError(f"`{name}` must be finite; {unit} {bad} holds {w[bad]!r}")
     if np.any(w < 0):
         bad = int(np.flatnonzero(w < 0)[0])
-        raise ValueError(f"`{name}` must be non-negative; index {bad} holds {w[bad]!r}")
+        raise ValueError(f"`{name}` must be non-negative; {unit} {bad} holds {w[bad]!r}")
     if positive_sum and not w.sum() > 0:
-        raise ValueError(f"`{name}` must have a positive sum; all weights are 0")
+        raise ValueError(f"`{name}` must have a positive sum; all weights are zero")
     return w
 
 

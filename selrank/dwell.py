@@ -48,8 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from ._array import is_numpy, is_torch, to_numpy
+from ._array import is_numpy, to_numpy
 from ._groups import as_groups
+from ._validation import as_vector
 from .links import SmeLU
 
 __all__ = [
@@ -91,16 +92,7 @@ def _check_log1p_seconds(y: np.ndarray, name: str = "y_log") -> None:
 
 
 def _dwell_vector(y: Any, name: str = "y_log") -> np.ndarray:
-    if y is None:
-        raise TypeError(f"`{name}` is required; got None")
-    if not is_numpy(y) and not is_torch(y) and hasattr(y, "to_numpy"):
-        y = y.to_numpy()
-    arr = to_numpy(y)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64, copy=False)
-    if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D (one dwell per row); got shape {arr.shape}")
+    arr = as_vector(y, name).astype(np.float64, copy=False)
     if arr.size == 0:
         raise ValueError(f"`{name}` is empty: expected at least one dwell")
     bad = ~np.isfinite(arr)

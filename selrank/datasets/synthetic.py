@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._array import finite_float, positive_float
+from .._validation import finite_float, positive_float
 from ._containers import RankingSplit
 
 __all__ = [

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups, as_groups
+from .._validation import as_numeric_array, as_weight
 
 
 # ----------------------------------------------------------------------------------------------
@@ -189,15 +190,7 @@ def _as_labels(y, n_rows: int, name: str = "y") -> np.ndarray:
 
 
 def _as_float_labels(y, n_rows: int, name: str = "y") -> np.ndarray:
-    arr = _as_labels(y, n_rows, name)
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"`{name}` must be numeric; got values of type object") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = as_numeric_array(_as_labels(y, n_rows, name), name).astype(np.float64)
     if not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise ValueError(f"`{name}` must be finite; row {bad} holds {arr[bad]!r}")
@@ -256,24 +249,7 @@ def _as_group(
 
 
 def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
-    if w is None:
-        return None
-    if hasattr(w, "to_numpy") and not A.is_numpy(w):
-        w = w.to_numpy()
-    arr = np.asarray(A.to_numpy(w), dtype=np.float64).reshape(-1)
-    if arr.shape != (n_rows,):
-        raise ValueError(
-            f"`{name}` must have one weight per row, shape ({n_rows},); got {arr.shape}"
-        )
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"`{name}` must be finite; row {bad} holds {arr[bad]!r}")
-    if np.any(arr < 0):
-        bad = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"`{name}` must be non-negative; row {bad} holds {arr[bad]!r}")
-    if not arr.sum() > 0:
-        raise ValueError(f"`{name}` must have a positive sum; all weights are zero")
-    return arr
+    return as_weight(w, n_rows, name, unit="row")
 
 
 def _eval_list(value, n: int, name: str) -> list:

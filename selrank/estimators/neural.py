@@ -35,6 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
     raise ImportError("NeuralRanker requires torch: pip install 'selrank[torch]'") from exc
 
 from .._groups import Groups, as_groups
+from .._validation import as_numeric_array, as_vector, as_weight
 from ..torch._base import RankingHead
 
 logger = logging.getLogger("selrank")
@@ -137,14 +138,7 @@ def _features(X, name: str = "X") -> np.ndarray:
 
 
 def _labels(y, n: int, name: str = "y") -> np.ndarray:
-    if hasattr(y, "to_numpy") and not isinstance(y, np.ndarray):
-        y = y.to_numpy()
-    if torch.is_tensor(y):
-        y = y.detach().cpu().numpy()
-    arr = np.asarray(y)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
-    arr = arr.reshape(-1) if arr.ndim == 2 and 1 in arr.shape else arr
+    arr = as_vector(y, name, column_ok=True)
     if arr.shape != (n,):
         raise ValueError(
             f"`{name}` must have shape ({n},), one label per row of X; got {arr.shape}"
@@ -740,10 +734,7 @@ class NeuralRanker:
     def _row_weights(sample_weight, groups: Groups) -> np.ndarray | None:
         if sample_weight is None:
             return None
-        w = np.asarray(
-            sample_weight.to_numpy() if hasattr(sample_weight, "to_numpy") else sample_weight,
-            dtype=np.float64,
-        ).reshape(-1)
+        w = as_numeric_array(sample_weight, "sample_weight").astype(np.float64).reshape(-1)
         if w.size == groups.n_groups and w.size != groups.n_rows:
             w = groups.from_grouped(np.repeat(w, groups.sizes))  # per query -> per row
         if w.size != groups.n_rows:
@@ -751,9 +742,7 @@ class NeuralRanker:
                 f"`sample_weight` must have one weight per row ({groups.n_rows}) or per query "
                 f"({groups.n_groups}); got {w.size}"
             )
-        if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
-            raise ValueError("`sample_weight` must be finite, non-negative and not all zero")
-        return w
+        return as_weight(w, groups.n_rows, unit="row")
 
     def _eval_data(self, eval_set, eval_group, n_features: int, eval_qid=None):
         if eval_set is None:

@@ -36,7 +36,8 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups, as_groups
-from ..losses import CompositeSoftmax, Decomposed, Listwise, Loss, Pairwise, Pointwise, get_loss
+from .._validation import positive_float
+from ..losses import Loss, get_loss
 from ..losses._base import as_target_array, as_weight, group_weights
 from ..losses.multiclass import class_targets
 
@@ -66,10 +67,6 @@ NOMINAL_LEAF_ROWS = 20
 
 _STRUCTURES = ("pointwise", "group", "multiclass")
 
-#: Loss families whose unit (row, query, sample) does not depend on the other units, so that
-#: rows can be evaluated in separately bound blocks. Others (batch baselines, losses that
-#: normalise over the whole data) are evaluated in one piece.
-BLOCKED = (Pointwise, Pairwise, Listwise, Decomposed, CompositeSoftmax)
 _VANISH = 1e-12  # a Hessian below this fraction of the reference counts as vanished
 
 
@@ -200,10 +197,8 @@ class GBDTObjective:
                 f"`hessian` of {owner} must be one of {HESSIAN_POLICIES}; got {hessian!r}"
             )
         self.hessian = hessian
-        self.hessian_floor = A.positive_float(
-            hessian_floor, "hessian_floor", owner, allow_zero=True
-        )
-        self.label_scale = A.positive_float(label_scale, "label_scale", owner)
+        self.hessian_floor = positive_float(hessian_floor, "hessian_floor", owner, allow_zero=True)
+        self.label_scale = positive_float(label_scale, "label_scale", owner)
         if group is not None and qid is not None:
             raise ValueError(
                 f"give {owner} either `group` (query sizes) or `qid` (per-row query ids), not both"
@@ -213,7 +208,7 @@ class GBDTObjective:
         self.min_leaf_hessian = (
             None
             if min_leaf_hessian is None
-            else A.positive_float(min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
+            else positive_float(min_leaf_hessian, "min_leaf_hessian", owner, allow_zero=True)
         )
         if min_leaf_rows is not None and (
             isinstance(min_leaf_rows, bool)
@@ -418,7 +413,7 @@ class GBDTObjective:
 
     def _blocks(self, y, groups: Groups | None, w_unit, n: int, full) -> list[tuple[int, int, Any]]:
         """Row blocks aligned with query boundaries, each bound separately (host evaluation)."""
-        if n <= self.block_rows * 1.5 or not isinstance(self.loss, BLOCKED):
+        if n <= self.block_rows * 1.5 or not self.loss.separable:
             return [(0, n, full)]
         if groups is None:
             cuts = np.arange(0, n, self.block_rows, dtype=np.int64)

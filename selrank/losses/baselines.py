@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import _array as A
+from .._validation import finite_float, positive_float
 from ._base import BoundLoss, Loss, as_target_array, as_weight, shape_error
 from .baselines_base import LabelLoss, label_class_means, log_frequencies, relu, step
 from .baselines_multilabel import MultiLabelSoftmaxCrossEntropy, NWaySoftmaxCrossEntropy
@@ -140,7 +141,7 @@ class MulticlassHinge(LabelLoss):
     examples = [{}, {"margin": 0.25}]
 
     def __init__(self, *, margin: float = 1.0):
-        self.margin = A.positive_float(margin, "margin", "MulticlassHinge")
+        self.margin = positive_float(margin, "margin", "MulticlassHinge")
         self._params = {"margin": margin}
 
     def _slack(self, z, t, xp):
@@ -286,12 +287,10 @@ class ReweightedSquare(Loss):
                 f"`weighting` of ReweightedSquare must be one of {_WEIGHTINGS}; got {weighting!r}"
             )
         self.weighting = weighting
-        self.kappa = A.positive_float(kappa, "kappa", "ReweightedSquare")
-        self.delta = A.positive_float(delta, "delta", "ReweightedSquare")
+        self.kappa = positive_float(kappa, "kappa", "ReweightedSquare")
+        self.delta = positive_float(delta, "delta", "ReweightedSquare")
         self.score_min = (
-            None
-            if score_min is None
-            else A.finite_float(score_min, "score_min", "ReweightedSquare")
+            None if score_min is None else finite_float(score_min, "score_min", "ReweightedSquare")
         )
         self._params = {
             "weighting": weighting,
@@ -352,6 +351,8 @@ class ReweightedSquare(Loss):
 
 
 class _BoundReweighted(BoundLoss):
+    weigh_elements = True  # one weight per row, applied by BoundLoss.grad_hess
+
     def __init__(self, loss: ReweightedSquare, y, w, b: float):
         super().__init__(loss, int(y.shape[0]), w)
         self.y = y
@@ -386,7 +387,4 @@ class _BoundReweighted(BoundLoss):
     def _grad_hess(self, y_pred):
         z, s = self._pred(y_pred)
         _, g, h = self._parts(z, s)
-        w = self._like("unit_weight", self.unit_weight, z)
-        if w is not None:
-            g, h = g * w, h * w
         return g, h

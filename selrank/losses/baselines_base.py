@@ -305,6 +305,8 @@ class LabelLoss(Loss):
 
 
 class _BoundLabel(BoundLoss):
+    weigh_elements = True  # one weight per row, applied by BoundLoss.grad_hess
+
     def __init__(self, loss: LabelLoss, y: np.ndarray, w, groups=None):
         super().__init__(loss, int(y.shape[0]), w, groups)
         self.raw = y
@@ -339,12 +341,7 @@ class _BoundLabel(BoundLoss):
 
     def _grad_hess(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        g, h = self.loss_fn._derivatives(z, t, xp)
-        w = self._like("unit_weight", self.unit_weight, z)
-        if w is not None:
-            w = xp.reshape(w, (-1,) + (1,) * (z.ndim - 1))
-            g, h = g * w, h * w
-        return g, h
+        return self.loss_fn._derivatives(z, t, xp)
 
 
 # --------------------------------------------------------------------------------------
@@ -385,6 +382,9 @@ class BatchLabelLoss(LabelLoss):
 
 
 class _BoundBatch(_BoundLabel):
+    # The unit is a batch: its weight reaches every row of the batch here, in grouped order.
+    weigh_elements = False
+
     def _prepare(self, t: np.ndarray) -> np.ndarray:
         self._row_weight = (
             None if self.unit_weight is None else self.unit_weight[self.groups.row_group]

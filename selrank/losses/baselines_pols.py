@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import as_groups
+from .._validation import positive_float
 from ._base import group_weights
 from .baselines_base import (
     BatchLabelLoss,
@@ -100,7 +101,7 @@ class MaxMargin(LabelLoss):
     examples = [{}, {"margin": 0.5}]
 
     def __init__(self, *, margin: float = 1.0):
-        self.margin = A.positive_float(margin, "margin", "MaxMargin")
+        self.margin = positive_float(margin, "margin", "MaxMargin")
         self._params = {"margin": margin}
 
     def _value(self, z, t, xp):
@@ -404,7 +405,7 @@ class SelfNormalization(LabelLoss):
     examples = [{}, {"alpha": 1.0}]
 
     def __init__(self, *, alpha: float = 0.1):
-        self.alpha = A.positive_float(alpha, "alpha", "SelfNormalization")
+        self.alpha = positive_float(alpha, "alpha", "SelfNormalization")
         self._params = {"alpha": alpha}
 
     def _value(self, z, t, xp):
@@ -684,7 +685,7 @@ class BatchMaxMargin(BatchLabelLoss):
     examples = [{}, {"margin": 0.5}]
 
     def __init__(self, *, margin: float = 1.0):
-        self.margin = A.positive_float(margin, "margin", "BatchMaxMargin")
+        self.margin = positive_float(margin, "margin", "BatchMaxMargin")
         self._params = {"margin": margin}
 
     def _parts(self, z, t, xp, groups):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import _array as A
+from .._validation import positive_float
 from ..scalings import (
     Scaling,
     composite_softmax,
@@ -38,7 +39,7 @@ def configure_softmax(
 ) -> None:
     """Validate and store the parameters of a composite-softmax loss (listwise or multi-class)."""
     loss.scaling = get_scaling(scaling, **scaling_params)
-    loss.gamma = A.positive_float(gamma, "gamma", owner)
+    loss.gamma = positive_float(gamma, "gamma", owner)
     loss.target = check_target(target, owner)
     if target == "link" and not loss.scaling.constant:
         raise ValueError(
@@ -203,6 +204,7 @@ class Listwise(Loss):
 
     name = "listwise"
     structure = "group"
+    separable = True  # whole queries: the GBDT objective may bind query-aligned blocks
     examples = [
         {},
         {"scaling": "constant"},

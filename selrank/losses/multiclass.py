@@ -70,6 +70,8 @@ class _MultiClassLoss(Loss):
 
 
 class _BoundMultiClass(BoundLoss):
+    weigh_elements = True  # one weight per row of [n, K], applied by BoundLoss.grad_hess
+
     def __init__(self, loss, y, w):
         super().__init__(loss, int(y.shape[0]), w)
         self.raw = y
@@ -125,6 +127,7 @@ class Decomposed(_MultiClassLoss):
     """
 
     name = "decomposed"
+    separable = True
     examples = [
         {},
         {"link": "sigmoid", "target": "link"},
@@ -186,9 +189,6 @@ class _BoundDecomposed(_BoundMultiClass):
         y_pred = self._targets_for(y_pred)
         h, dh = self.loss_fn.link.h_dh(y_pred)
         g = h - self._like("hy", self.hy, y_pred)
-        w = self._like("unit_weight", self.unit_weight, y_pred)
-        if w is not None:
-            g, dh = g * w[:, None], dh * w[:, None]
         return g, dh
 
 
@@ -230,6 +230,7 @@ class CompositeSoftmax(_MultiClassLoss):
     """
 
     name = "composite_softmax"
+    separable = True
     examples = [
         {},
         {"scaling": "constant"},
@@ -359,9 +360,6 @@ class _BoundCompositeSoftmax(_BoundMultiClass):
         parts = composite_softmax(loss.scaling, loss.gamma, z, _LISTS)
         g = parts["h"] - self._like("hy", self.hy, z)
         h = composite_softmax_hess_diag(parts, loss.gamma)
-        w = self._like("unit_weight", self.unit_weight, z)
-        if w is not None:
-            g, h = g * w[:, None], h * w[:, None]
         return g, h
 
 

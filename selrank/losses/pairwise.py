@@ -113,6 +113,7 @@ class Pairwise(Loss):
 
     name = "pairwise"
     structure = "group"
+    separable = True  # whole queries: the GBDT objective may bind query-aligned blocks
     examples = [
         {},
         {"link": "identity"},

@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from .._groups import Groups, as_groups
-from .region import _pair, _vector, _weights, region_error
+from .._validation import as_weight, check_choice
+from .region import _pair, _vector, region_error
 
 __all__ = [
     "SPACES",
@@ -67,12 +68,6 @@ _STRATEGIES = ("quantile", "uniform")
 # --------------------------------------------------------------------------------------
 
 
-def _choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"`{name}` must be one of {list(choices)}; got {value!r}")
-    return value
-
-
 def _check_band(band: Any) -> tuple[float, float]:
     """``(lo, hi)`` from a pair or a :class:`~selrank.dwell.DwellBand`: finite, ``lo < hi``."""
     if isinstance(band, str) or not isinstance(band, Sequence) or len(band) != 2:
@@ -93,8 +88,8 @@ def _to_space(values: np.ndarray, space: str) -> np.ndarray:
 
 
 def _errors(y: np.ndarray, p: np.ndarray, region, metric: str, space: str, on: str, w) -> float:
-    _choice(metric, "metric", _ERRORS)
-    _choice(space, "space", SPACES)
+    check_choice(metric, "metric", _ERRORS)
+    check_choice(space, "space", SPACES)
     lo, hi = region
     if space == "seconds":
         # expm1 is increasing, so the rows selected in seconds are those selected in log1p space
@@ -165,7 +160,9 @@ def band_error(
     """
     region = _check_band(band)
     y, p = _pair(y_true, y_pred)
-    return _errors(y, p, region, metric, space, on, _weights(sample_weight, y.size))
+    return _errors(
+        y, p, region, metric, space, on, as_weight(sample_weight, y.size, positive_sum=False)
+    )
 
 
 def overall_error(
@@ -180,7 +177,13 @@ def overall_error(
     """
     y, p = _pair(y_true, y_pred)
     return _errors(
-        y, p, (-math.inf, math.inf), metric, space, "label", _weights(sample_weight, y.size)
+        y,
+        p,
+        (-math.inf, math.inf),
+        metric,
+        space,
+        "label",
+        as_weight(sample_weight, y.size, positive_sum=False),
     )
 
 
@@ -282,8 +285,8 @@ def session_ranking(
     >>> session_ranking(y, [0.3, 0.2, 0.1, 1.0, 0.0, 2.0], s, metric="kendall", reduction="none")
     array([-1., nan, nan])
     """
-    _choice(metric, "metric", SESSION_METRICS)
-    _choice(reduction, "reduction", ("mean", "none"))
+    check_choice(metric, "metric", SESSION_METRICS)
+    check_choice(reduction, "reduction", ("mean", "none"))
     if isinstance(min_size, bool) or not isinstance(min_size, int | np.integer) or min_size < 2:
         raise ValueError(f"`min_size` must be an int >= 2; got {min_size!r}")
     y, p = _pair(y_true, y_pred)
@@ -329,7 +332,7 @@ def _bins(p: np.ndarray, n_bins: int, strategy: str) -> tuple[np.ndarray, np.nda
     """Bin index of each prediction and the bin edges (equal-count or equal-width)."""
     if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
         raise ValueError(f"`n_bins` must be a positive int; got {n_bins!r}")
-    _choice(strategy, "strategy", _STRATEGIES)
+    check_choice(strategy, "strategy", _STRATEGIES)
     if strategy == "quantile":
         edges = np.unique(np.quantile(p, np.linspace(0.0, 1.0, int(n_bins) + 1)))
     else:
@@ -382,9 +385,9 @@ def calibration_table(
     >>> t["n"].tolist(), t["mean_pred"].tolist(), t["mean_true"].tolist()
     ([2, 2], [1.5, 4.0], [1.5, 4.0])
     """
-    _choice(space, "space", SPACES)
+    check_choice(space, "space", SPACES)
     y, p = _pair(y_true, y_pred)
-    w = _weights(sample_weight, y.size)
+    w = as_weight(sample_weight, y.size, positive_sum=False)
     w = np.ones_like(y) if w is None else w
     y, p = _to_space(y, space), _to_space(p, space)
     idx, edges = _bins(p, n_bins, strategy)
@@ -513,7 +516,7 @@ def dwell_report(
     rows = []
     for name, pred in models.items():
         yy, p = _pair(y, pred, ("y_true", f"y_pred[{name!r}]"))
-        w = _weights(sample_weight, yy.size)
+        w = as_weight(sample_weight, yy.size, positive_sum=False)
         row: dict[str, Any] = {
             "model": str(name),
             "n": int(yy.size),

@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._array import is_numpy, is_torch, to_numpy
 from .._groups import Groups, as_groups
+from .._validation import REDUCTIONS
+from .._validation import as_vector as _as_vector
+from .._validation import check_choice as _check_choice
 from ._kernels import TIES, Ranking, cumulative_table, log_factorial, rank_groups, segment_sum
 
 __all__ = [
@@ -52,7 +54,6 @@ __all__ = [
 
 GAINS = ("exponential", "linear")
 NO_RELEVANT = ("one", "zero", "exclude")
-REDUCTIONS = ("mean", "sum", "none")
 
 # Defaults of other libraries, for `evaluate(..., conventions=name)`. See docs/metrics.md for
 # how each was verified; trec_eval breaks ties by document id, which "stable" matches only
@@ -70,12 +71,6 @@ _DEFAULTS = {"gain": "exponential", "ties": "average", "no_relevant": "one", "ca
 # --------------------------------------------------------------------------------------
 # Input handling
 # --------------------------------------------------------------------------------------
-
-
-def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"`{name}` must be one of {list(choices)}; got {value!r}")
-    return value
 
 
 def _check_k(k: Any) -> int | None:
@@ -98,30 +93,6 @@ def _column(x: Any, data: Any, name: str) -> Any:
             raise ValueError(f"`{name}` column {x!r} is not in `data`; its columns are {columns}")
         return data[x]
     return x
-
-
-def _as_vector(x: Any, name: str, *, column_ok: bool = False) -> np.ndarray:
-    """A 1-D NumPy array from an array, tensor, Series or sequence.
-
-    ``column_ok`` also accepts a single row or column (``(n, 1)`` / ``(1, n)``) and flattens it.
-    """
-    if x is None:
-        raise TypeError(f"`{name}` is required; got None")
-    if not is_numpy(x) and not is_torch(x) and hasattr(x, "to_numpy"):
-        x = x.to_numpy()  # polars / pandas Series
-    arr = to_numpy(x)
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"`{name}` must be numeric; got values of type object") from None
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must have a real numeric dtype; got {arr.dtype}")
-    if column_ok and arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D (one value per row); got shape {arr.shape}")
-    return arr
 
 
 def _prepare(y_true, y_score, group, data, qid=None) -> tuple[np.ndarray, np.ndarray, Groups]:

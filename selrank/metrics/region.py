@@ -43,8 +43,8 @@ import numpy as np
 
 from .._array import is_numpy, to_numpy
 from .._groups import as_groups
+from .._validation import as_vector, as_weight, check_choice
 from ..links import Link, get_link
-from .ranking import _as_vector
 
 __all__ = [
     "in_region",
@@ -68,7 +68,7 @@ _ON = ("label", "score")
 
 def _vector(x: Any, name: str) -> np.ndarray:
     """A 1-D float64 NumPy array (a single row or column is flattened)."""
-    return _as_vector(x, name, column_ok=True).astype(np.float64, copy=False)
+    return as_vector(x, name, column_ok=True).astype(np.float64, copy=False)
 
 
 def _pair(y_true, y_pred, names=("y_true", "y_pred")) -> tuple[np.ndarray, np.ndarray]:
@@ -89,17 +89,6 @@ def _pair(y_true, y_pred, names=("y_true", "y_pred")) -> tuple[np.ndarray, np.nd
     return y, p
 
 
-def _weights(sample_weight, n: int) -> np.ndarray | None:
-    if sample_weight is None:
-        return None
-    w = _vector(sample_weight, "sample_weight")
-    if w.shape != (n,):
-        raise ValueError(f"`sample_weight` must have shape ({n},); got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("`sample_weight` must be finite and >= 0")
-    return w
-
-
 def _check_region(region: Any, name: str = "region") -> tuple[float, float]:
     if not isinstance(region, Sequence) or isinstance(region, str) or len(region) != 2:
         raise TypeError(
@@ -110,12 +99,6 @@ def _check_region(region: Any, name: str = "region") -> tuple[float, float]:
     if math.isnan(lo) or math.isnan(hi) or lo > hi:
         raise ValueError(f"`{name}` must satisfy lo <= hi; got {region!r}")
     return lo, hi
-
-
-def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"`{name}` must be one of {list(choices)}; got {value!r}")
-    return value
 
 
 def in_region(values, region, *, closed: str = "both") -> np.ndarray:
@@ -137,7 +120,7 @@ def in_region(values, region, *, closed: str = "both") -> np.ndarray:
     [True, True, False]
     """
     lo, hi = _check_region(region)
-    _check_choice(closed, "closed", _CLOSED)
+    check_choice(closed, "closed", _CLOSED)
     v = _vector(values, "values")
     left = v >= lo if closed in ("both", "left") else v > lo
     right = v <= hi if closed in ("both", "right") else v < hi
@@ -145,7 +128,7 @@ def in_region(values, region, *, closed: str = "both") -> np.ndarray:
 
 
 def _selector(y: np.ndarray, p: np.ndarray, on: str) -> np.ndarray:
-    return y if _check_choice(on, "on", _ON) == "label" else p
+    return y if check_choice(on, "on", _ON) == "label" else p
 
 
 # --------------------------------------------------------------------------------------
@@ -240,8 +223,8 @@ def region_error(
     548.32
     """
     y, p = _pair(y_true, y_pred)
-    w = _weights(sample_weight, y.size)
-    _check_choice(metric, "metric", list(REGION_ERRORS))
+    w = as_weight(sample_weight, y.size, positive_sum=False)
+    check_choice(metric, "metric", list(REGION_ERRORS))
     link_obj = None if link is None else get_link(link)
     mask = in_region(_selector(y, p, on), region, closed=closed)
     wm = None if w is None else w[mask]
@@ -325,7 +308,7 @@ def region_report(
     (['0', '1', '2'], [2, 1, 2], [0.2, 0.5, 0.5])
     """
     y, p = _pair(y_true, y_pred)
-    w = _weights(sample_weight, y.size)
+    w = as_weight(sample_weight, y.size, positive_sum=False)
     sel = _selector(y, p, on)
     link_obj = None if link is None else get_link(link)
     specs = _regions_from(regions, y)
@@ -435,7 +418,7 @@ def region_pairwise_accuracy(
     0.6666...
     """
     y, s, groups = _grouped_inputs(y_true, y_score, group, qid)
-    _check_choice(average, "average", ("pairs", "queries", "none"))
+    check_choice(average, "average", ("pairs", "queries", "none"))
     in_a = in_region(y, region, closed=closed)
     if against is None:
         in_b = in_a
@@ -750,7 +733,7 @@ def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> Propern
         raise ValueError(
             f"`X_cells` must have shape ({yv.size},) or ({yv.size}, n_features); got {X.shape}"
         )
-    w = _weights(sample_weight, yv.size)
+    w = as_weight(sample_weight, yv.size, positive_sum=False)
     w = np.ones_like(yv) if w is None else w
     link.check_domain(yv, "y")
     cells, inv, n = np.unique(X, axis=0, return_inverse=True, return_counts=True)

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validation import REDUCTIONS, check_reduction
+
 __all__ = [
     "REDUCTIONS",
     "padding_mask",
@@ -42,15 +44,6 @@ __all__ = [
     "compute_dtype",
     "check_reduction",
 ]
-
-REDUCTIONS = ("mean", "sum", "none")
-
-
-def check_reduction(reduction: Any, owner: str = "head") -> str:
-    """Validate ``reduction``."""
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"`reduction` of {owner} must be one of {REDUCTIONS}; got {reduction!r}")
-    return reduction
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:

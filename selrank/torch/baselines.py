@@ -22,11 +22,11 @@ head                             definition
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from .._validation import positive_float
 from ._base import RankingHead
 
 __all__ = [
@@ -51,16 +51,6 @@ def _check_nonnegative(y, valid, owner: str) -> None:
         raise ValueError(
             f"{owner} needs non-negative relevance labels; found {float(y[valid].min())!r}"
         )
-
-
-def _positive_float(value: Any, name: str, owner: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"`{name}` of {owner} must be a real number; got {value!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"`{name}` of {owner} must be finite and > 0; got {value!r}")
-    return v
 
 
 def _pair_mask(valid: torch.Tensor) -> torch.Tensor:
@@ -222,7 +212,7 @@ class RankNetLoss(RankingHead):
         self, *, sigma: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0
     ):
         super().__init__(reduction=reduction, padding_value=padding_value)
-        self.sigma = _positive_float(sigma, "sigma", "RankNetLoss")
+        self.sigma = positive_float(sigma, "sigma", "RankNetLoss")
 
     def unit_values(self, z, y, lists):
         pairs = _pair_mask(lists.valid) & (y[:, :, None] > y[:, None, :])
@@ -311,8 +301,8 @@ class LambdaLoss(RankingHead):
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"`k` of LambdaLoss must be a positive integer or None; got {k!r}")
         self.weighting, self.k = weighting, k
-        self.sigma = _positive_float(sigma, "sigma", "LambdaLoss")
-        self.mu = _positive_float(mu, "mu", "LambdaLoss")
+        self.sigma = positive_float(sigma, "sigma", "LambdaLoss")
+        self.mu = positive_float(mu, "mu", "LambdaLoss")
 
     def unit_values(self, z, y, lists):
         valid = lists.valid
@@ -369,7 +359,7 @@ class ApproxNDCGLoss(RankingHead):
         self, *, alpha: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0
     ):
         super().__init__(reduction=reduction, padding_value=padding_value)
-        self.alpha = _positive_float(alpha, "alpha", "ApproxNDCGLoss")
+        self.alpha = positive_float(alpha, "alpha", "ApproxNDCGLoss")
 
     def unit_values(self, z, y, lists):
         valid = lists.valid

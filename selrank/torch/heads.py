@@ -30,6 +30,7 @@ import torch
 
 from .. import _array as A
 from .._groups import Groups
+from .._validation import lookup, positive_float
 from ..links import Link
 from ..losses import (
     LOSSES,
@@ -827,7 +828,7 @@ class CombinedLoss(RankingHead):
         w = (
             [1.0] * len(heads)
             if weights is None
-            else [A.positive_float(v, "weights", "CombinedLoss", allow_zero=True) for v in weights]
+            else [positive_float(v, "weights", "CombinedLoss", allow_zero=True) for v in weights]
         )
         if len(w) != len(heads):
             raise ValueError(
@@ -941,27 +942,24 @@ def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:
     ...
     ValueError: unknown head 'lambdamart'; choose one of [...]
     """
-    if isinstance(name, RankingHead):
-        if params:
-            raise ValueError(
-                f"parameters {sorted(params)} cannot be applied to an existing head {name!r}"
-            )
-        return name
-    if isinstance(name, Loss):
+    if isinstance(name, Loss) and not isinstance(name, RankingHead):
         return head_for(name, **params)
-    if not isinstance(name, str):
-        raise TypeError(
-            f"a head must be a name, a selrank Loss or a RankingHead; got {type(name).__name__}"
-        )
-    key = name.lower()
-    if key in HEADS:
-        try:
-            return HEADS[key](**params)
-        except TypeError as exc:
-            if "unexpected keyword" not in str(exc):
-                raise
-            raise ValueError(f"bad parameters for head {name!r}: {exc}") from None
-    if key in LOSSES:
+    registry = {**{key: _loss_head(key) for key in LOSSES}, **HEADS}  # HEADS first on a clash
+    return lookup(
+        registry,
+        name,
+        "head",
+        instance_of=RankingHead,
+        accepts="a name, a selrank Loss or a RankingHead",
+        **params,
+    )
+
+
+def _loss_head(key: str) -> Callable[..., RankingHead]:
+    """The head of the core loss ``LOSSES[key]``: head options go to the head, the rest to the loss."""
+
+    def build(**params: Any) -> RankingHead:
         head_params = {k: params.pop(k) for k in _HEAD_OPTIONS if k in params}
         return head_for(get_loss(key, **params), **head_params)
-    raise ValueError(f"unknown head {name!r}; choose one of {sorted(set(HEADS) | set(LOSSES))}")
+
+    return build

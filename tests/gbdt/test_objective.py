@@ -10,18 +10,11 @@ import numpy as np
 import pytest
 
 from selrank.gbdt import HESSIAN_POLICIES, GBDTObjective
-from selrank.gbdt._objective import BLOCKED
-from selrank.losses import LOSSES, get_loss
+from selrank.losses import get_loss
+
+from .._registry import loss_cases
 
 K = 4
-
-
-def loss_cases():
-    out = []
-    for name, factory in sorted(LOSSES.items()):
-        for k, params in enumerate(getattr(factory, "examples", [{}])):
-            out.append(pytest.param(name, params, id=f"{name}-{k}"))
-    return out
 
 
 def core_or_skip(loss, z, y, **kw):
@@ -92,7 +85,7 @@ def test_blocks_and_threads_equal_one_piece(name, params, rng):
     g1, h1 = one.grad_hess(z, y, group=group, sample_weight=w)
     g2, h2 = many.grad_hess(z, y, group=group, sample_weight=w)
     b = many._bindings["arrays"]
-    if isinstance(loss, BLOCKED):
+    if loss.separable:
         assert len(b.blocks) > 3  # the data really was split
     else:  # losses that couple all rows (batch baselines) are evaluated in one piece
         assert len(b.blocks) == 1
