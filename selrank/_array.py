@@ -305,17 +305,3 @@ def check_finite(x, name: str) -> None:
             f"`{name}` must be finite; found {bad.size} NaN/inf value(s), first at index "
             f"{int(bad[0])} ({arr.reshape(-1)[bad[0]]!r})"
         )
-
-
-# `positive_float` and `finite_float` moved to selrank._validation (0.2). The names stay
-# reachable here while modules still use `A.positive_float`.
-# TODO(0.2): drop this alias once every module imports them from selrank._validation.
-_MOVED_TO_VALIDATION = frozenset({"positive_float", "finite_float"})
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_VALIDATION:
-        from . import _validation
-
-        return getattr(_validation, name)
-    raise AttributeError(f"module 'selrank._array' has no attribute {name!r}")

@@ -29,8 +29,8 @@ def test_scalars():
         positive_float("a", "alpha", "X")
     with pytest.raises(ValueError, match="must be finite"):
         finite_float(float("nan"), "beta", "X")
-    # the old home keeps the names (alias until every module imports them from _validation)
-    assert A.positive_float is positive_float and A.finite_float is finite_float
+    # one home: the old alias in selrank._array is gone
+    assert not hasattr(A, "positive_float") and not hasattr(A, "finite_float")
 
 
 def test_choices():

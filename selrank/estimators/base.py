@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups
+from .._validation import positive_float
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
 from ..losses import Loss, get_loss
 from ._validation import (
@@ -136,8 +137,8 @@ class _SelectiveEstimator(BaseEstimator):
             raise ValueError(f"`backend` must be one of {BACKENDS}; got {self.backend!r}")
         if self.hessian not in HESSIAN_POLICIES:
             raise ValueError(f"`hessian` must be one of {HESSIAN_POLICIES}; got {self.hessian!r}")
-        A.positive_float(self.label_scale, "label_scale", type(self).__name__)
-        A.positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
+        positive_float(self.label_scale, "label_scale", type(self).__name__)
+        positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
         for name in ("n_estimators", "early_stopping_rounds"):
             v = getattr(self, name)
             if v is not None and (
@@ -147,7 +148,7 @@ class _SelectiveEstimator(BaseEstimator):
             ):
                 raise ValueError(f"`{name}` must be a positive integer or None; got {v!r}")
         if self.learning_rate is not None:
-            A.positive_float(self.learning_rate, "learning_rate", type(self).__name__)
+            positive_float(self.learning_rate, "learning_rate", type(self).__name__)
         self._eval_ks()
         self._check_backend_params()
 
