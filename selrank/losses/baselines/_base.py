@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _array as A
-from .._groups import as_groups
-from ._base import (
+from ... import _array as A
+from ..._groups import as_groups
+from .._base import (
     BoundLoss,
     Loss,
     as_target_array,

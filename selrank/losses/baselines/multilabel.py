@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _array as A
-from ._base import as_target_array, as_weight
-from .baselines_base import (
+from ... import _array as A
+from .._base import as_target_array, as_weight
+from ._base import (
     LabelLoss,
     _const,
     check_bool,

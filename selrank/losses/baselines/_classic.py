@@ -1,21 +1,7 @@
-r"""Baseline losses of MATH.md §6, in the interface of the selective matching losses.
+r"""The classic multi-class baselines (``003``) and the re-weighted square loss (App. E.1 of ``000``).
 
-This module holds the classic multi-class losses (``003``: multiclass SVM hinge, softmax
-cross entropy with the max-subtraction trick, mean squared error) and the re-weighted square
-loss of App. E.1 of ``000``, and re-exports the other baselines:
-
-* :mod:`~selrank.losses.baselines_pols` — the single-logit classification losses of Keren,
-  Sabato & Schuller (``001``): max-margin, Cauchy–Schwarz, Tanimoto, self-normalization,
-  NCE, binary cross entropy, batch cross entropy and batch max-margin;
-* :mod:`~selrank.losses.baselines_multilabel` — multi-label softmax cross entropy and its
-  n-way m-class generalisations (``002``);
-* :mod:`~selrank.losses.baselines_base` — the shared label/batch machinery.
-
-The baselines are *not* matching losses (``is_matching = False``): targets are labels, the
-loss has no zero-gradient point at ``y_pred = y_true``, some are negative (Tanimoto) or
-non-convex (Cauchy–Schwarz sigmoid, Tanimoto, self-normalization far from its optimum,
-re-weighting by the prediction). Hinge-type losses are not twice differentiable: their
-Hessian diagonal is the almost-everywhere value 0.
+Multiclass SVM hinge, softmax cross entropy with the max-subtraction trick, mean squared
+error, and the re-weighted square loss; see :mod:`selrank.losses.baselines`.
 """
 
 from __future__ import annotations
@@ -24,42 +10,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import _array as A
-from .._validation import finite_float, positive_float
-from ._base import BoundLoss, Loss, as_target_array, as_weight, shape_error
-from .baselines_base import LabelLoss, label_class_means, log_frequencies, relu, step
-from .baselines_multilabel import MultiLabelSoftmaxCrossEntropy, NWaySoftmaxCrossEntropy
-from .baselines_pols import (
-    NCE,
-    BatchCrossEntropy,
-    BatchMaxMargin,
-    BinaryCrossEntropy,
-    MaxMargin,
-    SelfNormalization,
-    SigmoidCauchySchwarz,
-    SigmoidTanimoto,
-    SoftmaxCauchySchwarz,
-    SoftmaxTanimoto,
-)
+from ... import _array as A
+from ..._validation import finite_float, positive_float
+from .._base import BoundLoss, Loss, as_target_array, as_weight, shape_error
+from ._base import LabelLoss, label_class_means, log_frequencies, relu, step
 
-__all__ = [
-    "SoftmaxCrossEntropy",
-    "MulticlassHinge",
-    "MeanSquaredError",
-    "ReweightedSquare",
-    "MaxMargin",
-    "SoftmaxCauchySchwarz",
-    "SigmoidCauchySchwarz",
-    "SoftmaxTanimoto",
-    "SigmoidTanimoto",
-    "SelfNormalization",
-    "NCE",
-    "BinaryCrossEntropy",
-    "BatchCrossEntropy",
-    "BatchMaxMargin",
-    "MultiLabelSoftmaxCrossEntropy",
-    "NWaySoftmaxCrossEntropy",
-]
+__all__ = ["SoftmaxCrossEntropy", "MulticlassHinge", "MeanSquaredError", "ReweightedSquare"]
 
 
 class SoftmaxCrossEntropy(LabelLoss):
