@@ -7,12 +7,15 @@ holds: each query must lie inside one partition. :func:`check_query_partitions` 
 before training, computes the intercept and sets it as the base margin.
 
 LightGBM's Dask estimators (``lightgbm.DaskLGBMRanker``, ``DaskLGBMRegressor``,
-``DaskLGBMClassifier``) accept a callable objective as well: they train one
-``LGBM*`` model per worker in a LightGBM network, so ``objective=lightgbm_objective(...)``
-works with the same rule (queries inside partitions: ``group`` is given per partition), and
-LightGBM >= 4.7 passes each worker's local ``group`` to it. The intercept goes in through
-``fit(..., init_score=<dask collection>)``. Validation sets and early stopping follow
-LightGBM's Dask rules (``eval_set`` of Dask collections).
+``DaskLGBMClassifier``) take the callable objective as it is: the estimator is pickled to
+every worker, each worker concatenates its partitions and calls ``LGBMRanker.fit`` with its
+local ``group`` in a LightGBM network (``tree_learner="data"``), and LightGBM >= 4.7 passes
+that local ``group`` to the 4-argument objective. ``group`` must be partitioned like ``X``
+(partition k's query sizes add up to partition k's rows), so a query never spans workers.
+Two things go wrong silently or late without help: an objective not fitted on the client is
+fitted by each worker on its own rows (different intercepts and Hessian floors per worker),
+and misaligned ``group`` partitions fail inside a worker. :func:`lightgbm_dask_fit` checks the
+partitions on the client, fits the intercept there and passes it as ``init_score``.
 
 Examples
 --------
@@ -34,7 +37,13 @@ import numpy as np
 from ..losses import Loss
 from ._xgboost import XGBoostObjective, import_xgboost
 
-__all__ = ["check_query_partitions", "xgboost_dask_train", "xgboost_dask_predict"]
+__all__ = [
+    "check_query_partitions",
+    "check_group_partitions",
+    "lightgbm_dask_fit",
+    "xgboost_dask_train",
+    "xgboost_dask_predict",
+]
 
 
 def _import_dask():
@@ -200,3 +209,97 @@ def xgboost_dask_predict(client, objective: XGBoostObjective, booster, X, y_like
         y_like = X[:, 0] if hasattr(X, "ndim") and not hasattr(X, "columns") else X.iloc[:, 0]
     data = dxgb.DaskDMatrix(client, X, base_margin=_full_like(y_like, c))
     return dxgb.predict(client, booster, data, output_margin=True)
+
+
+def _rows_per_partition(collection) -> list[int]:
+    dask = _import_dask()
+    if hasattr(collection, "chunks") and collection.chunks is not None:
+        return [int(c) for c in collection.chunks[0]]
+    parts = _partitions(collection)
+    return [int(n) for n in dask.compute(*[dask.delayed(len)(p) for p in parts])]
+
+
+def _group_total(part) -> int:
+    g = np.asarray(part.to_numpy() if hasattr(part, "to_numpy") else part)
+    return int(g.sum())
+
+
+def check_group_partitions(X, group) -> None:
+    """Raise ``ValueError`` unless ``group`` is partitioned like ``X`` (LightGBM's Dask rule).
+
+    ``DaskLGBMRanker`` pairs partition k of ``group`` with partition k of ``X``: the query
+    sizes of each group partition must add up to the rows of the matching data partition.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> X = da.zeros((40, 2), chunks=(20, 2))
+    >>> check_group_partitions(X, da.from_array(np.full(4, 10), chunks=2))
+    >>> check_group_partitions(X, da.from_array(np.full(4, 10), chunks=3))
+    Traceback (most recent call last):
+    ...
+    ValueError: group is not partitioned like X: ...
+    """
+    dask = _import_dask()
+    rows = _rows_per_partition(X)
+    totals = list(dask.compute(*[dask.delayed(_group_total)(p) for p in _partitions(group)]))
+    if len(rows) != len(totals):
+        raise ValueError(
+            f"group is not partitioned like X: X has {len(rows)} partitions, group has {len(totals)}; "
+            "give group one partition per data partition, holding the sizes of the queries in it"
+        )
+    for k, (n, t) in enumerate(zip(rows, totals)):
+        if n != t:
+            raise ValueError(
+                f"group is not partitioned like X: partition {k} of group adds up to {t} rows but "
+                f"partition {k} of X has {n} rows; cut X at query boundaries and give group one "
+                "partition per data partition, holding the sizes of the queries in it"
+            )
+
+
+def lightgbm_dask_fit(model, X, y, *, group=None, sample_weight=None, **fit_kwargs):
+    """Fit a LightGBM Dask estimator whose ``objective`` is a selrank LightGBM objective.
+
+    Checks ``group`` against the partitions of ``X`` (:func:`check_group_partitions`), fits
+    the objective's intercept on the client from ``y`` and ``group`` (one pass over the
+    labels; every worker then gets the same intercept and Hessian floor with the pickled
+    objective) and passes it as ``init_score`` partitioned like ``y``. Returns ``model``;
+    scores are ``model.predict(X, raw_score=True) + model.objective.intercept_``.
+
+    Parameters
+    ----------
+    model : lightgbm.DaskLGBMRanker, DaskLGBMRegressor or DaskLGBMClassifier
+        Built with ``objective=lightgbm_objective(...)``.
+    X, y : dask array or dask DataFrame / Series
+    group : dask array or Series, optional
+        Query sizes, one partition per partition of ``X`` (needed by group losses).
+    sample_weight : optional
+        Row weights, partitioned like ``X``.
+    **fit_kwargs
+        Passed to ``model.fit`` (``eval_set``, ``eval_group``, ...).
+    """
+    from ._lightgbm import LightGBMObjective
+
+    obj = model.objective  # get_params() would hand back a copy
+    if not isinstance(obj, LightGBMObjective):
+        raise TypeError(
+            "lightgbm_dask_fit() needs a model built with objective=lightgbm_objective(...); "
+            f"got objective={obj!r}"
+        )
+    if obj.structure == "group":
+        if group is None:
+            raise ValueError(f"the {obj.loss.name} loss needs query sizes: pass group=")
+    if group is not None:
+        check_group_partitions(X, group)
+    y_local = np.asarray(y.compute()).astype(np.float64)
+    obj.fit_intercept(
+        y_local,
+        group=None if group is None else np.asarray(group.compute()),
+        sample_weight=None if sample_weight is None else np.asarray(sample_weight.compute()),
+        n_classes=int(np.max(y_local)) + 1 if obj.structure == "multiclass" else None,
+    )
+    c = np.asarray(obj.intercept_)
+    if group is not None:
+        fit_kwargs["group"] = group
+    model.fit(X, y, sample_weight=sample_weight, init_score=_full_like(y, c), **fit_kwargs)
+    return model
