@@ -80,8 +80,7 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
     """Per-item matching loss ``L(ŝ, s)`` and gradient ``h(ŝ) − h(s)`` (or ``h(ŝ) − y``)."""
     if target == "score":
         link.check_domain(y, "y_true")
-        values = link.bregman(z, y)
-        grad = link.h(z) - link.h(y) if with_grad else None
+        values, grad = link.bregman_grad(z, y) if with_grad else (link.bregman(z, y), None)
     else:
         link.check_range(y, "y_true")
         values = link.bregman_link_target(z, y)
