@@ -491,10 +491,21 @@ class _AffineLink(Capped, Link):
         z_hat = A.as_float_array(z_hat, xp)
         z = A.as_float_array(z, xp, like=z_hat)
         d = z_hat - z
-        direct = Fh / self.alpha - F / self.alpha - d * f
+        direct = (Fh - F if self.alpha == 1.0 else Fh / self.alpha - F / self.alpha) - d * f
         if self.smooth:
             small = xp.abs(d) * self._scale < bregman_threshold(d, xp)
-            if bool(xp.any(small)):
+            if A.is_torch(d):
+                # the Taylor form only at the (few) near pairs: the same formula (a short tensor may
+                # take the scalar kernel of a transcendental: equal to the last bits)
+                idx = small.reshape(-1).nonzero().squeeze(1)
+                if idx.numel():
+                    ds, zs = d.reshape(-1)[idx], z.reshape(-1)[idx]
+                    dfs = df.reshape(-1)[idx]
+                    if self.alpha != 1.0:
+                        dfs = self.alpha * dfs
+                    near = (ds * ds / 6.0) * (dfs + 2.0 * self.dh(zs + 0.5 * ds))
+                    direct = direct.reshape(-1).index_copy(0, idx, near).reshape(d.shape)
+            elif bool(xp.any(small)):
                 near = (d * d / 6.0) * (self.alpha * df + 2.0 * self.dh(z + 0.5 * d))
                 direct = xp.where(small, near, direct)
         return xp.maximum(direct, xp.zeros_like(direct)), fh - f
