@@ -469,8 +469,21 @@ def main(argv=None) -> None:
     if args.part in ("timing", "all"):
         only = None if not args.only else set(args.only.split(","))
         memory = None if not args.memory else set(args.memory.split(","))
-        result["timing"] = run_timing(args.device, args.threads, args.quick, only, memory)
-        print_timing(result["timing"])
+        timing = run_timing(args.device, args.threads, args.quick, only, memory)
+        print_timing(timing)
+        previous = result.get("timing")
+        if only and previous:
+            # a partial run keeps the other entries' results and targets from the previous run
+            # (their ratios are to that run's references)
+            timing["results"] = [
+                r for r in previous["results"] if r["entry"] not in only
+            ] + timing["results"]
+            measured = {t["target"].split()[0] for t in timing["targets"]}
+            timing["targets"] = [
+                t for t in previous["targets"] if t["target"].split()[0] not in measured
+            ] + timing["targets"]
+            timing["entries_of_this_run"] = sorted(only)
+        result["timing"] = timing
     if args.part in ("mq2008", "all"):
         result["mq2008"] = run_mq2008(args.device, args.quick)
         print_mq(result["mq2008"])

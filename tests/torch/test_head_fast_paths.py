@@ -145,3 +145,38 @@ def test_infinite_loss_at_padding_is_not_nan():
     loss = head(x, y)
     assert torch.isinf(loss) or torch.isfinite(loss)
     assert not torch.isnan(loss)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+@pytest.mark.parametrize(
+    "scaling,params",
+    [
+        ("exp", {}),
+        ("exp", {"cap": 2.0}),
+        ("exp", {"gamma": 0.5, "alpha": 0.5, "beta": 1.0}),
+        ("sigmoid", {}),
+        ("constant", {}),
+        ("smelu", {}),
+    ],
+)
+@pytest.mark.parametrize("scale", [1.0, 40.0])
+def test_listwise_head_fast_equals_general(
+    scaling, params, dtype, padded, reduction, scale, monkeypatch
+):
+    head = ListwiseLoss(scaling, **params)
+    z, y, mask = _batch(dtype, padded, scale)
+    z[:3] = y[:3]  # lists at their target: the Taylor form (general path) for their chunk
+    fast = _loss_and_grad(head, z, y, mask, reduction)
+    monkeypatch.setattr("selrank.torch.heads._softmax_terms_fast", lambda *a: None)
+    slow = _loss_and_grad(head, z, y, mask, reduction)
+    _same(fast[0], slow[0])
+    _same(fast[1], slow[1])
+    z2 = torch.where(mask, z + 0.5, z)  # no list near its target: the fast path throughout
+    monkeypatch.undo()
+    fast = _loss_and_grad(head, z2, y, mask, reduction)
+    monkeypatch.setattr("selrank.torch.heads._softmax_terms_fast", lambda *a: None)
+    slow = _loss_and_grad(head, z2, y, mask, reduction)
+    torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0)
