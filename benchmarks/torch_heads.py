@@ -72,6 +72,8 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # time the checkout this file is in, not an installed copy
+    sys.path.insert(0, str(ROOT))
 SHAPES = ((1024, 128), (64, 1000), (256, 1000))
 
 
