@@ -479,7 +479,8 @@ class _AffineLink(Capped, Link):
     def bregman_grad(self, z_hat, z):
         # fast path: with both arguments inside the caps, one (f, f', F) evaluation per
         # argument gives H, h and h' — the operations of bregman() and h() in the same order,
-        # so the same values (7 exponentials of the exp link become 3)
+        # so the same values (the exp link: 2 exponentials per item and one per near pair,
+        # instead of 7)
         if type(self).bregman is not Link.bregman:
             return Link.bregman_grad(self, z_hat, z)
         xp, xh = self._x(z_hat)
@@ -495,8 +496,8 @@ class _AffineLink(Capped, Link):
         if self.smooth:
             small = xp.abs(d) * self._scale < bregman_threshold(d, xp)
             if A.is_torch(d):
-                # the Taylor form only at the (few) near pairs: the same formula (a short tensor may
-                # take the scalar kernel of a transcendental: equal to the last bits)
+                # the Taylor form only at the (few) near pairs, by the same formula (a short
+                # tensor may take the scalar kernel of a transcendental: equal to the last bits)
                 idx = small.reshape(-1).nonzero().squeeze(1)
                 if idx.numel():
                     ds, zs = d.reshape(-1)[idx], z.reshape(-1)[idx]

@@ -188,7 +188,9 @@ def neutralize(
         idx = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
     if bool(nonempty.all()):  # every list has a real item: one select per tensor
         return tuple(
-            torch.where(valid, t, t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx))
+            torch.where(
+                valid, t, t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
+            )
             for t in (x, *others)
         )
     flat_nonempty = nonempty.reshape(-1)

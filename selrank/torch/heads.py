@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from .. import _array as A
+from .._functions import bregman_threshold
 from .._groups import Groups
 from ..links import Link
 from ..losses import (
@@ -46,7 +47,6 @@ from ..losses import (
 from ..losses._base import check_class_indices
 from ..losses.listwise import link_target_lists
 from ..losses.pairwise import target_runs
-from .._functions import bregman_threshold
 from ..scalings import composite_softmax, composite_softmax_bregman
 from . import baselines as B
 from ._base import AnalyticHead, RankingHead

@@ -13,6 +13,7 @@ import torch
 from selrank.links import Link, get_link
 from selrank.torch import ListwiseLoss, PointwiseLoss
 
+
 def _same(a, b):
     """Equal up to the last bits of a transcendental function: torch evaluates a short tensor
     (the Taylor form's few near pairs) with its scalar kernel, a long one with the vector one."""
