@@ -31,7 +31,9 @@ Timing protocol (``--part timing``)
   sampling (k = 32, m = 1), ``pairwise[tensor path]`` the broadcast pair-tensor evaluation
   the fused kernel replaced (``grad="autograd"``). ``--only`` and ``--memory`` restrict the
   timed and memory-probed entries (the B×L×L baselines take seconds and GBs at 1,000
-  items). ``listwise[exp, cap=None]`` and
+  items); a run with ``--only`` keeps the other entries' results and targets in the JSON
+  from the previous run (``entries_of_this_run`` says which are new). The script times the
+  checkout it lives in (its root goes first on ``sys.path``). ``listwise[exp, cap=None]`` and
   ``pairwise[sinh, cap=None]`` (the same heads with uncapped scaling / link) show how much
   of the cost is the core's capped-function evaluation; ``listwise[autograd]`` the gain of
   the closed-form backward.
@@ -72,6 +74,8 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # time the checkout this file is in, not an installed copy
+    sys.path.insert(0, str(ROOT))
 SHAPES = ((1024, 128), (64, 1000), (256, 1000))
 
 
@@ -469,8 +473,21 @@ def main(argv=None) -> None:
     if args.part in ("timing", "all"):
         only = None if not args.only else set(args.only.split(","))
         memory = None if not args.memory else set(args.memory.split(","))
-        result["timing"] = run_timing(args.device, args.threads, args.quick, only, memory)
-        print_timing(result["timing"])
+        timing = run_timing(args.device, args.threads, args.quick, only, memory)
+        print_timing(timing)
+        previous = result.get("timing")
+        if only and previous:
+            # a partial run keeps the other entries' results and targets from the previous run
+            # (their ratios are to that run's references)
+            timing["results"] = [r for r in previous["results"] if r["entry"] not in only] + timing[
+                "results"
+            ]
+            measured = {t["target"].split()[0] for t in timing["targets"]}
+            timing["targets"] = [
+                t for t in previous["targets"] if t["target"].split()[0] not in measured
+            ] + timing["targets"]
+            timing["entries_of_this_run"] = sorted(only)
+        result["timing"] = timing
     if args.part in ("mq2008", "all"):
         result["mq2008"] = run_mq2008(args.device, args.quick)
         print_mq(result["mq2008"])

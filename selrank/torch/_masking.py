@@ -179,6 +179,13 @@ def neutralize(
         idx = None  # every list that has a real item starts with one (the usual padding)
     else:
         idx = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
+    if bool(nonempty.all()):  # every list has a real item: one select per tensor
+        return tuple(
+            torch.where(
+                valid, t, t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
+            )
+            for t in (x, *others)
+        )
     flat_nonempty = nonempty.reshape(-1)
     row = flat_nonempty.to(torch.uint8).argmax()  # first list with a real item
     out = []
@@ -362,10 +369,19 @@ def reduce_units(values: torch.Tensor, weights: torch.Tensor, reduction: str) ->
     tensor(2.)
     """
     zero = torch.zeros((), dtype=values.dtype, device=values.device)
-    weighted = torch.where(weights > 0, values * weights, zero)
-    if reduction == "none":
-        return weighted
-    total = weighted.sum()
+    total = None
+    if reduction != "none" and values.device.type == "cpu":
+        # the plain weighted sum equals the masked one unless a value is not finite (an
+        # infinite loss at a zero weight would give NaN): one product and one sum, and the
+        # masked sum only when the plain one is not finite
+        total = (values * weights).sum()
+        if not bool(torch.isfinite(total)):
+            total = None
+    if total is None:
+        weighted = torch.where(weights > 0, values * weights, zero)
+        if reduction == "none":
+            return weighted
+        total = weighted.sum()
     if reduction == "sum":
         return total
     denom = weights.sum()

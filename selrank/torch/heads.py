@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from .. import _array as A
+from .._functions import bregman_threshold
 from .._groups import Groups
 from .._validation import lookup, positive_float
 from ..links import Link
@@ -81,8 +82,7 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
     """Per-item matching loss ``L(ŝ, s)`` and gradient ``h(ŝ) − h(s)`` (or ``h(ŝ) − y``)."""
     if target == "score":
         link.check_domain(y, "y_true")
-        values = link.bregman(z, y)
-        grad = link.h(z) - link.h(y) if with_grad else None
+        values, grad = link.bregman_grad(z, y) if with_grad else (link.bregman(z, y), None)
     else:
         link.check_range(y, "y_true")
         values = link.bregman_link_target(z, y)
@@ -125,7 +125,42 @@ def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, 
     return values.index_put((rows,), v64.to(z.dtype)), None
 
 
+def _softmax_side(scaling, gamma: float, z, lists: MaskedLists):
+    """``(h, H)`` of :func:`~selrank.scalings.composite_softmax` without the rest of its dict.
+
+    The same operations in the same order (so the same values), minus ``log p`` and ``q'``,
+    with the softmax normalised in place; for tensors outside an autograd graph only.
+    """
+    q, _, Q = scaling.q_dq_Q(z)
+    a = Q if gamma == 1.0 else Q / gamma  # x / 1.0 is x
+    m = lists.max(a)
+    m = torch.where(torch.isfinite(m), m, torch.zeros((), dtype=m.dtype, device=m.device))
+    e = torch.exp(a - m[..., None])
+    s = lists.sum(e)
+    lse = torch.log(s) + m
+    return e.div_(s[..., None]).mul_(q), gamma * lse  # h = q * p
+
+
+def _softmax_terms_fast(scaling, gamma: float, z, y, lists: MaskedLists, with_grad: bool):
+    """The direct form of :func:`~selrank.scalings.composite_softmax_bregman`, or None where
+    a list needs its Taylor form (then the general path runs)."""
+    d = z - y
+    if scaling.smooth:
+        dmax = lists.max(torch.abs(d))
+        if bool((dmax * scaling.alpha < bregman_threshold(d, torch)).any()):
+            return None
+    h, H = _softmax_side(scaling, gamma, z, lists)
+    hy, Hy = _softmax_side(scaling, gamma, y, lists)
+    direct = H - Hy - lists.sum(d * hy)
+    values = torch.maximum(direct, torch.zeros_like(direct))
+    return values, (h.sub_(hy) if with_grad else None)
+
+
 def _softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
+    if target == "score" and not (z.requires_grad and torch.is_grad_enabled()):
+        fast = _softmax_terms_fast(scaling, gamma, z, y, lists, with_grad)
+        if fast is not None:
+            return fast
     parts = composite_softmax(scaling, gamma, z, lists)
     if target == "score":
         parts_y = composite_softmax(scaling, gamma, y, lists)
