@@ -1020,6 +1020,8 @@ class Piecewise(_AffineLink):
     extrapolation : {"flat", "linear"}
         Continue flat (bounded link, default) or with the end slopes beyond the knots.
 
+    Notes
+    -----
     A staircase (e.g. ``knots=[0, 1, 2, 3]``, ``values=[0, 1, 1, 2]``) distinguishes several
     score regions while ignoring differences inside each.
 
@@ -1166,7 +1168,10 @@ class CallableLink(Link):
     derivative : {"auto", "autodiff", "differences"}
         How ``dh`` is obtained when not given.
     name : str
+        The link's name (in its repr and parameters).
 
+    Notes
+    -----
     Only the gradient ``h(ẑ) − h(s)`` is needed to train — "losses with analytical gradients
     even if there is no analytical expression for the loss".
 
@@ -1326,6 +1331,8 @@ class CompositeSigmoid(Link):
     **scaling_params
         Parameters of the scaling when given by name.
 
+    Notes
+    -----
     The inverse link is computed by bisection. With ``Constant(alpha)`` and ``gamma = 1`` the
     composite sigmoid is ``alpha·σ(alpha·z)``.
 
