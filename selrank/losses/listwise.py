@@ -177,8 +177,13 @@ def segment_softmax_h_hess(
     if not hess:
         return h, None
     out = 1.0 - p
-    near = np.flatnonzero(p > 0.5)  # at most one element per query
-    if near.size:
+    # p > 1/2 for at most one document per query, and only in a query whose shifted sum is below
+    # 2 (its top document has p = 1/s): search the rows of those queries only
+    few = np.flatnonzero(s < 2.0)
+    if few.size:
+        lens = sizes[few]
+        rows = np.arange(int(lens.sum())) + np.repeat(starts[few] - (np.cumsum(lens) - lens), lens)
+        near = rows[p[rows] > 0.5]
         g = groups.row_group[near]
         out[near] = -np.expm1((Q[near] / gamma - m[g]) - np.log(s)[g])
     out *= q
