@@ -14,9 +14,11 @@ rows with 136 features would not fit this machine's time and memory), graded lab
 2. **Documents per query** (10 ... 10,000, queries of exactly that size, 100,000 rows): the
    same measurements (all pairs included: 10 queries of 10,000 documents are 5·10^8 pairs).
 
-Each point runs in its own subprocess (``--worker``), with ``MALLOC_MMAP_THRESHOLD_=65536`` so
-that glibc maps every large array afresh and unmaps it when freed (a reused heap would hide
-allocations from the resident set). Per point:
+Each point runs in two subprocesses (``--worker``): one for the times, with the default
+allocator, and one for the memory, with ``MALLOC_MMAP_THRESHOLD_=65536`` so that glibc maps
+every large array afresh and unmaps it when freed (a reused heap would hide allocations from the
+resident set; the fresh mappings' page faults slowed calls at 10^7 rows about 1.7x, hence the
+separate timing worker). Per point:
 
 * **seconds**: after a warm-up call / round each, the objective calls and the two boosters'
   rounds take turns ``--repeats`` times (default 3); the median of each.
@@ -68,6 +70,7 @@ ENV = {
     "MKL_NUM_THREADS": "1",
     "NUMBA_NUM_THREADS": "1",
 }
+THREADS = {k: v for k, v in ENV.items() if k.endswith("THREADS")}
 MIB = 2.0**20
 
 
@@ -111,7 +114,7 @@ def traced_peak(fn) -> int:
         tracemalloc.stop()
 
 
-def measure(X, y, group, repeats: int) -> dict:
+def measure(X, y, group, repeats: int, mode: str) -> dict:
     import lightgbm as lgb
 
     rng = np.random.default_rng(0)
@@ -136,24 +139,24 @@ def measure(X, y, group, repeats: int) -> dict:
     for name, fn in calls.items():  # warm-up (binding, numba compilation)
         if not name.startswith("LightGBM"):
             fn()
+    if mode == "memory":
+        return {
+            "rss_peak_delta_bytes": {k: rss_peak_delta(fn) for k, fn in calls.items()},
+            "tracemalloc_peak_bytes": {
+                k: traced_peak(fn) for k, fn in calls.items() if not k.startswith("LightGBM")
+            },
+            "booster_setup_rss_delta_bytes": setup,
+        }
     times: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(repeats):  # interleaved: machine load hits every method alike
         for name, fn in calls.items():
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)
-    out = {
-        "seconds": {k: float(np.median(v)) for k, v in times.items()},
-        "rss_peak_delta_bytes": {k: rss_peak_delta(fn) for k, fn in calls.items()},
-        "tracemalloc_peak_bytes": {
-            k: traced_peak(fn) for k, fn in calls.items() if not k.startswith("LightGBM")
-        },
-        "booster_setup_rss_delta_bytes": setup,
-    }
-    return out
+    return {"seconds": {k: float(np.median(v)) for k, v in times.items()}}
 
 
-def worker(kind: str, n: int, docs: int, features: int, repeats: int) -> dict:
+def worker(kind: str, n: int, docs: int, features: int, repeats: int, mode: str) -> dict:
     from selrank.datasets import make_mslr_like
 
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -168,7 +171,7 @@ def worker(kind: str, n: int, docs: int, features: int, repeats: int) -> dict:
         group = np.full(n_q, docs)
     del data
     gen = time.perf_counter() - t0
-    res = measure(X, y, group, repeats)
+    res = measure(X, y, group, repeats, mode)
     res.update(
         {
             "rows": int(y.size),
@@ -178,20 +181,24 @@ def worker(kind: str, n: int, docs: int, features: int, repeats: int) -> dict:
             "pairs": int(np.sum(group * (group - 1) // 2)),
             "features": features,
             "data_seconds": gen,
-            "worker_max_rss_bytes": 1024 * _status_kib("VmHWM"),
+            f"{mode}_worker_max_rss_bytes": 1024 * _status_kib("VmHWM"),
         }
     )
     return res
 
 
 def run_point(kind: str, n: int, docs: int, features: int, repeats: int) -> dict:
-    cmd = [sys.executable, __file__, "--worker", kind, str(n), str(docs), str(features)]
-    cmd += ["--repeats", str(repeats)]
-    env = {**os.environ, **ENV}
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"worker {cmd} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """Times in one worker with the default allocator, memory in another with ``ENV``."""
+    res: dict = {}
+    for mode in ("time", "memory"):
+        cmd = [sys.executable, __file__, "--worker", kind, str(n), str(docs), str(features)]
+        cmd += ["--repeats", str(repeats), "--mode", mode]
+        env = {**os.environ, **(ENV if mode == "memory" else THREADS)}
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"worker {cmd} failed:\n{proc.stderr[-3000:]}")
+        res.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return res
 
 
 def sweep(kind: str, points, n_rows: int, features: int, repeats: int) -> list[dict]:
@@ -292,12 +299,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--features", type=int, default=16, help="features of the data sets")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--worker", nargs=4, metavar=("KIND", "N", "DOCS", "FEATURES"))
+    parser.add_argument("--mode", choices=("time", "memory"), default="time")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "scaling.json"))
     parser.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "scaling.png"))
     args = parser.parse_args(argv)
     if args.worker:
         kind, n, docs, features = args.worker
-        print(json.dumps(worker(kind, int(n), int(docs), int(features), args.repeats)))
+        print(json.dumps(worker(kind, int(n), int(docs), int(features), args.repeats, args.mode)))
         return {}
 
     import lightgbm
@@ -319,7 +327,7 @@ def main(argv=None) -> dict:
         "repeats": args.repeats,
         "label_scale": LABEL_SCALE,
         "tree_params": TREE_PARAMS,
-        "worker_env": ENV,
+        "worker_env": {"time": THREADS, "memory": ENV},
         "memory": "rss_peak_delta_bytes: VmHWM - VmRSS around one more call/round after "
         "clear_refs, in a subprocess per point; tracemalloc_peak_bytes: traced peak of one "
         "more call (numba-internal scratch not traced)",
