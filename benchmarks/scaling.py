@@ -253,12 +253,18 @@ def tables(rows, docs) -> str:
 
 
 def plot(rows, docs, path: Path) -> None:
+    """Time (top) and memory (bottom) vs rows (left) and documents per query (right).
+
+    Memory: the tracemalloc peak of a selrank call (solid), and what a LightGBM booster holds
+    between rounds (dashed: RSS delta of building it with its first round); the RSS delta of a
+    LightGBM round itself was 0 at every point (its buffers are allocated once)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 8.4))
+    names = list(rows[0]["seconds"])
     for col, (sweep_, key, label) in enumerate(
         (
             (rows, "rows", "rows (about 120 documents per query)"),
@@ -266,26 +272,38 @@ def plot(rows, docs, path: Path) -> None:
         )
     ):
         xs = [r[key] for r in sweep_]
-        for row, (metric, ylabel, scale) in enumerate(
-            (
-                ("seconds", "seconds per call / round (1 thread)", 1.0),
-                ("rss_peak_delta_bytes", "peak RSS delta per call / round (MiB)", MIB),
+        ax = axes[0, col]
+        for i, name in enumerate(names):
+            style = "--" if name.startswith("LightGBM") else "-"
+            ax.plot(
+                xs,
+                [r["seconds"][name] for r in sweep_],
+                style,
+                marker="o",
+                color=f"C{i}",
+                label=name,
             )
-        ):
-            ax = axes[row, col]
-            for i, name in enumerate(sweep_[0]["seconds"]):
-                style = "--" if name.startswith("LightGBM") else "-"
-                vals = [max(r[metric][name] / scale, 1e-3 if row else 1e-6) for r in sweep_]
-                ax.plot(xs, vals, style, marker="o", color=f"C{i}", label=name)
+        ax.set_ylabel("seconds per call / round (1 thread)")
+        ax = axes[1, col]
+        for i, name in enumerate(names):
+            if name.startswith("LightGBM"):
+                vals = [r["booster_setup_rss_delta_bytes"][name] / MIB for r in sweep_]
+                lab = name.replace(" round", " booster (RSS delta of setup)")
+                ax.plot(xs, vals, "--", marker="s", color=f"C{i}", label=lab)
+            else:
+                vals = [r["tracemalloc_peak_bytes"][name] / MIB for r in sweep_]
+                ax.plot(xs, vals, "-", marker="o", color=f"C{i}", label=f"{name} (tracemalloc)")
+        ax.set_ylabel("peak memory per call (MiB)")
+        for ax in axes[:, col]:
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel(label)
-            ax.set_ylabel(ylabel)
             ax.grid(True, which="both", alpha=0.3)
     axes[0, 1].legend(fontsize=7)
+    axes[1, 1].legend(fontsize=7)
     fig.suptitle(
-        "selrank objective calls vs one LightGBM round (dashed); memory: RSS peak above the "
-        "resident set before the call",
+        "selrank objective calls (solid) vs LightGBM (dashed), one thread; the extra RSS of a "
+        "LightGBM round was 0",
         fontsize=10,
     )
     fig.tight_layout()
@@ -300,9 +318,15 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--worker", nargs=4, metavar=("KIND", "N", "DOCS", "FEATURES"))
     parser.add_argument("--mode", choices=("time", "memory"), default="time")
+    parser.add_argument("--replot", action="store_true", help="only redraw from --out")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "scaling.json"))
     parser.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "scaling.png"))
     args = parser.parse_args(argv)
+    if args.replot:  # redraw the figure (and print the tables) from an existing JSON
+        doc = json.loads(Path(args.out).read_text())
+        print(tables(doc["rows_sweep"], doc["docs_sweep"]))
+        plot(doc["rows_sweep"], doc["docs_sweep"], Path(args.figure))
+        return doc
     if args.worker:
         kind, n, docs, features = args.worker
         print(json.dumps(worker(kind, int(n), int(docs), int(features), args.repeats, args.mode)))
