@@ -24,6 +24,17 @@ losses and 25% for pairwise; pointwise at least 100M rows/s.
 
 Run: ``python benchmarks/objective_speed.py`` (a few minutes; ``--rows`` to shrink).
 Writes ``benchmarks/results/objective_speed.json``.
+
+``--listwise-numpy`` runs only the listwise comparison of issue 13 instead (1M rows, 8 features:
+the objective needs only labels, predictions and query sizes): the listwise loss (exp composite
+softmax, ``label_scale=0.25``) against :func:`numpy_listwise_general`, a plain NumPy transcription
+of the same formulas (segment softmax with ``np.maximum.reduceat`` / ``np.add.reduceat``),
+checked equal to selrank's gradient and Hessian to 1e-10, for gamma 1 and 4, with an explicit
+``bind`` (``bound.grad_hess(pred)`` against the transcription given the targets' ``h(s)``) and
+without (``loss.grad_hess(pred, s, group=...)`` against the transcription computing ``h(s)`` too).
+Timings: both sides interleaved call by call, median of ``--repeats`` (default 15), one
+thread. ``--label`` names the run (e.g. ``before``/``after`` a library change); runs are kept
+side by side in ``benchmarks/results/listwise_numpy.json``.
 """
 
 from __future__ import annotations
@@ -80,6 +91,89 @@ def numpy_listwise(pred, offsets, hy, gamma):
     p = np.exp(logp)
     h = q * p
     return h - hy, p * (q + (1.0 - p) * q * q / gamma)
+
+
+def numpy_segment_softmax(z, offsets, gamma):
+    """Exp-scaling composite softmax per query (alpha 1, beta 0, inside the cap):
+    ``q = e^z`` (also ``q'`` and ``Q``), ``p = softmax(Q / gamma)`` per segment."""
+    starts, sizes = offsets[:-1], np.diff(offsets)
+    q = np.exp(z)
+    a = q / gamma
+    m = np.repeat(np.maximum.reduceat(a, starts), sizes)
+    e = np.exp(a - m)
+    p = e / np.repeat(np.add.reduceat(e, starts), sizes)
+    return q, p
+
+
+def numpy_listwise_general(pred, offsets, gamma, hy=None, s=None):
+    """``g = q p - h(s)``, ``hess = p (q' + (1 - p) q^2 / gamma)`` [C.6]; ``h(s)`` from ``s``
+    when ``hy`` is not given."""
+    if hy is None:
+        qs, ps = numpy_segment_softmax(s, offsets, gamma)
+        hy = qs * ps
+    q, p = numpy_segment_softmax(pred, offsets, gamma)
+    return q * p - hy, p * (q + (1.0 - p) * q * q / gamma)
+
+
+def listwise_vs_numpy(rows: int, repeats: int) -> list[dict]:
+    """selrank's listwise gradient/Hessian against :func:`numpy_listwise_general`, interleaved."""
+    from selrank.datasets import make_mslr_like
+    from selrank.losses import get_loss
+
+    data = make_mslr_like(rows, n_features=8, mean_docs_per_query=120, seed=0)
+    sizes = np.asarray(data.group)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    s = LABEL_SCALE * np.asarray(data.y, dtype=np.float64)
+    pred = np.random.default_rng(0).normal(scale=0.5, size=s.size)
+    out = []
+    for gamma in (1.0, 4.0):
+        loss = get_loss("listwise", scaling="exp", gamma=gamma)
+        assert loss.scaling._hi > max(pred.max(), s.max())  # the transcription has no cap
+        bound = loss.bind(s, group=sizes)
+        qs, ps = numpy_segment_softmax(s, offsets, gamma)
+        hy = qs * ps
+        g0, h0 = bound.grad_hess(pred)
+        g1, h1 = numpy_listwise_general(pred, offsets, gamma, hy=hy)
+        g2, h2 = loss.grad_hess(pred, s, group=sizes)
+        err = max(float(np.max(np.abs(a - b))) for a, b in ((g0, g1), (h0, h1), (g2, g1), (h2, h1)))
+        if not err <= 1e-10:
+            raise AssertionError(f"gamma {gamma}: selrank and NumPy differ by {err:.3g}")
+        cases = {
+            "explicit bind": (
+                lambda bound=bound: bound.grad_hess(pred),
+                lambda gamma=gamma, hy=hy: numpy_listwise_general(pred, offsets, gamma, hy=hy),
+            ),
+            "no bind": (
+                lambda loss=loss: loss.grad_hess(pred, s, group=sizes),
+                lambda gamma=gamma: numpy_listwise_general(pred, offsets, gamma, s=s),
+            ),
+        }
+        for case, (sel, ref) in cases.items():
+            sel()
+            ref()
+            ts, tn = [], []
+            for _ in range(repeats):
+                for fn, acc in ((sel, ts), (ref, tn)):
+                    t0 = time.perf_counter()
+                    fn()
+                    acc.append(time.perf_counter() - t0)
+            row = {
+                "gamma": gamma,
+                "case": case,
+                "selrank_seconds": float(np.median(ts)),
+                "numpy_seconds": float(np.median(tn)),
+                "ratio_median": float(np.median(ts) / np.median(tn)),
+                "ratio_paired_median": float(np.median(np.array(ts) / np.array(tn))),
+                "max_abs_diff": err,
+            }
+            out.append(row)
+            print(
+                f"  gamma {gamma:g}, {case:13s}: selrank {1e3 * row['selrank_seconds']:7.1f} ms, "
+                f"NumPy {1e3 * row['numpy_seconds']:7.1f} ms, ratio {row['ratio_median']:.2f} "
+                f"(paired {row['ratio_paired_median']:.2f}), max |diff| {err:.1e}",
+                flush=True,
+            )
+    return out
 
 
 def numpy_pairwise(pred, y, offsets, cap=3.0):
@@ -268,7 +362,15 @@ def main(argv=None) -> dict:
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "objective_speed.json")
     )
+    parser.add_argument(
+        "--listwise-numpy",
+        action="store_true",
+        help="only the listwise vs plain NumPy comparison (issue 13); writes listwise_numpy.json",
+    )
+    parser.add_argument("--label", default="run", help="name of the --listwise-numpy run")
     args = parser.parse_args(argv)
+    if args.listwise_numpy:
+        return listwise_numpy_main(args)
 
     import lightgbm
 
@@ -347,6 +449,41 @@ def main(argv=None) -> dict:
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1))
+    print(f"wrote {out}")
+    return doc
+
+
+def listwise_numpy_main(args) -> dict:
+    import subprocess
+
+    import selrank
+
+    repeats = args.repeats if args.repeats != 5 else 15
+    print(f"listwise vs plain NumPy, {args.rows:,} rows, run {args.label!r}", flush=True)
+    rows = listwise_vs_numpy(args.rows, repeats)
+    out = Path(args.out).with_name("listwise_numpy.json")
+    doc = json.loads(out.read_text()) if out.exists() else {"benchmark": "listwise_numpy"}
+    doc.setdefault("runs", {})
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+    ).stdout.strip()
+    doc["runs"][args.label] = {
+        "rows": args.rows,
+        "repeats": repeats,
+        "label_scale": LABEL_SCALE,
+        "git_head": commit,
+        "results": rows,
+        "versions": {"selrank": selrank.__version__, "numpy": np.__version__},
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
+    }
     out.write_text(json.dumps(doc, indent=1))
     print(f"wrote {out}")
     return doc

@@ -210,6 +210,8 @@ class Groups:
 
     def broadcast(self, v):
         """Per-group values ``v`` repeated onto the rows (grouped order)."""
+        if isinstance(v, np.ndarray):  # the same values; np.repeat is faster than a gather
+            return np.repeat(v, self.sizes, axis=0)
         return v[self._index("row_group", v), ...]
 
     def mean_per_group(self, x):

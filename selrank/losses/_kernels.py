@@ -375,6 +375,82 @@ def _pair_value(xh, xt, Fh, Ft, ft, alpha):  # pragma: no cover - jitted
     return v if v > 0.0 else 0.0
 
 
+def _pair_terms(
+    params,
+    F_lo,
+    F_hi,
+    shift,
+    ishift,
+    factorised,
+    sgn,
+    pred_i,
+    pred_j,
+    y_i,
+    y_j,
+    ep_i,
+    iep_i,
+    ep_j,
+    iep_j,
+    ey_i,
+    iey_i,
+    ey_j,
+    iey_j,
+    pred_side,
+    target_side,
+    with_value,
+):  # pragma: no cover - jitted
+    """The terms of one pair ``(i, j)`` oriented by ``sgn`` (+1: ``i`` is the upper document):
+    ``(f(x_hat) - f(x), f'(x_hat), value)`` of the capped link, standardised, at
+    ``x_hat = alpha (sgn (pred_i - pred_j) - beta)`` and ``x = alpha (sgn (y_i - y_j) - beta)``.
+    With ``pred_side`` / ``target_side`` off that side's terms stay 0; ``value`` is
+    :func:`_pair_value` when ``with_value``, else 0. The exponentials come from the query's
+    factorised ones (``ep``, ``iep``, ``ey``, ``iey`` of both rows) when ``factorised``, else
+    one ``exp`` per side inside the caps. Scalars only, inlined into both general pair loops
+    of :func:`_sampled_kernel` (ranked and sampled): a helper taking the arrays would cost
+    reference counting per pair. (:func:`_kernel`'s loop keeps its own copy: through this
+    helper it measured 1.4-1.6x slower, ``benchmarks/kernel_ab.py``.) ``params`` is :func:`kernel_link`'s tuple (a call with 30 or
+    more arguments compiles to ``f(*args)``, which numba cannot inline)."""
+    kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    up = 0.5 * (1.0 + sgn)
+    xh = xt = fh = dfh = ft = 0.0
+    eh = ieh = et = iet = 0.0
+    if pred_side:
+        xh = alpha * (sgn * (pred_i - pred_j) - beta)
+        if kind != IDENTITY:
+            if factorised:
+                e1 = ep_i * iep_j
+                e2 = iep_i * ep_j
+                eh = (up * e1 + (1.0 - up) * e2) * shift
+                ieh = (up * e2 + (1.0 - up) * e1) * ishift
+            elif lo <= xh <= hi:  # one exponential per pair, only where needed
+                eh = math.exp(xh)
+                ieh = math.exp(-xh)
+        fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+    if target_side:
+        xt = alpha * (sgn * (y_i - y_j) - beta)
+        if kind != IDENTITY:
+            if factorised:
+                e1 = ey_i * iey_j
+                e2 = iey_i * ey_j
+                et = (up * e1 + (1.0 - up) * e2) * shift
+                iet = (up * e2 + (1.0 - up) * e1) * ishift
+            elif lo <= xt <= hi:
+                et = math.exp(xt)
+                iet = math.exp(-xt)
+        ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+    v = 0.0
+    if with_value:
+        v = _pair_value(
+            xh,
+            xt,
+            _capped_F(kind, xh, eh, ieh, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi),
+            _capped_F(kind, xt, et, iet, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi),
+            ft,
+            alpha,
+        )
+    return fh - ft, dfh, v
+
+
 def _sampled_kernel(
     pred,
     y,
@@ -407,8 +483,8 @@ def _sampled_kernel(
     ``ysort`` and each row's run of equal targets ``[blo, bhi)`` in it). Each pair is oriented
     so that ``y_a >= y_b`` (ties: the earlier row first) — or not at all for an odd link, whose
     pair terms do not depend on the orientation. ``fcaps`` holds the primitive's values at the
-    caps ``(F_lo, F_hi)``. Pair bodies are written in the loops rather than in a helper that
-    takes arrays: a call per pair would cost reference counting of its array arguments.
+    caps ``(F_lo, F_hi)``. The general loops share one inlined scalar helper,
+    :func:`_pair_terms` (a helper taking arrays would cost reference counting per pair).
     """
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
     F_lo, F_hi = fcaps
@@ -541,67 +617,32 @@ def _sampled_kernel(
                         yj = ys[j]
                         mw = 0.0 if distinct and yi == yj else 1.0
                         sgn = 1.0 if odd or yi > yj or (yi == yj and ri < rid[j]) else -1.0
-                        up = 0.5 * (1.0 + sgn)
-                        xh = alpha * (sgn * (pi - ps[j]) - beta)
-                        xt = alpha * (sgn * (yi - yj) - beta)
-                        eh = ieh = et = iet = 0.0
-                        if kind != IDENTITY:
-                            if factorised:
-                                e1 = eps[r] * ieps[j]
-                                e2 = ieps[r] * eps[j]
-                                eh = (up * e1 + (1.0 - up) * e2) * shift
-                                ieh = (up * e2 + (1.0 - up) * e1) * ishift
-                                e1 = eys[r] * ieys[j]
-                                e2 = ieys[r] * eys[j]
-                                et = (up * e1 + (1.0 - up) * e2) * shift
-                                iet = (up * e2 + (1.0 - up) * e1) * ishift
-                            else:
-                                if lo <= xh <= hi:
-                                    eh = math.exp(xh)
-                                    ieh = math.exp(-xh)
-                                if lo <= xt <= hi:
-                                    et = math.exp(xt)
-                                    iet = math.exp(-xt)
-                        fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                        ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                        if with_values and mw > 0.0:
-                            vi += _pair_value(
-                                xh,
-                                xt,
-                                _capped_F(
-                                    kind,
-                                    xh,
-                                    eh,
-                                    ieh,
-                                    lo,
-                                    hi,
-                                    flat,
-                                    F_lo,
-                                    f_lo,
-                                    df_lo,
-                                    F_hi,
-                                    f_hi,
-                                    df_hi,
-                                ),
-                                _capped_F(
-                                    kind,
-                                    xt,
-                                    et,
-                                    iet,
-                                    lo,
-                                    hi,
-                                    flat,
-                                    F_lo,
-                                    f_lo,
-                                    df_lo,
-                                    F_hi,
-                                    f_hi,
-                                    df_hi,
-                                ),
-                                ft,
-                                alpha,
-                            )
-                        g = sgn * (fh - ft) * mw * w
+                        d, dfh, v = _pair_terms(
+                            params,
+                            F_lo,
+                            F_hi,
+                            shift,
+                            ishift,
+                            factorised,
+                            sgn,
+                            pi,
+                            ps[j],
+                            yi,
+                            yj,
+                            eps[r],
+                            ieps[r],
+                            eps[j],
+                            ieps[j],
+                            eys[r],
+                            ieys[r],
+                            eys[j],
+                            ieys[j],
+                            True,
+                            True,
+                            with_values and mw > 0.0,
+                        )
+                        vi += v
+                        g = sgn * d * mw * w
                         h = alpha * dfh * mw * w
                         gi += g
                         hi_sum += h
@@ -636,67 +677,32 @@ def _sampled_kernel(
                     mw = 0.0 if distinct and yi == yj else 1.0
                     # sgn = +1 when i is the pair's upper document a
                     sgn = 1.0 if odd or yi > yj or (yi == yj and i < j) else -1.0
-                    up = 0.5 * (1.0 + sgn)
-                    xh = alpha * (sgn * (pi - pred[j]) - beta)
-                    xt = alpha * (sgn * (yi - yj) - beta)
-                    eh = ieh = et = iet = 0.0
-                    if kind != IDENTITY:
-                        if factorised:
-                            e1 = ep[i - start] * iep[j - start]
-                            e2 = iep[i - start] * ep[j - start]
-                            eh = (up * e1 + (1.0 - up) * e2) * shift
-                            ieh = (up * e2 + (1.0 - up) * e1) * ishift
-                            e1 = ey[i - start] * iey[j - start]
-                            e2 = iey[i - start] * ey[j - start]
-                            et = (up * e1 + (1.0 - up) * e2) * shift
-                            iet = (up * e2 + (1.0 - up) * e1) * ishift
-                        else:
-                            if lo <= xh <= hi:
-                                eh = math.exp(xh)
-                                ieh = math.exp(-xh)
-                            if lo <= xt <= hi:
-                                et = math.exp(xt)
-                                iet = math.exp(-xt)
-                    fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                    ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                    if with_values and mw > 0.0:
-                        vq += _pair_value(
-                            xh,
-                            xt,
-                            _capped_F(
-                                kind,
-                                xh,
-                                eh,
-                                ieh,
-                                lo,
-                                hi,
-                                flat,
-                                F_lo,
-                                f_lo,
-                                df_lo,
-                                F_hi,
-                                f_hi,
-                                df_hi,
-                            ),
-                            _capped_F(
-                                kind,
-                                xt,
-                                et,
-                                iet,
-                                lo,
-                                hi,
-                                flat,
-                                F_lo,
-                                f_lo,
-                                df_lo,
-                                F_hi,
-                                f_hi,
-                                df_hi,
-                            ),
-                            ft,
-                            alpha,
-                        )
-                    g = sgn * (fh - ft) * mw * w
+                    d, dfh, v = _pair_terms(
+                        params,
+                        F_lo,
+                        F_hi,
+                        shift,
+                        ishift,
+                        factorised,
+                        sgn,
+                        pi,
+                        pred[j],
+                        yi,
+                        yj,
+                        ep[i - start],
+                        iep[i - start],
+                        ep[j - start],
+                        iep[j - start],
+                        ey[i - start],
+                        iey[i - start],
+                        ey[j - start],
+                        iey[j - start],
+                        True,
+                        True,
+                        with_values and mw > 0.0,
+                    )
+                    vq += v
+                    g = sgn * d * mw * w
                     h = alpha * dfh * mw * w
                     gi += g
                     hi_sum += h
@@ -719,6 +725,7 @@ if _NUMBA:
     _topk_order = numba.njit(_topk_order)
     _capped_F = numba.njit(inline="always")(_capped_F)
     _pair_value = numba.njit(inline="always")(_pair_value)
+    _pair_terms = numba.njit(inline="always")(_pair_terms)
     _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(
         _sampled_kernel
     )

@@ -152,6 +152,48 @@ def solve_constant(
     return float(0.5 * (a + b))
 
 
+def segment_softmax_h_hess(
+    scaling: Scaling, gamma: float, z: np.ndarray, groups, hess: bool = True
+):
+    """``h = q p`` and, with ``hess``, the Hessian diagonal [C.6] of the composite softmax of NumPy
+    scores in grouped order: the arithmetic of :func:`~selrank.scalings.composite_softmax` and
+    :func:`~selrank.scalings.composite_softmax_hess_diag` in the same order, fused in place and
+    without ``log p`` and ``H``, which the gradient does not need. ``h`` is the same to the bit;
+    ``1 - p`` is ``-expm1(log p)`` only where ``p > 1/2`` (at most one document per query) and
+    ``1 - p`` elsewhere, exact to rounding there since it is at least 1/2 (``expm1`` over every
+    document was the costliest step of a call: issue 13).
+    """
+    q, dq, Q = scaling.q_dq_Q(z)
+    starts, sizes = groups.offsets[:-1], groups.sizes
+    e = Q / gamma  # a fresh array: Q may be q itself (exp scaling)
+    m = np.maximum.reduceat(e, starts)
+    m[~np.isfinite(m)] = 0.0
+    e -= np.repeat(m, sizes)  # shifted
+    np.exp(e, out=e)
+    s = np.add.reduceat(e, starts)
+    p = e
+    p /= np.repeat(s, sizes)
+    h = q * p
+    if not hess:
+        return h, None
+    out = 1.0 - p
+    # p > 1/2 for at most one document per query, and only in a query whose shifted sum is below
+    # 2 (its top document has p = 1/s): search the rows of those queries only
+    few = np.flatnonzero(s < 2.0)
+    if few.size:
+        lens = sizes[few]
+        rows = np.arange(int(lens.sum())) + np.repeat(starts[few] - (np.cumsum(lens) - lens), lens)
+        near = rows[p[rows] > 0.5]
+        g = groups.row_group[near]
+        out[near] = -np.expm1((Q[near] / gamma - m[g]) - np.log(s)[g])
+    out *= q
+    out *= q
+    out /= gamma
+    out += dq
+    out *= p
+    return h, out
+
+
 class Listwise(Loss):
     r"""Listwise selective matching loss: the composite softmax over each query's documents.
 
@@ -255,13 +297,22 @@ class _BoundListwise(BoundLoss):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.scaling, self.gamma, self.target = loss.scaling, loss.gamma, loss.target
         self.yg = groups.to_grouped(y)
-        if self.target == "score":
-            self.parts_y = composite_softmax(self.scaling, self.gamma, self.yg, groups)
-            self.hy = self.parts_y["h"]
-        else:
-            self.parts_y = None
+        self._parts_y = None
+        if self.target != "score":
             self.hy = self.yg
+        elif isinstance(self.yg, np.ndarray) and self.yg.dtype == np.float64:
+            # the gradient needs only h(s); the rest of the targets' softmax waits for the loss
+            self.hy = segment_softmax_h_hess(self.scaling, self.gamma, self.yg, groups, False)[0]
+        else:
+            self.hy = self.parts_y["h"]
         self.row_weight = None if wg is None else groups.broadcast(wg)
+
+    @property
+    def parts_y(self):
+        """The targets' composite softmax (:func:`~selrank.scalings.composite_softmax`), on first use."""
+        if self._parts_y is None and self.target == "score":
+            self._parts_y = composite_softmax(self.scaling, self.gamma, self.yg, self.groups)
+        return self._parts_y
 
     def _grouped(self, y_pred):
         return self.groups.to_grouped(self._check_pred(y_pred, (self.n_rows,)))
@@ -292,10 +343,17 @@ class _BoundListwise(BoundLoss):
         return self.groups.from_grouped(g), self.groups.from_grouped(h)
 
     def _grad_hess_of(self, zg):
+        w = self._like("row_weight", self.row_weight, zg)
+        if isinstance(zg, np.ndarray):
+            g, h = segment_softmax_h_hess(self.scaling, self.gamma, zg, self.groups)
+            g -= self._like("hy", self.hy, zg)
+            if w is not None:
+                g *= w
+                h *= w
+            return g, h
         parts = composite_softmax(self.scaling, self.gamma, zg, self.groups)
         g = parts["h"] - self._like("hy", self.hy, zg)
         h = composite_softmax_hess_diag(parts, self.gamma)
-        w = self._like("row_weight", self.row_weight, zg)
         if w is not None:
             g, h = g * w, h * w
         return g, h
