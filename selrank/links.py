@@ -491,8 +491,8 @@ class _AffineLink(Capped, Link):
     def bregman_grad(self, z_hat, z):
         # fast path: with both arguments inside the caps, one (f, f', F) evaluation per
         # argument gives H, h and h' — the operations of bregman() and h() in the same order,
-        # so the same values (the exp link: 2 exponentials per item and one per near pair,
-        # instead of 7)
+        # so the same values (the exp link: 2 exponentials per item plus one for the Taylor
+        # form, instead of 7)
         if type(self).bregman is not Link.bregman:
             return Link.bregman_grad(self, z_hat, z)
         xp, xh = self._x(z_hat)
@@ -504,24 +504,43 @@ class _AffineLink(Capped, Link):
         z_hat = A.as_float_array(z_hat, xp)
         z = A.as_float_array(z, xp, like=z_hat)
         d = z_hat - z
-        direct = (Fh - F if self.alpha == 1.0 else Fh / self.alpha - F / self.alpha) - d * f
+        grad = fh - f
+        if self.alpha == 1.0:
+            # F is f (the exp link): F̂ - F is the gradient already computed
+            diff = grad if (Fh is fh and F is f) else Fh - F
+        else:
+            diff = Fh / self.alpha - F / self.alpha
+        direct = diff - d * f
         if self.smooth:
-            small = xp.abs(d) * self._scale < bregman_threshold(d, xp)
+            thr = bregman_threshold(d, xp)
             if A.is_torch(d):
-                # the Taylor form only at the (few) near pairs, by the same formula (a short
-                # tensor may take the scalar kernel of a transcendental: equal to the last bits)
-                idx = small.reshape(-1).nonzero().squeeze(1)
-                if idx.numel():
-                    ds, zs = d.reshape(-1)[idx], z.reshape(-1)[idx]
-                    dfs = df.reshape(-1)[idx]
-                    if self.alpha != 1.0:
-                        dfs = self.alpha * dfs
-                    near = (ds * ds / 6.0) * (dfs + 2.0 * self.dh(zs + 0.5 * ds))
-                    direct = direct.reshape(-1).index_copy(0, idx, near).reshape(d.shape)
-            elif bool(xp.any(small)):
-                near = (d * d / 6.0) * (self.alpha * df + 2.0 * self.dh(z + 0.5 * d))
-                direct = xp.where(small, near, direct)
-        return xp.maximum(direct, xp.zeros_like(direct)), fh - f
+                direct = self._taylor_near_torch(direct, d, z, df, thr)
+            else:
+                small = xp.abs(d) * self._scale < thr
+                if bool(xp.any(small)):
+                    near = (d * d / 6.0) * (self.alpha * df + 2.0 * self.dh(z + 0.5 * d))
+                    direct = xp.where(small, near, direct)
+        return xp.maximum(direct, xp.zeros_like(direct)), grad
+
+    def _taylor_near_torch(self, direct, d, z, df, thr: float):
+        """``direct`` with the Taylor form of :meth:`bregman` at the near pairs (torch).
+
+        The near pairs are selected by a 0/1 factor and ``lerp`` (exact at weights 0 and 1
+        for finite values) instead of a boolean mask or their indices: on CPU a boolean
+        select, ``nonzero`` or indexing costs several float passes, more than evaluating
+        the midpoint derivative at every item (at ``ds = 0`` away from the near pairs).
+        The operations on the near pairs are those of :meth:`bregman`, so are the values.
+        """
+        ad = d.abs()
+        sel = A.less_as_float(ad if self._scale == 1.0 else ad.mul_(self._scale), thr)
+        if not bool(sel.amax() > 0):
+            return direct
+        ds = d * sel  # d at the near pairs, 0 elsewhere (d is finite inside the caps)
+        dfs = df if self.alpha == 1.0 else self.alpha * df
+        near = (ds * ds / 6.0) * (dfs + 2.0 * self.dh(z + 0.5 * ds))
+        if bool((direct.sum() + near.sum()).isfinite()):
+            return direct.lerp(near, sel)
+        return direct.where(sel == 0, near)  # an infinite value: lerp would give inf * 0
 
     def _same_piece(self, z_a, z_b, xp):
         if not self.capped:

@@ -22,6 +22,7 @@ from ._masking import (
     as_target_tensor,
     check_reduction,
     compute_dtype,
+    mask_all,
     neutralize,
     padding_mask,
     reduce_units,
@@ -227,7 +228,7 @@ class RankingHead(nn.Module):
         z = y_pred.to(compute_dtype(y_pred.dtype))
         y = self._targets(y_true, z)
         valid = padding_mask(y, mask=mask, lengths=lengths, padding_value=self.padding_value)
-        full = bool(valid.all())
+        full = mask_all(valid)
         if y.device.type == "cpu" and not bool(torch.isfinite(y.sum())):
             # the sum decides in one pass; the search for the culprit runs only when it fails
             bad = valid & ~torch.isfinite(y)

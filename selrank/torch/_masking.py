@@ -46,6 +46,25 @@ __all__ = [
 ]
 
 
+def as_bytes(mask: torch.Tensor) -> torch.Tensor:
+    """A boolean mask as 0/1 bytes (a view, no copy).
+
+    On CPU, reductions and conversions of ``uint8`` run vectorised while those of ``bool``
+    cost about an ``exp`` per element; every mask reduction and 0/1 weight goes through this.
+    """
+    return mask.view(torch.uint8) if mask.dtype == torch.bool else mask
+
+
+def mask_all(mask: torch.Tensor) -> bool:
+    """``bool(mask.all())`` through the byte view (see :func:`as_bytes`)."""
+    return bool(as_bytes(mask).all())
+
+
+def mask_weight(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``mask`` as 0/1 numbers of ``dtype`` (through the byte view, see :func:`as_bytes`)."""
+    return as_bytes(mask).to(dtype)
+
+
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     """Losses run in float32 for half-precision scores (as autocast's float32 op list does)."""
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
@@ -150,6 +169,14 @@ def padding_mask(
     return y_true != padding_value
 
 
+def _finite_spread(t: torch.Tensor) -> bool:
+    """Whether ``max(t) − min(t)`` is finite (so is every value and every difference)."""
+    if t.numel() == 0:
+        return False
+    lo, hi = torch.aminmax(t)
+    return bool(torch.isfinite(hi - lo))
+
+
 def neutralize(
     valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor
 ) -> tuple[torch.Tensor, ...]:
@@ -174,18 +201,27 @@ def neutralize(
     """
     if valid.dim() == 0 or valid.shape[-1] == 0:
         return (x, *others)
-    nonempty = valid.any(dim=-1, keepdim=True)
-    if bool((valid[..., :1] | ~nonempty).all()):
+    nonempty = as_bytes(valid).amax(dim=-1, keepdim=True)
+    if bool((as_bytes(valid)[..., :1] | (1 - nonempty)).all()):
         idx = None  # every list that has a real item starts with one (the usual padding)
     else:
-        idx = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
+        idx = as_bytes(valid).argmax(dim=-1, keepdim=True)
     if bool(nonempty.all()):  # every list has a real item: one select per tensor
-        return tuple(
-            torch.where(
-                valid, t, t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
-            )
-            for t in (x, *others)
-        )
+        w = None
+        out = []
+        for t in (x, *others):
+            src = t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
+            if t.is_floating_point() and _finite_spread(t.detach()):
+                # every difference finite: lerp by the 0/1 weight is the select, exactly
+                # (s + 0·(x − s) and x − (x − s)·0), in float passes (see as_bytes); its
+                # backward is g·w
+                if w is None or w.dtype != t.dtype:
+                    w = mask_weight(valid, t.dtype)
+                out.append(torch.lerp(src, t, w))
+            else:
+                out.append(torch.where(valid, t, src))
+        return tuple(out)
+    nonempty = nonempty.to(torch.bool)
     flat_nonempty = nonempty.reshape(-1)
     row = flat_nonempty.to(torch.uint8).argmax()  # first list with a real item
     out = []
@@ -239,13 +275,13 @@ class MaskedLists:
 
     def __init__(self, valid: torch.Tensor, *, full: bool | None = None, neutralized: bool = False):
         self.valid = valid
-        self.full = bool(valid.all()) if full is None else bool(full)
+        self.full = mask_all(valid) if full is None else bool(full)
         self.neutralized = neutralized
         self.mask = valid
         self.any_real = True
         self._weights: dict = {}
         if not self.full:
-            w = valid.to(torch.float32)
+            w = mask_weight(valid, torch.float32)
             empty = w.sum(dim=-1, keepdim=True) == 0
             if bool(empty.any()):
                 self.any_real = not bool(empty.all())
@@ -258,7 +294,9 @@ class MaskedLists:
         w = self._weights.get(dtype)
         if w is None:
             base = self._weights.get(torch.float32)
-            w = self._weights[dtype] = self.mask.to(dtype) if base is None else base.to(dtype)
+            w = self._weights[dtype] = (
+                mask_weight(self.mask, dtype) if base is None else base.to(dtype)
+            )
         return w
 
     def rows(self, start: int, stop: int) -> MaskedLists:
@@ -339,7 +377,11 @@ def unit_weights(
     dtype, device = like.dtype, like.device
     zero = torch.zeros((), dtype=dtype, device=device)
     if sample_weight is None:
-        return valid.to(dtype) if unit == "item" else valid.any(dim=-1).to(dtype)
+        if unit == "item":
+            return mask_weight(valid, dtype)
+        if valid.shape[-1] == 0:
+            return valid.any(dim=-1).to(dtype)
+        return as_bytes(valid).amax(dim=-1).to(dtype)
     w = _weight_tensor(sample_weight, like)
     shape = tuple(valid.shape)
     if tuple(w.shape) == shape:  # per item
