@@ -174,8 +174,8 @@ def finfo(xp, x):
     return xp.finfo(x.dtype)
 
 
-def less_as_float(x: Any, bound: float):
-    """``x < bound`` as 0/1 numbers of ``x``'s (floating) dtype.
+def less_as_float(x: Any, bound: float, *, inplace: bool = False):
+    """``x < bound`` as 0/1 numbers of ``x``'s (floating) dtype (into ``x`` if ``inplace``).
 
     For torch, one comparison written straight into a float tensor: on CPU a boolean
     tensor costs about as much as an ``exp`` to make and again to select with or convert
@@ -189,7 +189,7 @@ def less_as_float(x: Any, bound: float):
     if is_torch(x):
         import torch
 
-        return torch.lt(x, bound, out=torch.empty_like(x))
+        return torch.lt(x, bound, out=x if inplace else torch.empty_like(x))
     xp = get_namespace(x)
     return xp.astype(x < bound, x.dtype)
 

@@ -174,11 +174,14 @@ def _finite_spread(t: torch.Tensor) -> bool:
     if t.numel() == 0:
         return False
     lo, hi = torch.aminmax(t)
-    return bool(torch.isfinite(hi - lo))
+    return math.isfinite((hi - lo).item())
 
 
 def neutralize(
-    valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor
+    valid: torch.Tensor,
+    x: torch.Tensor,
+    *others: torch.Tensor,
+    weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Overwrite padded entries (last axis = list) with copies of one real item of the list.
 
@@ -189,6 +192,7 @@ def neutralize(
     list maximum is unchanged by the padding, and padded slots get exactly zero gradient
     (the copies are detached). A list without real entries copies the source of the first
     list that has one (a harmless dummy list whose loss the heads discard); 0 if none has.
+    ``weight`` may pass ``valid`` as 0/1 numbers of the tensors' dtype (else made here).
 
     Examples
     --------
@@ -202,12 +206,15 @@ def neutralize(
     if valid.dim() == 0 or valid.shape[-1] == 0:
         return (x, *others)
     nonempty = as_bytes(valid).amax(dim=-1, keepdim=True)
-    if bool((as_bytes(valid)[..., :1] | (1 - nonempty)).all()):
-        idx = None  # every list that has a real item starts with one (the usual padding)
+    every = nonempty.amin().item() == 1
+    if every and as_bytes(valid)[..., 0].amin().item() == 1:
+        idx = None  # every list starts with a real item (the usual padding)
+    elif bool((as_bytes(valid)[..., :1] | (1 - nonempty)).all()):
+        idx = None  # every list that has a real item starts with one
     else:
         idx = as_bytes(valid).argmax(dim=-1, keepdim=True)
-    if bool(nonempty.all()):  # every list has a real item: one select per tensor
-        w = None
+    if every:  # every list has a real item: one select per tensor
+        w = weight
         out = []
         for t in (x, *others):
             src = t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
@@ -273,7 +280,14 @@ class MaskedLists:
     [[0.5, 0.5, 1.0]]
     """
 
-    def __init__(self, valid: torch.Tensor, *, full: bool | None = None, neutralized: bool = False):
+    def __init__(
+        self,
+        valid: torch.Tensor,
+        *,
+        full: bool | None = None,
+        neutralized: bool = False,
+        weight: torch.Tensor | None = None,
+    ):
         self.valid = valid
         self.full = mask_all(valid) if full is None else bool(full)
         self.neutralized = neutralized
@@ -281,13 +295,26 @@ class MaskedLists:
         self.any_real = True
         self._weights: dict = {}
         if not self.full:
-            w = mask_weight(valid, torch.float32)
-            empty = w.sum(dim=-1, keepdim=True) == 0
-            if bool(empty.any()):
+            w = mask_weight(valid, torch.float32) if weight is None else weight
+            sums = w.sum(dim=-1, keepdim=True)
+            empty = sums == 0 if sums.numel() and sums.amin().item() == 0 else None
+            if empty is not None:
                 self.any_real = not bool(empty.all())
                 self.mask = valid | empty
                 w = w + empty.to(w.dtype)
-            self._weights[torch.float32] = w
+            self._weights[w.dtype] = w
+
+    @classmethod
+    def unchecked(
+        cls, valid: torch.Tensor, *, full: bool, weight: torch.Tensor | None = None
+    ) -> MaskedLists:
+        """A reducer that does not look for fully padded lists (no synchronising check):
+        for terms that reduce over no list (``mask`` is ``valid``, ``any_real`` assumed)."""
+        out = cls.__new__(cls)
+        out.valid = out.mask = valid
+        out.full, out.neutralized, out.any_real = bool(full), True, True
+        out._weights = {} if weight is None else {weight.dtype: weight}
+        return out
 
     def weight(self, dtype) -> torch.Tensor:
         """``mask`` as 0/1 numbers of ``dtype`` (cached)."""
@@ -417,7 +444,7 @@ def reduce_units(values: torch.Tensor, weights: torch.Tensor, reduction: str) ->
         # infinite loss at a zero weight would give NaN): one product and one sum, and the
         # masked sum only when the plain one is not finite
         total = (values * weights).sum()
-        if not bool(torch.isfinite(total)):
+        if not math.isfinite(total.item()):
             total = None
     if total is None:
         weighted = torch.where(weights > 0, values * weights, zero)
