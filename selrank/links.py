@@ -517,6 +517,8 @@ class _AffineLink(Capped, Link):
 
     def _bregman_grad_torch(self, z_hat, z):
         """:meth:`bregman_grad` on tensors of one floating dtype, its temporaries in place."""
+        import torch
+
         plain = self.alpha == 1.0 and self.beta == 0.0
         xh = z_hat if plain else self.alpha * (z_hat - self.beta)
         x = z if plain else self.alpha * (z - self.beta)
@@ -532,7 +534,8 @@ class _AffineLink(Capped, Link):
             diff = grad if (Fh is fh and F is f) else Fh - F
         else:
             diff = Fh / self.alpha - F / self.alpha
-        direct = (d * f).neg_().add_(diff)  # diff - d * f (negation is exact)
+        direct = d * f
+        direct = torch.sub(diff, direct, out=direct)  # diff - d * f
         if self.smooth:
             direct = self._taylor_near_torch(direct, d, z, dfh, df, bregman_threshold(d, xp))
         return direct.clamp_min_(0.0), grad
@@ -549,6 +552,8 @@ class _AffineLink(Capped, Link):
         ``f'`` at both ends (:meth:`~selrank._functions.ExpFunction._df_midpoint`; equal to
         a few ulps, no third exponential). Temporaries are written in place (``d`` too).
         """
+        import torch
+
         sel = d.abs()
         if self._scale != 1.0:
             sel.mul_(self._scale)
@@ -559,11 +564,14 @@ class _AffineLink(Capped, Link):
         dfs = df if self.alpha == 1.0 else self.alpha * df
         mid = getattr(self, "_df_midpoint", None)
         if mid is None:
-            two_dh = 2.0 * self.dh(z + 0.5 * ds)
+            dh = self.dh(z + 0.5 * ds)
+            alpha = 2.0
         else:
-            two_dh = mid(dfh, df).mul_(2.0 * self.alpha)
+            dh = mid(dfh, df)
+            alpha = 2.0 * self.alpha
+        dh = torch.add(dfs, dh, alpha=alpha, out=dh)  # dfs + 2 h'(mid), into h'(mid)
         near = ds * ds
-        near.div_(6.0).mul_(two_dh.add_(dfs))  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
+        near.div_(6.0).mul_(dh)  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
         out = direct.lerp(near, sel)
         if math.isfinite(out.sum().item()):  # then every input of lerp was finite: exact
             return out

@@ -69,25 +69,27 @@ class ClosedFormGradient(torch.autograd.Function):
 class FusedGradient(torch.autograd.Function):
     """A reduced loss whose gradient was computed with it (the fused paths of the heads).
 
-    ``forward(z, total, grad, recompute)``: ``total`` (0-d) and ``grad`` (shape of ``z``,
-    zero at padding) come from one pass outside autograd; the backward is
-    ``grad_output * grad`` — no graph of elementwise operations is built or walked. Under
-    ``create_graph=True`` the gradient is recomputed by differentiating ``recompute(z)``
-    (the general path, through autograd), so double backward works.
+    ``forward(z, total, grad, denom, recompute)``: ``total`` (0-d) and ``grad`` (shape of
+    ``z``, zero at padding) come from one pass outside autograd; the result is ``total /
+    denom`` (``denom`` None: ``total``) and the backward ``grad * (grad_output / denom)``
+    — no graph of elementwise operations is built or walked. Under ``create_graph=True``
+    the gradient is recomputed by differentiating ``recompute(z)`` (the general path's
+    total, through autograd), so double backward works.
     """
 
     @staticmethod
-    def forward(ctx, z, total, grad, recompute):
+    def forward(ctx, z, total, grad, denom, recompute):
         ctx.save_for_backward(z, grad)
-        ctx.recompute = recompute
-        return total.clone()
+        ctx.denom, ctx.recompute = denom, recompute
+        return total.clone() if denom is None else total / denom
 
     @staticmethod
-    def backward(ctx, grad_total):
+    def backward(ctx, grad_out):
         z, grad = ctx.saved_tensors
+        scale = grad_out if ctx.denom is None else grad_out / ctx.denom
         if torch.is_grad_enabled():
-            return _regrad(ctx.recompute, z, grad_total), None, None, None
-        return grad * grad_total, None, None, None
+            return _regrad(ctx.recompute, z, scale), None, None, None, None
+        return grad * scale, None, None, None, None
 
 
 def _no_autocast(device_type: str):
@@ -428,7 +430,7 @@ class AnalyticHead(RankingHead):
             values, grad = self.chunked_terms(zd, yn, lists, need_grad)
             if item:
                 weights = vw
-                total = values.sum() if full else (values * vw).sum()
+                total = values.sum() if full else values.mul_(vw).sum()
                 denom = float(valid.numel()) if full else vw.sum()
             else:
                 weights = unit_weights(self._unit_valid(y, valid), None, self.unit, values)
@@ -455,8 +457,10 @@ class AnalyticHead(RankingHead):
                     v = self.terms(zn, yr, lists, False)[0]
                     return v.sum() if weights is None else (v * weights).sum()
 
-                total = FusedGradient.apply(z, total, grad, recompute)
-            # the denominator is positive here (the general path's where() picks it)
+                # the denominator is positive here (the general path's where() picks it)
+                return FusedGradient.apply(
+                    z, total, grad, denom if reduction == "mean" else None, recompute
+                )
             return total / denom if reduction == "mean" else total
 
     def extra_repr(self) -> str:

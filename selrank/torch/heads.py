@@ -394,6 +394,8 @@ class PointwiseLoss(AnalyticHead):
 
     unit = "item"
     ndims = (1, 2)
+    #: Items reduce over no list: one pass over the whole batch has the fewest operations.
+    chunk_items = None
 
     def __init__(
         self,
