@@ -66,8 +66,8 @@ class ExpFunction:
         return e, e, e
 
     def _df_midpoint(self, df_a, df_b):
-        """:math:`f'((a+b)/2) = \\sqrt{f'(a) f'(b)}` from :math:`f'` at both ends (torch)."""
-        return (df_a * df_b).sqrt_()
+        """:math:`f'((a+b)/2) = \\sqrt{f'(a) f'(b)}` from :math:`f'` at both ends (torch; into ``df_a``)."""
+        return df_a.mul_(df_b).sqrt_()
 
 
 class NegExpFunction:
@@ -91,8 +91,8 @@ class NegExpFunction:
         return -e, e, e
 
     def _df_midpoint(self, df_a, df_b):
-        """:math:`f'((a+b)/2) = \\sqrt{f'(a) f'(b)}` from :math:`f'` at both ends (torch)."""
-        return (df_a * df_b).sqrt_()
+        """:math:`f'((a+b)/2) = \\sqrt{f'(a) f'(b)}` from :math:`f'` at both ends (torch; into ``df_a``)."""
+        return df_a.mul_(df_b).sqrt_()
 
 
 class SigmoidFunction:

@@ -537,7 +537,10 @@ class _AffineLink(Capped, Link):
         direct = d * f
         direct = torch.sub(diff, direct, out=direct)  # diff - d * f
         if self.smooth:
+            # (f̂, F̂ are used: the midpoint derivative may overwrite f̂')
             direct = self._taylor_near_torch(direct, d, z, dfh, df, bregman_threshold(d, xp))
+            if direct is None:  # a value is not finite: bregman() itself
+                return Link.bregman(self, z_hat, z), grad
         return direct.clamp_min_(0.0), grad
 
     def _taylor_near_torch(self, direct, d, z, dfh, df, thr: float):
@@ -550,7 +553,9 @@ class _AffineLink(Capped, Link):
         The operations on the near pairs are those of :meth:`bregman`, except that links
         whose ``f'`` is an exponential take ``f'`` at the midpoint as the geometric mean of
         ``f'`` at both ends (:meth:`~selrank._functions.ExpFunction._df_midpoint`; equal to
-        a few ulps, no third exponential). Temporaries are written in place (``d`` too).
+        a few ulps, no third exponential). Temporaries are written in place (``direct``,
+        ``d`` and ``dfh`` too); None where a value is not finite (``lerp`` would have met
+        ``inf · 0``), for the caller to take :meth:`bregman`.
         """
         import torch
 
@@ -570,14 +575,10 @@ class _AffineLink(Capped, Link):
             dh = mid(dfh, df)
             alpha = 2.0 * self.alpha
         dh = torch.add(dfs, dh, alpha=alpha, out=dh)  # dfs + 2 h'(mid), into h'(mid)
-        near = ds * ds
-        near.div_(6.0).mul_(dh)  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
-        out = direct.lerp(near, sel)
-        if math.isfinite(out.sum().item()):  # then every input of lerp was finite: exact
-            return out
-        # an infinite value (lerp would give inf * 0): the formula of bregman() and a select
-        near = (ds * ds / 6.0) * (dfs + 2.0 * self.dh(z + 0.5 * ds))
-        return direct.where(sel == 0, near)
+        near = ds.mul_(ds).div_(6.0).mul_(dh)  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
+        direct.lerp_(near, sel)
+        # a finite result: every input of lerp was finite, so it selected exactly
+        return direct if math.isfinite(direct.sum().item()) else None
 
     def _same_piece(self, z_a, z_b, xp):
         if not self.capped:

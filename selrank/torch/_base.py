@@ -69,27 +69,32 @@ class ClosedFormGradient(torch.autograd.Function):
 class FusedGradient(torch.autograd.Function):
     """A reduced loss whose gradient was computed with it (the fused paths of the heads).
 
-    ``forward(z, total, grad, denom, recompute)``: ``total`` (0-d) and ``grad`` (shape of
-    ``z``, zero at padding) come from one pass outside autograd; the result is ``total /
-    denom`` (``denom`` None: ``total``) and the backward ``grad * (grad_output / denom)``
-    — no graph of elementwise operations is built or walked. Under ``create_graph=True``
-    the gradient is recomputed by differentiating ``recompute(z)`` (the general path's
-    total, through autograd), so double backward works.
+    ``forward(z, total, grad, denom, again, recompute)``: ``total`` (0-d) and ``grad``
+    (shape of ``z``, zero at padding) come from one pass outside autograd; the result is
+    ``total / denom`` (``denom`` None: ``total``) and the backward ``grad * (grad_output /
+    denom)`` — no graph of elementwise operations is built or walked. The first backward
+    scales ``grad`` in place and hands it over (no new tensor); a second one
+    (``retain_graph``) takes ``again()``, the same gradient computed anew. Under
+    ``create_graph=True`` the gradient is recomputed by differentiating ``recompute(z)``
+    (the general path's total, through autograd), so double backward works.
     """
 
     @staticmethod
-    def forward(ctx, z, total, grad, denom, recompute):
-        ctx.save_for_backward(z, grad)
-        ctx.denom, ctx.recompute = denom, recompute
+    def forward(ctx, z, total, grad, denom, again, recompute):
+        ctx.save_for_backward(z)
+        ctx.grad, ctx.denom, ctx.again, ctx.recompute = grad, denom, again, recompute
         return total.clone() if denom is None else total / denom
 
     @staticmethod
     def backward(ctx, grad_out):
-        z, grad = ctx.saved_tensors
+        (z,) = ctx.saved_tensors
         scale = grad_out if ctx.denom is None else grad_out / ctx.denom
         if torch.is_grad_enabled():
-            return _regrad(ctx.recompute, z, scale), None, None, None, None
-        return grad * scale, None, None, None, None
+            return _regrad(ctx.recompute, z, scale), None, None, None, None, None
+        grad, ctx.grad = ctx.grad, None
+        if grad is None:
+            grad = ctx.again()
+        return grad.mul_(scale), None, None, None, None, None
 
 
 def _no_autocast(device_type: str):
@@ -437,13 +442,14 @@ class AnalyticHead(RankingHead):
                 total = (values * weights).sum()
                 denom = weights.sum()
             check = total
+            gw = (
+                None if full else (vw if item else mask_weight(self._unit_valid(y, valid), z.dtype))
+            )
             if need_grad:
-                if not full:
+                if gw is not None:
                     # zero gradient at padding and in lists of weight 0 (0/1 weights: the
                     # products of the backward of the weighting and of neutralize, in one)
-                    grad = grad.mul_(
-                        vw if item else mask_weight(self._unit_valid(y, valid), grad.dtype)
-                    )
+                    grad = grad.mul_(gw)
                 if not neutral and not full:
                     check = check + grad.sum()  # garbage at the (unneutralized) padding
             if not math.isfinite(check.item()):
@@ -457,9 +463,13 @@ class AnalyticHead(RankingHead):
                     v = self.terms(zn, yr, lists, False)[0]
                     return v.sum() if weights is None else (v * weights).sum()
 
+                def again():
+                    g = self.chunked_terms(zd, yn, lists, True)[1]
+                    return g if gw is None else g.mul_(gw)
+
                 # the denominator is positive here (the general path's where() picks it)
                 return FusedGradient.apply(
-                    z, total, grad, denom if reduction == "mean" else None, recompute
+                    z, total, grad, denom if reduction == "mean" else None, again, recompute
                 )
             return total / denom if reduction == "mean" else total
 

@@ -152,8 +152,9 @@ def _softmax_terms_fast(scaling, gamma: float, z, y, lists: MaskedLists, with_gr
     """The direct form of :func:`~selrank.scalings.composite_softmax_bregman`, or None where
     a list needs its Taylor form (then the general path runs)."""
     d = z - y
-    if scaling.smooth:
-        dmax = lists.max(torch.abs(d)).amin()
+    if scaling.smooth:  # the largest |d| of each list (from its extremes: no |d| tensor)
+        lo, hi = torch.aminmax(d, dim=-1)
+        dmax = torch.maximum(lo.neg_(), hi).amin()
         if (dmax if scaling.alpha == 1.0 else dmax * scaling.alpha).item() < bregman_threshold(
             d, torch
         ):
