@@ -554,27 +554,29 @@ class _AffineLink(Capped, Link):
         whose ``f'`` is an exponential take ``f'`` at the midpoint as the geometric mean of
         ``f'`` at both ends (:meth:`~selrank._functions.ExpFunction._df_midpoint`; equal to
         a few ulps, no third exponential). Temporaries are written in place (``direct``,
-        ``d`` and ``dfh`` too); None where a value is not finite (``lerp`` would have met
-        ``inf · 0``), for the caller to take :meth:`bregman`.
+        ``d``, and for those links ``dfh`` and ``df``, this call's own exponentials); None
+        where a value is not finite (``lerp`` would have met ``inf · 0``), for the caller
+        to take :meth:`bregman`.
         """
         import torch
 
-        sel = d.abs()
+        mid = getattr(self, "_df_midpoint", None)
+        dfs = df if self.alpha == 1.0 else self.alpha * df
+        if mid is not None:
+            # the midpoint term first (h'(z) + 2 h'(mid), into f̂'), then |d| into f''s memory
+            dh = torch.add(dfs, mid(dfh, df), alpha=2.0 * self.alpha, out=dfh)
+            sel = torch.abs(d, out=df)
+        else:
+            sel = d.abs()
         if self._scale != 1.0:
             sel.mul_(self._scale)
         sel = A.less_as_float(sel, thr, inplace=True)
         if not sel.amax().item() > 0:
             return direct
         ds = d.mul_(sel)  # d at the near pairs, 0 elsewhere (d is finite inside the caps)
-        dfs = df if self.alpha == 1.0 else self.alpha * df
-        mid = getattr(self, "_df_midpoint", None)
         if mid is None:
             dh = self.dh(z + 0.5 * ds)
-            alpha = 2.0
-        else:
-            dh = mid(dfh, df)
-            alpha = 2.0 * self.alpha
-        dh = torch.add(dfs, dh, alpha=alpha, out=dh)  # dfs + 2 h'(mid), into h'(mid)
+            dh = torch.add(dfs, dh, alpha=2.0, out=dh)  # h'(z) + 2 h'(z + ds / 2)
         near = ds.mul_(ds).div_(6.0).mul_(dh)  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
         direct.lerp_(near, sel)
         # a finite result: every input of lerp was finite, so it selected exactly
