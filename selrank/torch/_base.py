@@ -441,13 +441,17 @@ class AnalyticHead(RankingHead):
                 total = values.sum() if full else values.mul_(vw).sum()
                 denom = float(valid.numel()) if full else vw.sum()
             else:
-                weights = unit_weights(self._unit_valid(y, valid), None, self.unit, values)
+                unit_valid = self._unit_valid(y, valid)
+                weights = unit_weights(unit_valid, None, self.unit, values)
                 total = (values * weights).sum()
                 denom = weights.sum()
             check = total
-            gw = (
-                None if full else (vw if item else mask_weight(self._unit_valid(y, valid), z.dtype))
-            )
+            if full:
+                gw = None
+            elif item or unit_valid is valid:
+                gw = vw
+            else:
+                gw = mask_weight(unit_valid, z.dtype)
             if need_grad:
                 if gw is not None:
                     # zero gradient at padding and in lists of weight 0 (0/1 weights: the
