@@ -38,6 +38,15 @@ Timing protocol (``--part timing``)
   of the cost is the core's capped-function evaluation; ``listwise[autograd]`` the gain of
   the closed-form backward.
 
+Heads vs batch size and list length (``--part timing``, not with ``--only`` or ``--no-scaling``)
+------------------------------------------------------------------------------------------------
+* The listwise, pairwise and pointwise heads against their references (ListNet, RankNet,
+  elementwise) at batch sizes 16, 64, 256, 1024 with ``L = 128`` and list lengths 10, 100,
+  1,000, 5,000 with ``B = 64`` (same batches and protocol as above, interleaved rounds per
+  shape, about 1 s per entry, 3 to 20 rounds). The broadcast RankNet reference is left
+  out where it would hold more than ``7e7`` pair slots (``64 × 5000``: ~6 GB per tensor),
+  so the pairwise ratio is not measured there. In ``timing.scaling`` of the JSON.
+
 MQ2008 protocol (``--part mq2008``)
 -----------------------------------
 * ``selrank.datasets.load_letor("mq2008", fold=k)``, k = 1..5: train on the training split,
