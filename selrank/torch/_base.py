@@ -6,7 +6,10 @@ all heads — checking shapes and types, resolving padding (:mod:`._masking`), r
 float32 under autocast or for half-precision scores, weighting and reducing — and a
 concrete head implements one method returning the unweighted loss of each *unit* (an item
 or a list). Heads with a closed-form gradient (the selective matching losses: ``h(ŝ) −
-h(s)``) return it too and get an analytic backward through :class:`ClosedFormGradient`.
+h(s)``) return it too and get an analytic backward through :class:`ClosedFormGradient`
+(per-unit values) or, for a ``"mean"``/``"sum"`` loss, :class:`FusedGradient` (the reduced
+loss and its gradient from one pass); both differentiate the general path again under
+``create_graph=True``.
 """
 
 from __future__ import annotations
@@ -321,15 +324,20 @@ class AnalyticHead(RankingHead):
     ----------
     grad : {"analytic", "autograd"}
         ``"analytic"``: backward is the closed form, computed in the forward pass (faster,
-        less memory, exact at the minimum); ``"autograd"``: differentiate the loss value
-        (supports double backward).
+        less memory, exact at the minimum; under ``create_graph=True`` the general path is
+        differentiated instead, so double backward works); ``"autograd"``: differentiate
+        the loss value.
+
+    Heads that set ``fused = True`` evaluate ``"mean"`` and ``"sum"`` without sample
+    weights through :meth:`_fused` (:class:`FusedGradient`).
     """
 
     #: Lists are evaluated about this many items at a time, which bounds the temporaries
     #: alive at once (memory taken fresh from the OS costs page faults on CPU). With the
     #: in-place list computations each chunk's fixed cost dominates below this size: the
-    #: listwise head measured 1.6-1.7x the ListNet reference at 2^17 items per chunk,
-    #: 1.7-1.8x at 2^16 and 2.0-2.4x at 2^15 (2026-11-23, torch_heads shapes).
+    #: listwise head measured 1.6-1.8x the ListNet reference at 2^17 items per chunk,
+    #: 1.6-2.0x at 2^16, 2.0-2.4x at 2^15 and 1.5-2.1x unchunked (2026-11-23, medians and
+    #: minima at the torch_heads shapes).
     chunk_items: int | None = 1 << 17
 
     def __init__(self, *, grad: str = "analytic", **kwargs):

@@ -12,8 +12,9 @@ The gradient of a selective matching loss is the closed form :math:`h(\hat s) - 
 (eq. [1], [30]); with ``grad="analytic"`` (default) the heads compute it in the forward
 pass and the backward just scales it (:class:`~selrank.torch._base.ClosedFormGradient`):
 cheaper than differentiating the loss value and exact at the minimum, where the loss value
-itself is evaluated through a cancellation-free Taylor form. ``grad="autograd"``
-differentiates the value instead (double backward works).
+itself is evaluated through a cancellation-free Taylor form; the pointwise and listwise
+heads reduce it in the same pass (:class:`~selrank.torch._base.FusedGradient`). Double
+backward works in both modes; ``grad="autograd"`` differentiates the value instead.
 
 :func:`get_head` builds any head by name — the selective heads, the torch-only baselines of
 :mod:`selrank.torch.baselines` and, through :class:`CoreLoss`, every loss registered in
