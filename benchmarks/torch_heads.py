@@ -38,6 +38,15 @@ Timing protocol (``--part timing``)
   of the cost is the core's capped-function evaluation; ``listwise[autograd]`` the gain of
   the closed-form backward.
 
+Heads vs batch size and list length (``--part timing``, not with ``--only`` or ``--no-scaling``)
+------------------------------------------------------------------------------------------------
+* The listwise, pairwise and pointwise heads against their references (ListNet, RankNet,
+  elementwise) at batch sizes 16, 64, 256, 1024 with ``L = 128`` and list lengths 10, 100,
+  1,000, 5,000 with ``B = 64`` (same batches and protocol as above, interleaved rounds per
+  shape, about 1 s per entry, 3 to 20 rounds). The broadcast RankNet reference is left
+  out where it would hold more than ``7e7`` pair slots (``64 × 5000``: ~6 GB per tensor),
+  so the pairwise ratio is not measured there. In ``timing.scaling`` of the JSON.
+
 MQ2008 protocol (``--part mq2008``)
 -----------------------------------
 * ``selrank.datasets.load_letor("mq2008", fold=k)``, k = 1..5: train on the training split,
@@ -264,6 +273,95 @@ TARGETS = (
 )
 
 
+#: The "heads vs batch size and list length" table: batch sizes at L = 128, list lengths
+#: at B = 64 (``[64 × 128]`` is in both sweeps).
+SCALING_SHAPES = (
+    (16, 128),
+    (64, 128),
+    (256, 128),
+    (1024, 128),
+    (64, 10),
+    (64, 100),
+    (64, 1000),
+    (64, 5000),
+)
+SCALING_PAIRS = (
+    ("listwise", "listnet_reference"),
+    ("pairwise", "ranknet_reference"),
+    ("pointwise", "pointwise_reference"),
+)
+#: The broadcast RankNet reference builds [B, L, L] tensors: left out above this many pair
+#: slots (64 × 5000² would need ~6 GB per tensor); its ratio is then not measured.
+RANKNET_MAX_SLOTS = 7e7
+
+
+def run_scaling(device: str, quick: bool) -> dict:
+    """Each head of ``SCALING_PAIRS`` against its reference at every ``SCALING_SHAPES`` shape
+    (interleaved rounds per shape, as ``time_shape``: ~1 s per entry, 3 to 20 rounds)."""
+    rows = []
+    for B, L in SCALING_SHAPES:
+        t0 = time.time()
+        only = {name for pair in SCALING_PAIRS for name in pair}
+        if B * L * L > RANKNET_MAX_SLOTS:
+            only.discard("ranknet_reference")
+        times = time_shape(
+            B,
+            L,
+            device,
+            budget_s=0.2 if quick else 1.0,
+            min_rounds=3,
+            max_rounds=5 if quick else 20,
+            only=only,
+        )
+        print(
+            f"[{B} x {L}] scaling table: {len(times)} entries in {time.time() - t0:.0f} s",
+            flush=True,
+        )
+        for head, ref in SCALING_PAIRS:
+            h = times[head]
+            r = times.get(ref)
+            row = {
+                "shape": [B, L],
+                "head": head,
+                "reference": ref,
+                "head_median_ms": 1e3 * statistics.median(h),
+                "head_min_ms": 1e3 * min(h),
+                "rounds": len(h),
+                "reference_median_ms": None if r is None else 1e3 * statistics.median(r),
+                "reference_min_ms": None if r is None else 1e3 * min(r),
+            }
+            row["ratio_median"] = (
+                None if r is None else row["head_median_ms"] / row["reference_median_ms"]
+            )
+            row["ratio_min"] = None if r is None else row["head_min_ms"] / row["reference_min_ms"]
+            rows.append(row)
+    return {"shapes": [list(s) for s in SCALING_SHAPES], "rows": rows}
+
+
+def print_scaling(scaling: dict) -> None:
+    print(
+        "\nheads vs batch size and list length — forward+backward median ms, "
+        "ratio head / reference (median, min)"
+    )
+    head = f"{'B x L':>11s}"
+    for h, ref in SCALING_PAIRS:
+        head += f" | {h:>9s} {ref.split('_')[0] + ' ref':>13s} {'ratio':>13s}"
+    print(head)
+    by = {(tuple(r["shape"]), r["head"]): r for r in scaling["rows"]}
+    for B, L in (tuple(s) for s in scaling["shapes"]):
+        line = f"{B:5d}x{L:<5d}"
+        for h, _ in SCALING_PAIRS:
+            r = by[(B, L), h]
+            ref = "n/a" if r["reference_median_ms"] is None else f"{r['reference_median_ms']:.2f}"
+            ratio = (
+                "n/a"
+                if r["ratio_median"] is None
+                else f"{r['ratio_median']:.2f}x, {r['ratio_min']:.2f}x"
+            )
+            line += f" | {r['head_median_ms']:9.2f} {ref:>13s} {ratio:>13s}"
+        print(line)
+
+
 def run_timing(device: str, threads: int, quick: bool, only=None, memory=None) -> dict:
     kinds = {name: kind for name, (kind, _) in entries().items()}
     results = []
@@ -458,6 +556,11 @@ def main(argv=None) -> None:
     )
     p.add_argument("--only", help="comma-separated entries to time (default: all)")
     p.add_argument(
+        "--no-scaling",
+        action="store_true",
+        help="skip the heads vs batch size and list length table (a run with --only skips it)",
+    )
+    p.add_argument(
         "--memory", help="comma-separated entries whose peak memory is probed (default: all timed)"
     )
     p.add_argument("--memory-probe", nargs=3, metavar=("ENTRY", "B", "L"), help=argparse.SUPPRESS)
@@ -487,6 +590,12 @@ def main(argv=None) -> None:
                 t for t in previous["targets"] if t["target"].split()[0] not in measured
             ] + timing["targets"]
             timing["entries_of_this_run"] = sorted(only)
+        if only or args.no_scaling:
+            if previous and "scaling" in previous:
+                timing["scaling"] = previous["scaling"]  # kept from the previous run
+        else:
+            timing["scaling"] = run_scaling(args.device, args.quick)
+            print_scaling(timing["scaling"])
         result["timing"] = timing
     if args.part in ("mq2008", "all"):
         result["mq2008"] = run_mq2008(args.device, args.quick)

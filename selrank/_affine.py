@@ -183,6 +183,11 @@ class Capped:
         if isinstance(x, np.ndarray):
             return x.size > 0 and bool(x.min() >= self._lo and x.max() <= self._hi)
         if is_torch(x) and x.device.type == "cpu" and x.numel() > 0:
+            # one-sided caps need one reduction (NaN compares False: not inside)
+            if math.isinf(self._lo):
+                return float(x.detach().amax()) <= self._hi
+            if math.isinf(self._hi):
+                return float(x.detach().amin()) >= self._lo
             lo, hi = torch_aminmax(x)
             return bool(lo >= self._lo and hi <= self._hi)
         return False

@@ -26,6 +26,7 @@ __all__ = [
     "to_numpy",
     "float_dtype_of",
     "finfo",
+    "less_as_float",
     "softplus",
     "sigmoid",
     "log_sigmoid",
@@ -171,6 +172,26 @@ def to_numpy(x: Any) -> np.ndarray:
 def finfo(xp, x):
     """``xp.finfo`` of the (floating) dtype of ``x``."""
     return xp.finfo(x.dtype)
+
+
+def less_as_float(x: Any, bound: float, *, inplace: bool = False):
+    """``x < bound`` as 0/1 numbers of ``x``'s (floating) dtype (into ``x`` if ``inplace``).
+
+    For torch, one comparison written straight into a float tensor: on CPU a boolean
+    tensor costs about as much as an ``exp`` to make and again to select with or convert
+    (the 0/1 factor then selects by ``lerp`` or products, float passes).
+
+    Examples
+    --------
+    >>> less_as_float(np.array([0.5, 2.0]), 1.0)
+    array([1., 0.])
+    """
+    if is_torch(x):
+        import torch
+
+        return torch.lt(x, bound, out=x if inplace else torch.empty_like(x))
+    xp = get_namespace(x)
+    return xp.astype(x < bound, x.dtype)
 
 
 # --------------------------------------------------------------------------------------

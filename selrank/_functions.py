@@ -65,6 +65,10 @@ class ExpFunction:
         e = xp.exp(x)
         return e, e, e
 
+    def _df_midpoint(self, df_a, df_b):
+        """:math:`f'((a+b)/2) = \\sqrt{f'(a) f'(b)}` from :math:`f'` at both ends (torch; into ``df_a``)."""
+        return df_a.mul_(df_b).sqrt_()
+
 
 class NegExpFunction:
     r""":math:`f = -e^{-x}`, :math:`f' = F = e^{-x}`."""
@@ -85,6 +89,10 @@ class NegExpFunction:
     def _f_df_F(self, x, xp):
         e = xp.exp(-x)
         return -e, e, e
+
+    def _df_midpoint(self, df_a, df_b):
+        """:math:`f'((a+b)/2) = \\sqrt{f'(a) f'(b)}` from :math:`f'` at both ends (torch; into ``df_a``)."""
+        return df_a.mul_(df_b).sqrt_()
 
 
 class SigmoidFunction:

@@ -46,6 +46,25 @@ __all__ = [
 ]
 
 
+def as_bytes(mask: torch.Tensor) -> torch.Tensor:
+    """A boolean mask as 0/1 bytes (a view, no copy).
+
+    On CPU, reductions and conversions of ``uint8`` run vectorised while those of ``bool``
+    cost about an ``exp`` per element; every mask reduction and 0/1 weight goes through this.
+    """
+    return mask.view(torch.uint8) if mask.dtype == torch.bool else mask
+
+
+def mask_all(mask: torch.Tensor) -> bool:
+    """``bool(mask.all())`` through the byte view (see :func:`as_bytes`)."""
+    return bool(as_bytes(mask).all())
+
+
+def mask_weight(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``mask`` as 0/1 numbers of ``dtype`` (through the byte view, see :func:`as_bytes`)."""
+    return as_bytes(mask).to(dtype)
+
+
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     """Losses run in float32 for half-precision scores (as autocast's float32 op list does)."""
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
@@ -150,8 +169,19 @@ def padding_mask(
     return y_true != padding_value
 
 
+def _finite_spread(t: torch.Tensor) -> bool:
+    """Whether ``max(t) − min(t)`` is finite (so is every value and every difference)."""
+    if t.numel() == 0:
+        return False
+    lo, hi = torch.aminmax(t)
+    return math.isfinite((hi - lo).item())
+
+
 def neutralize(
-    valid: torch.Tensor, x: torch.Tensor, *others: torch.Tensor
+    valid: torch.Tensor,
+    x: torch.Tensor,
+    *others: torch.Tensor,
+    weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, ...]:
     """Overwrite padded entries (last axis = list) with copies of one real item of the list.
 
@@ -162,6 +192,7 @@ def neutralize(
     list maximum is unchanged by the padding, and padded slots get exactly zero gradient
     (the copies are detached). A list without real entries copies the source of the first
     list that has one (a harmless dummy list whose loss the heads discard); 0 if none has.
+    ``weight`` may pass ``valid`` as 0/1 numbers of the tensors' dtype (else made here).
 
     Examples
     --------
@@ -174,18 +205,30 @@ def neutralize(
     """
     if valid.dim() == 0 or valid.shape[-1] == 0:
         return (x, *others)
-    nonempty = valid.any(dim=-1, keepdim=True)
-    if bool((valid[..., :1] | ~nonempty).all()):
-        idx = None  # every list that has a real item starts with one (the usual padding)
+    nonempty = as_bytes(valid).amax(dim=-1, keepdim=True)
+    every = nonempty.amin().item() == 1
+    if every and as_bytes(valid)[..., 0].amin().item() == 1:
+        idx = None  # every list starts with a real item (the usual padding)
+    elif bool((as_bytes(valid)[..., :1] | (1 - nonempty)).all()):
+        idx = None  # every list that has a real item starts with one
     else:
-        idx = valid.to(torch.uint8).argmax(dim=-1, keepdim=True)
-    if bool(nonempty.all()):  # every list has a real item: one select per tensor
-        return tuple(
-            torch.where(
-                valid, t, t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
-            )
-            for t in (x, *others)
-        )
+        idx = as_bytes(valid).argmax(dim=-1, keepdim=True)
+    if every:  # every list has a real item: one select per tensor
+        w = weight
+        out = []
+        for t in (x, *others):
+            src = t.detach()[..., :1] if idx is None else t.detach().gather(-1, idx)
+            if t.is_floating_point() and _finite_spread(t.detach()):
+                # every difference finite: lerp by the 0/1 weight is the select, exactly
+                # (s + 0·(x − s) and x − (x − s)·0), in float passes (see as_bytes); its
+                # backward is g·w
+                if w is None or w.dtype != t.dtype:
+                    w = mask_weight(valid, t.dtype)
+                out.append(torch.lerp(src, t, w))
+            else:
+                out.append(torch.where(valid, t, src))
+        return tuple(out)
+    nonempty = nonempty.to(torch.bool)
     flat_nonempty = nonempty.reshape(-1)
     row = flat_nonempty.to(torch.uint8).argmax()  # first list with a real item
     out = []
@@ -237,28 +280,50 @@ class MaskedLists:
     [[0.5, 0.5, 1.0]]
     """
 
-    def __init__(self, valid: torch.Tensor, *, full: bool | None = None, neutralized: bool = False):
+    def __init__(
+        self,
+        valid: torch.Tensor,
+        *,
+        full: bool | None = None,
+        neutralized: bool = False,
+        weight: torch.Tensor | None = None,
+    ):
         self.valid = valid
-        self.full = bool(valid.all()) if full is None else bool(full)
+        self.full = mask_all(valid) if full is None else bool(full)
         self.neutralized = neutralized
         self.mask = valid
         self.any_real = True
         self._weights: dict = {}
         if not self.full:
-            w = valid.to(torch.float32)
-            empty = w.sum(dim=-1, keepdim=True) == 0
-            if bool(empty.any()):
+            w = mask_weight(valid, torch.float32) if weight is None else weight
+            sums = w.sum(dim=-1, keepdim=True)
+            empty = sums == 0 if sums.numel() and sums.amin().item() == 0 else None
+            if empty is not None:
                 self.any_real = not bool(empty.all())
                 self.mask = valid | empty
                 w = w + empty.to(w.dtype)
-            self._weights[torch.float32] = w
+            self._weights[w.dtype] = w
+
+    @classmethod
+    def unchecked(
+        cls, valid: torch.Tensor, *, full: bool, weight: torch.Tensor | None = None
+    ) -> MaskedLists:
+        """A reducer that does not look for fully padded lists (no synchronising check):
+        for terms that reduce over no list (``mask`` is ``valid``, ``any_real`` assumed)."""
+        out = cls.__new__(cls)
+        out.valid = out.mask = valid
+        out.full, out.neutralized, out.any_real = bool(full), True, True
+        out._weights = {} if weight is None else {weight.dtype: weight}
+        return out
 
     def weight(self, dtype) -> torch.Tensor:
         """``mask`` as 0/1 numbers of ``dtype`` (cached)."""
         w = self._weights.get(dtype)
         if w is None:
             base = self._weights.get(torch.float32)
-            w = self._weights[dtype] = self.mask.to(dtype) if base is None else base.to(dtype)
+            w = self._weights[dtype] = (
+                mask_weight(self.mask, dtype) if base is None else base.to(dtype)
+            )
         return w
 
     def rows(self, start: int, stop: int) -> MaskedLists:
@@ -339,7 +404,11 @@ def unit_weights(
     dtype, device = like.dtype, like.device
     zero = torch.zeros((), dtype=dtype, device=device)
     if sample_weight is None:
-        return valid.to(dtype) if unit == "item" else valid.any(dim=-1).to(dtype)
+        if unit == "item":
+            return mask_weight(valid, dtype)
+        if valid.shape[-1] == 0:
+            return valid.any(dim=-1).to(dtype)
+        return as_bytes(valid).amax(dim=-1).to(dtype)
     w = _weight_tensor(sample_weight, like)
     shape = tuple(valid.shape)
     if tuple(w.shape) == shape:  # per item
@@ -375,7 +444,7 @@ def reduce_units(values: torch.Tensor, weights: torch.Tensor, reduction: str) ->
         # infinite loss at a zero weight would give NaN): one product and one sum, and the
         # masked sum only when the plain one is not finite
         total = (values * weights).sum()
-        if not bool(torch.isfinite(total)):
+        if not math.isfinite(total.item()):
             total = None
     if total is None:
         weighted = torch.where(weights > 0, values * weights, zero)

@@ -12,8 +12,9 @@ The gradient of a selective matching loss is the closed form :math:`h(\hat s) - 
 (eq. [1], [30]); with ``grad="analytic"`` (default) the heads compute it in the forward
 pass and the backward just scales it (:class:`~selrank.torch._base.ClosedFormGradient`):
 cheaper than differentiating the loss value and exact at the minimum, where the loss value
-itself is evaluated through a cancellation-free Taylor form. ``grad="autograd"``
-differentiates the value instead (double backward works).
+itself is evaluated through a cancellation-free Taylor form; the pointwise and listwise
+heads reduce it in the same pass (:class:`~selrank.torch._base.FusedGradient`). Double
+backward works in both modes; ``grad="autograd"`` differentiates the value instead.
 
 :func:`get_head` builds any head by name — the selective heads, the torch-only baselines of
 :mod:`selrank.torch.baselines` and, through :class:`CoreLoss`, every loss registered in
@@ -22,6 +23,7 @@ differentiates the value instead (double backward works).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -104,7 +106,7 @@ def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, 
     """
     values, grad = _softmax_terms(scaling, gamma, target, z, y, lists, with_grad)
     check = grad if with_grad else values
-    if z.dtype == torch.float64 or bool(torch.isfinite(check.sum())):
+    if z.dtype == torch.float64 or math.isfinite(check.sum().item()):
         return values, grad
     bad = ~torch.isfinite(check)
     if bad.dim() > 1:
@@ -129,30 +131,40 @@ def _softmax_side(scaling, gamma: float, z, lists: MaskedLists):
     """``(h, H)`` of :func:`~selrank.scalings.composite_softmax` without the rest of its dict.
 
     The same operations in the same order (so the same values), minus ``log p`` and ``q'``,
-    with the softmax normalised in place; for tensors outside an autograd graph only.
+    with the softmax computed in place; for tensors outside an autograd graph only. The
+    padded entries of ``e`` are multiplied by 0 before the sum (the general path's masked
+    sum, the same products), so ``h`` is 0 there.
     """
     q, _, Q = scaling.q_dq_Q(z)
     a = Q if gamma == 1.0 else Q / gamma  # x / 1.0 is x
     m = lists.max(a)
-    m = torch.where(torch.isfinite(m), m, torch.zeros((), dtype=m.dtype, device=m.device))
-    e = torch.exp(a - m[..., None])
-    s = lists.sum(e)
-    lse = torch.log(s) + m
-    return e.div_(s[..., None]).mul_(q), gamma * lse  # h = q * p
+    if not math.isfinite(m.sum().item()):  # (a finite sum: every maximum is finite)
+        m = torch.where(torch.isfinite(m), m, torch.zeros((), dtype=m.dtype, device=m.device))
+    e = torch.sub(a, m[..., None]).exp_()
+    if not lists.full:
+        e.mul_(lists.weight(e.dtype))
+    s = e.sum(dim=-1)
+    lse = torch.log(s).add_(m)
+    h = e.div_(s[..., None]).mul_(q)  # h = q * p
+    return h, (lse if gamma == 1.0 else gamma * lse)
 
 
 def _softmax_terms_fast(scaling, gamma: float, z, y, lists: MaskedLists, with_grad: bool):
     """The direct form of :func:`~selrank.scalings.composite_softmax_bregman`, or None where
     a list needs its Taylor form (then the general path runs)."""
     d = z - y
-    if scaling.smooth:
-        dmax = lists.max(torch.abs(d))
-        if bool((dmax * scaling.alpha < bregman_threshold(d, torch)).any()):
+    if scaling.smooth:  # the largest |d| of each list (from its extremes: no |d| tensor)
+        lo, hi = torch.aminmax(d, dim=-1)
+        dmax = torch.maximum(lo.neg_(), hi).amin()
+        if (dmax if scaling.alpha == 1.0 else dmax * scaling.alpha).item() < bregman_threshold(
+            d, torch
+        ):
             return None
     h, H = _softmax_side(scaling, gamma, z, lists)
     hy, Hy = _softmax_side(scaling, gamma, y, lists)
-    direct = H - Hy - lists.sum(d * hy)
-    values = torch.maximum(direct, torch.zeros_like(direct))
+    # hy is 0 at padding: the plain sum is the masked one
+    direct = (H - Hy).sub_(d.mul_(hy).sum(dim=-1))
+    values = direct.clamp_min_(0.0)
     return values, (h.sub_(hy) if with_grad else None)
 
 
@@ -384,6 +396,8 @@ class PointwiseLoss(AnalyticHead):
 
     unit = "item"
     ndims = (1, 2)
+    #: Items reduce over no list: one pass over the whole batch has the fewest operations.
+    chunk_items = None
 
     def __init__(
         self,
@@ -399,6 +413,12 @@ class PointwiseLoss(AnalyticHead):
         self.core = _core(
             Pointwise, link, "PointwiseLoss", lambda: Pointwise(link, target=target, **link_params)
         )
+
+    fused = True
+
+    def fused_neutralizes(self) -> bool:
+        # the padding needs no copies where every target is in the link's domain
+        return not (self.core.target == "score" and self.core.link.domain == (-math.inf, math.inf))
 
     def terms(self, z, y, lists, with_grad):
         return pointwise_terms(self.core.link, self.core.target, z, y, lists, with_grad)
@@ -468,6 +488,8 @@ class ListwiseLoss(AnalyticHead):
             "ListwiseLoss",
             lambda: Listwise(scaling, gamma=gamma, target=target, **scaling_params),
         )
+
+    fused = True
 
     def terms(self, z, y, lists, with_grad):
         c = self.core

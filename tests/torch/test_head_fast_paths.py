@@ -181,3 +181,211 @@ def test_listwise_head_fast_equals_general(
     slow = _loss_and_grad(head, z2, y, mask, reduction)
     torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0, equal_nan=True)
     torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------
+# The fused path ("mean"/"sum" without sample weights: loss and gradient in one pass)
+# ---------------------------------------------------------------------------------------
+
+
+def _general(head):
+    """The same head with the fused path switched off (the general path of the base class)."""
+    import copy
+
+    other = copy.deepcopy(head)
+    other.fused = False
+    return other
+
+
+FUSED_HEADS = [
+    ("pointwise", {}),
+    ("pointwise", {"link": "exp", "alpha": 0.5, "beta": 1.0}),
+    ("pointwise", {"link": "sigmoid"}),
+    ("pointwise", {"link": "sinh", "cap": None}),
+    ("pointwise", {"link": "exp", "cap": 2.0, "cap_mode": "flat"}),
+    ("listwise", {}),
+    ("listwise", {"scaling": "exp", "cap": 2.0}),
+    ("listwise", {"scaling": "exp", "gamma": 0.5, "alpha": 0.5, "beta": 1.0}),
+    ("listwise", {"scaling": "sigmoid"}),
+]
+
+
+def _fused_head(kind, params):
+    return (PointwiseLoss if kind == "pointwise" else ListwiseLoss)(**params)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("scale", [1.0, 40.0])
+@pytest.mark.parametrize("kind,params", FUSED_HEADS)
+def test_fused_path_equals_general_path(kind, params, dtype, padded, reduction, scale):
+    head = _fused_head(kind, params)
+    assert head.fused
+    z, y, mask = _batch(dtype, padded, scale)
+    z[:3] = y[:3]  # lists at their target (Taylor forms)
+    fast = _loss_and_grad(head, z, y, mask, reduction)
+    slow = _loss_and_grad(_general(head), z, y, mask, reduction)
+    # the same operations on the real items, products by 0/1 weights: bit for bit
+    torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0)
+    torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0, equal_nan=True)
+    if "cap" not in params or params["cap"] is not None:  # uncapped sinh overflows at 40
+        assert torch.isfinite(fast[1]).all()
+    if padded:
+        assert (fast[1][~mask] == 0).all()
+
+
+def test_fused_path_is_taken_and_falls_back():
+    z, y, mask = _batch(torch.float32, True)
+    z = torch.where(mask, z, torch.zeros(()))  # finite padding (NaN: the general path)
+    for head in (PointwiseLoss(), ListwiseLoss()):
+        x = z.clone().requires_grad_(True)
+        assert type(head(x, y, mask=mask).grad_fn).__name__ == "FusedGradientBackward"
+        x = z.clone().requires_grad_(True)  # sample weights: the general path
+        w = torch.rand(z.shape[0])
+        assert "Fused" not in type(head(x, y, mask=mask, sample_weight=w).grad_fn).__name__
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e30])
+@pytest.mark.parametrize("kind,params", [FUSED_HEADS[0], FUSED_HEADS[5]])
+def test_fused_path_with_garbage_at_padding(kind, params, bad):
+    # non-finite or huge padded scores: the fused path falls back (or neutralizes first)
+    head = _fused_head(kind, params)
+    z, y, mask = _batch(torch.float32, True)
+    z = torch.where(mask, z, torch.tensor(bad))
+    fast = _loss_and_grad(head, z, y, mask, "mean")
+    slow = _loss_and_grad(_general(head), z, y, mask, "mean")
+    torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0)
+    torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0)
+    assert torch.isfinite(fast[0]) and torch.isfinite(fast[1]).all()
+    assert (fast[1][~mask] == 0).all()
+
+
+@pytest.mark.parametrize("kind,params", [FUSED_HEADS[0], FUSED_HEADS[5]])
+def test_fused_path_with_empty_lists_lengths_and_sentinel(kind, params):
+    head = _fused_head(kind, params)
+    z, y, mask = _batch(torch.float64, True)
+    mask[:4] = False  # fully padded lists
+    lengths = mask.sum(dim=-1)
+    mask = torch.arange(33)[None, :] < lengths[:, None]
+    for kw in ({"mask": mask}, {"lengths": lengths}):
+        x1, x2 = z.clone().requires_grad_(True), z.clone().requires_grad_(True)
+        a, b = head(x1, y, **kw), _general(head)(x2, y, **kw)
+        a.backward()
+        b.backward()
+        assert torch.equal(a, b) and torch.equal(x1.grad, x2.grad)
+        assert (x1.grad[~mask] == 0).all()
+    ys = torch.where(mask, y, torch.tensor(-1.0, dtype=y.dtype))  # the sentinel
+    x1, x2 = z.clone().requires_grad_(True), z.clone().requires_grad_(True)
+    a, b = head(x1, ys), _general(head)(x2, ys)
+    a.backward()
+    b.backward()
+    assert torch.equal(a, b) and torch.equal(x1.grad, x2.grad)
+    # nothing real at all: zero loss, zero gradient
+    x = z.clone().requires_grad_(True)
+    out = head(x, y, mask=torch.zeros_like(mask))
+    out.backward()
+    assert float(out.detach()) == 0.0 and (x.grad == 0).all()
+
+
+@pytest.mark.parametrize("kind,params", [FUSED_HEADS[0], FUSED_HEADS[5]])
+def test_fused_path_half_precision_and_no_grad(kind, params):
+    head = _fused_head(kind, params)
+    z, y, mask = _batch(torch.float32, True)
+    zb = z.to(torch.bfloat16)
+    fast = _loss_and_grad(head, zb, y, mask, "mean")
+    slow = _loss_and_grad(_general(head), zb, y, mask, "mean")
+    assert fast[1].dtype == torch.bfloat16
+    torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0)
+    torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0)
+    with torch.no_grad():
+        assert torch.equal(head(z, y, mask=mask), _general(head)(z, y, mask=mask))
+    assert torch.equal(head(z, y, mask=mask), _general(head)(z, y, mask=mask))  # no graph
+
+
+@pytest.mark.parametrize("scores", [1e4, -1e4, 1e20, -1e20])
+@pytest.mark.parametrize("kind,params", [FUSED_HEADS[0], FUSED_HEADS[5]])
+def test_fused_path_at_extreme_scores(kind, params, scores):
+    head = _fused_head(kind, params)
+    z, y, mask = _batch(torch.float32, True)
+    z[:, ::3] = scores
+    fast = _loss_and_grad(head, z, y, mask, "mean")
+    slow = _loss_and_grad(_general(head), z, y, mask, "mean")
+    torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0)
+    assert torch.isfinite(fast[1]).all()
+
+
+# ---------------------------------------------------------------------------------------
+# Double backward of the analytic heads (recomputed through autograd under create_graph)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda grad: PointwiseLoss("exp", grad=grad),
+        lambda grad: PointwiseLoss("sigmoid", grad=grad),
+        lambda grad: ListwiseLoss("exp", grad=grad),
+        lambda grad: ListwiseLoss("sigmoid", gamma=0.5, grad=grad),
+        lambda grad: __import__("selrank.torch", fromlist=["PairwiseLoss"]).PairwiseLoss(
+            "sinh", grad=grad
+        ),
+    ],
+)
+def test_double_backward_of_analytic_heads_equals_autograd(make, padded, reduction):
+    z, y, mask = _batch(torch.float64, padded, scale=2.0)
+    z, y, mask = z[:6, :9], y[:6, :9], mask[:6, :9]
+    out = []
+    for grad in ("analytic", "autograd"):
+        x = z.clone().requires_grad_(True)
+        loss = make(grad)(x, y, mask=mask, reduction=reduction).sum()
+        (g,) = torch.autograd.grad(loss, x, create_graph=True)
+        (hv,) = torch.autograd.grad((g * torch.linspace(-1, 1, g.numel()).view_as(g)).sum(), x)
+        out.append((g.detach(), hv))
+    torch.testing.assert_close(out[0][0], out[1][0], rtol=1e-9, atol=1e-12)
+    torch.testing.assert_close(out[0][1], out[1][1], rtol=1e-9, atol=1e-12)
+    assert torch.isfinite(out[0][1]).all()
+
+
+def test_analytic_gradcheck_and_gradgradcheck():
+    z, y, mask = _batch(torch.float64, True, scale=2.0)
+    z, y, mask = z[:3, :6].contiguous(), y[:3, :6], mask[:3, :6]
+    z[:, 0] = y[:, 0] + 0.3  # keep every list away from its target (smooth everywhere)
+    for head in (PointwiseLoss("exp"), ListwiseLoss("exp")):
+
+        def f(x, head=head):
+            return head(x, y, mask=mask)
+
+        x = z.clone().requires_grad_(True)
+        assert torch.autograd.gradcheck(f, (x,))
+        assert torch.autograd.gradgradcheck(f, (x,))
+
+
+# ---------------------------------------------------------------------------------------
+# Mask helpers: byte views and the lerp form of neutralize
+# ---------------------------------------------------------------------------------------
+
+
+def test_neutralize_lerp_equals_select():
+    from selrank.torch._masking import neutralize
+
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(7, 9, generator=g, dtype=torch.float64)
+    valid = torch.rand(7, 9, generator=g) < 0.6
+    valid[:, 0] = True
+    for v in (valid, valid.flip(-1)):  # lists starting with a real item, and not
+        xs = x.clone().requires_grad_(True)
+        (out,) = neutralize(v, xs)
+        idx = v.to(torch.uint8).argmax(dim=-1, keepdim=True)
+        expect = torch.where(v, x, x.gather(-1, idx))
+        assert torch.equal(out, expect)
+        out.sum().backward()
+        assert torch.equal(xs.grad, v.to(x.dtype))
+        # a non-finite value takes the select instead; the same result at the real items
+        xi = x.clone()
+        xi[~v] = float("inf")
+        (out,) = neutralize(v, xi)
+        assert torch.equal(out, expect)

@@ -395,6 +395,17 @@ def test_analytic_backward_is_cheaper_than_autograd_graph(rng):
             continue
         seen.add(n)
         stack.extend(f for f, _ in n.next_functions)
+    # the fused path ("mean"/"sum"): one node for the loss and its gradient
+    assert any("FusedGradient" in type(n).__name__ for n in seen)
+    assert len(seen) < 15
+    out = ListwiseLoss("exp", reduction="none")(z, y)
+    seen, stack = set(), [out.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or n in seen:
+            continue
+        seen.add(n)
+        stack.extend(f for f, _ in n.next_functions)
     assert any("ClosedFormGradient" in type(n).__name__ for n in seen)
     assert len(seen) < 15
 
