@@ -289,6 +289,27 @@ def log_mean_exp(x, weights=None) -> float:
     return m + math.log(float(np.sum(w * np.exp(x - m))) / total)
 
 
+def segment_log_mean_exp(x, cells, n_cells: int, weights) -> np.ndarray:
+    """:func:`log_mean_exp` of every cell at once: ``x[cells == j]`` for ``j < n_cells``.
+
+    ``cells`` holds the cell (``0 .. n_cells-1``) of each element, ``weights`` (the shape of
+    ``x``) the element weights; every cell must carry a positive total weight. Same shift by
+    the cell's largest ``x`` with positive weight, so each cell is as exact as the scalar form.
+    """
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    keep = w != 0
+    total = np.bincount(cells, weights=w, minlength=n_cells)
+    m = np.full(n_cells, -np.inf)
+    np.maximum.at(m, cells[keep], x[keep])
+    finite = np.isfinite(m)
+    shift = np.where(finite, m, 0.0)
+    with np.errstate(all="ignore"):
+        terms = np.where(keep, w * np.exp(x - shift[cells]), 0.0)
+        s = np.bincount(cells, weights=terms, minlength=n_cells)
+        return np.where(finite, m + np.log(s / total), m)
+
+
 def log_softmax(x, xp=None, *, axis: int = -1):
     """``x - logsumexp(x)`` along ``axis``, accurate to the rounding of ``x`` itself.
 

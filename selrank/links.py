@@ -279,27 +279,108 @@ class Link(Params):
         range (all labels 0 for a sigmoid link with ``target="link"``) is pulled inside, by a
         relative ``1e-12``, so the constant is finite; a mean merely close to the boundary is
         inverted as it is. With ``target="score"`` the constant is kept in
-        ``[min y, max y]``, where a preimage of the mean always lies. Links whose ``h`` underflows towards a range end (exp, negexp,
-        sigmoid) override this with a log-space closed form that stays exact there.
+        ``[min y, max y]``, where a preimage of the mean always lies. Links whose ``h``
+        underflows towards a range end (exp, negexp, sigmoid) use a log-space closed form
+        that stays exact there. The weights must sum to a positive number. One cell of
+        :meth:`optimal_constants`.
         """
         y, w = self._constant_inputs(y_true, sample_weight)
-        v = A.to_numpy(self.h(y)) if target == "score" else y
-        mean = float(np.average(v, weights=w))
-        lo, hi = self.range
-        span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
-        if math.isfinite(lo) and mean <= lo:
-            mean = lo + 1e-12 * span
-        if math.isfinite(hi) and mean >= hi:
-            mean = hi - 1e-12 * span
-        c = float(A.to_numpy(self.h_inv(np.array([mean])))[0])
+        cells = np.zeros(y.size, dtype=np.intp)
+        return float(self.optimal_constants(y, cells, 1, w, target=target)[0])
+
+    def optimal_constants(
+        self, y_true, cells, n_cells: int, sample_weight=None, *, target: str = "score"
+    ) -> np.ndarray:
+        r""":meth:`optimal_constant` of every cell at once, vectorised.
+
+        Parameters
+        ----------
+        y_true : array-like, shape (n,)
+            Targets.
+        cells : array-like of int, shape (n,)
+            The cell (``0 .. n_cells-1``) of each row.
+        n_cells : int
+            Number of cells; each must carry a positive total weight.
+        sample_weight : array-like, shape (n,), optional
+        target : {"score", "link"}
+
+        Returns
+        -------
+        ndarray, shape (n_cells,)
+            Equal to ``optimal_constant(y[cells == j], w[cells == j])`` for every ``j`` (up
+            to the rounding of the sums).
+
+        Examples
+        --------
+        >>> c = get_link("exp").optimal_constants([-40.0, -40.0, 1.0, 3.0], [0, 0, 1, 1], 2)
+        >>> c.round(4).tolist()
+        [-40.0, 2.4338]
+        """
+        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
+        return self._generic_constants(y, w, cells, n_cells, target)
+
+    def _cell_inputs(self, y_true, cells, n_cells, sample_weight):
+        y, w = self._constant_inputs(y_true, sample_weight)
+        w = (
+            np.ones_like(y)
+            if w is None
+            else np.broadcast_to(w.reshape(-1) if w.ndim else w, y.shape)
+        )
+        cells = np.asarray(cells).reshape(-1)
+        if cells.shape != y.shape or (cells.size and cells.dtype.kind not in "iu"):
+            raise ValueError(
+                f"`cells` must hold one integer cell id per target ({y.size}); got "
+                f"{cells.dtype} of shape {cells.shape}"
+            )
+        cells = cells.astype(np.intp, copy=False)
+        n_cells = int(n_cells)
+        if cells.size and (cells.min() < 0 or cells.max() >= n_cells):
+            raise ValueError(
+                f"cell ids must lie in [0, {n_cells}); got {cells.min()}..{cells.max()}"
+            )
+        total = np.bincount(cells, weights=w, minlength=n_cells)
+        if not np.all(total > 0):
+            j = int(np.flatnonzero(~(total > 0))[0])
+            raise ValueError(
+                "weights must sum to a positive number in every cell; got sum "
+                f"{float(total[j])!r} in cell {j}"
+                + (" (no rows)" if not np.any(cells == j) else "")
+            )
+        return y, w, cells
+
+    def _generic_constants(self, y, w, cells, n_cells, target):
+        with np.errstate(all="ignore"):
+            v = np.asarray(A.to_numpy(self.h(y)), dtype=np.float64) if target == "score" else y
+            mean = np.bincount(cells, weights=w * v, minlength=n_cells) / np.bincount(
+                cells, weights=w, minlength=n_cells
+            )
+            lo, hi = self.range
+            span = (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else 1.0
+            if math.isfinite(lo):
+                mean = np.where(mean <= lo, lo + 1e-12 * span, mean)
+            if math.isfinite(hi):
+                mean = np.where(mean >= hi, hi - 1e-12 * span, mean)
+            c = np.asarray(A.to_numpy(self.h_inv(mean)), dtype=np.float64).reshape(-1)
         if target == "score" and y.size:
             # a weighted mean of h(y) has a preimage in [min y, max y] (monotone h); where h
             # has underflowed to its range end that bound is all that is left, and it is exact
             # for identical targets
-            seen = y if w is None else y[np.broadcast_to(w, y.shape) != 0]
-            if seen.size and np.all(np.isfinite(seen)):
-                c = min(max(c, float(seen.min())), float(seen.max()))
+            seen = w != 0
+            ys, cs = y[seen], cells[seen]
+            lo_y = np.full(n_cells, np.inf)
+            hi_y = np.full(n_cells, -np.inf)
+            np.minimum.at(lo_y, cs, ys)
+            np.maximum.at(hi_y, cs, ys)
+            n_seen = np.bincount(cs, minlength=n_cells)
+            n_bad = np.bincount(cs, weights=~np.isfinite(ys), minlength=n_cells)
+            clamp = (n_seen > 0) & (n_bad == 0)
+            c = np.where(clamp, np.minimum(np.maximum(c, lo_y), hi_y), c)
         return c
+
+    def _uncapped_cells(self, x, cells, n_cells) -> np.ndarray:
+        """Per cell: every standardized argument ``x`` lies where no cap acts."""
+        out = ~((x >= getattr(self, "_lo", -math.inf)) & (x <= getattr(self, "_hi", math.inf)))
+        return np.bincount(cells, weights=out, minlength=n_cells) == 0
 
     @staticmethod
     def _constant_inputs(y_true, sample_weight):
@@ -310,12 +391,6 @@ class Link(Params):
             else np.asarray(A.to_numpy(sample_weight), dtype=np.float64)
         )
         return y, w
-
-    def _uncapped(self, x) -> bool:
-        """True when every standardized argument ``x`` lies where no cap acts."""
-        return bool(
-            np.all((x >= getattr(self, "_lo", -math.inf)) & (x <= getattr(self, "_hi", math.inf)))
-        )
 
     # ---- validation and presentation -----------------------------------------------------
     def check_domain(self, z, name: str = "y_true") -> None:
@@ -747,16 +822,19 @@ class Sigmoid(SigmoidFunction, _AffineLink):
         # negative binary entropy; finite (0) at y = 0 and y = 1
         return A.xlogx(y, xp) + A.xlogx(1.0 - y, xp)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+    def optimal_constants(self, y_true, cells, n_cells, sample_weight=None, *, target="score"):
         # logit(p) = log p - log(1 - p) with both means in log space: p underflows to 0 (or
         # rounds to 1) for |x| beyond ~37, where the generic inverse is no longer exact
-        y, w = self._constant_inputs(y_true, sample_weight)
+        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
+        c = self._generic_constants(y, w, cells, n_cells, target)
+        if target != "score":
+            return c
         x = self.alpha * (y - self.beta)
-        if target != "score" or not self._uncapped(x):
-            return super().optimal_constant(y, w, target=target)
-        log_p = A.log_mean_exp(A.log_sigmoid(x), w)
-        log_q = A.log_mean_exp(A.log_sigmoid(-x), w)
-        return (log_p - log_q) / self.alpha + self.beta
+        with np.errstate(all="ignore"):
+            log_p = A.segment_log_mean_exp(A.log_sigmoid(x), cells, n_cells, w)
+            log_q = A.segment_log_mean_exp(A.log_sigmoid(-x), cells, n_cells, w)
+            exact = (log_p - log_q) / self.alpha + self.beta
+        return np.where(self._uncapped_cells(x, cells, n_cells), exact, c)
 
 
 class Exp(ExpFunction, _AffineLink):
@@ -790,13 +868,15 @@ class Exp(ExpFunction, _AffineLink):
     def _Fconj(self, y, xp):
         return A.xlogx(y, xp) - y
 
-    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+    def optimal_constants(self, y_true, cells, n_cells, sample_weight=None, *, target="score"):
         # log-mean-exp: the mean of e^x underflows (-40 gave -27.6 through the old floor)
-        y, w = self._constant_inputs(y_true, sample_weight)
+        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
+        c = self._generic_constants(y, w, cells, n_cells, target)
+        if target != "score":
+            return c
         x = self.alpha * (y - self.beta)
-        if target != "score" or not self._uncapped(x):
-            return super().optimal_constant(y, w, target=target)
-        return A.log_mean_exp(x, w) / self.alpha + self.beta
+        exact = A.segment_log_mean_exp(x, cells, n_cells, w) / self.alpha + self.beta
+        return np.where(self._uncapped_cells(x, cells, n_cells), exact, c)
 
 
 class NegExp(NegExpFunction, _AffineLink):
@@ -828,13 +908,15 @@ class NegExp(NegExpFunction, _AffineLink):
         # sup_x xy - e^{-x} at x = -log(-y): y log(-y)... = -y*log(-y) + y  (y < 0)
         return -A.xlogx(-y, xp) + y
 
-    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+    def optimal_constants(self, y_true, cells, n_cells, sample_weight=None, *, target="score"):
         # -log-mean-exp(-x): the mean of -e^{-x} underflows to the range end 0 for large x
-        y, w = self._constant_inputs(y_true, sample_weight)
+        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
+        c = self._generic_constants(y, w, cells, n_cells, target)
+        if target != "score":
+            return c
         x = self.alpha * (y - self.beta)
-        if target != "score" or not self._uncapped(x):
-            return super().optimal_constant(y, w, target=target)
-        return -A.log_mean_exp(-x, w) / self.alpha + self.beta
+        exact = -A.segment_log_mean_exp(-x, cells, n_cells, w) / self.alpha + self.beta
+        return np.where(self._uncapped_cells(x, cells, n_cells), exact, c)
 
 
 class Sinh(SinhFunction, _AffineLink):

@@ -336,3 +336,71 @@ def test_property_bregman_nonnegative_and_gradient_monotone(case, a, b):
     assert link.bregman(za, zb)[0] >= 0
     # (h(ŝ) − h(s)) (ŝ − s) ≥ 0: the gradient always points back to the target
     assert (link.h(za)[0] - link.h(zb)[0]) * (a - b) >= -1e-12
+
+
+def _reference_constant(link, y, w):
+    """The per-cell optimum written out once more, independently of ``optimal_constants``:
+    log-mean-exp closed forms where the link has one and no cap acts, else h⁻¹ of the
+    weighted mean of h(y), kept inside [min y, max y]."""
+    x = getattr(link, "alpha", 1.0) * (y - getattr(link, "beta", 0.0))
+    uncapped = np.all((x >= getattr(link, "_lo", -np.inf)) & (x <= getattr(link, "_hi", np.inf)))
+
+    def lme(v):
+        m = np.max(v[w != 0])
+        return m + np.log(np.sum(w * np.exp(v - m)) / np.sum(w))
+
+    name = getattr(link, "name", "")
+    if uncapped and name == "exp":
+        return lme(x) / link.alpha + link.beta
+    if uncapped and name == "negexp":
+        return -lme(-x) / link.alpha + link.beta
+    if uncapped and name == "sigmoid":
+        ls = lambda v: -np.logaddexp(0.0, -v)  # noqa: E731
+        return (lme(ls(x)) - lme(ls(-x))) / link.alpha + link.beta
+    with np.errstate(all="ignore"):
+        mean = np.sum(w * np.asarray(link.h(y), dtype=float)) / np.sum(w)
+        lo, hi = link.range
+        span = (hi - lo) if np.isfinite(lo) and np.isfinite(hi) else 1.0
+        if np.isfinite(lo) and mean <= lo:
+            mean = lo + 1e-12 * span
+        if np.isfinite(hi) and mean >= hi:
+            mean = hi - 1e-12 * span
+        c = float(np.asarray(link.h_inv(np.array([mean])))[0])
+    seen = y[w != 0]
+    return min(max(c, seen.min()), seen.max())
+
+
+@pytest.mark.parametrize("link", LINK_OBJS, ids=IDS)
+def test_optimal_constants_per_cell(link, rng):
+    """All cells at once = each cell alone = the formula written out independently."""
+    m = 7
+    s = sample_scores(link, rng, n=70)
+    cells = rng.permutation(np.repeat(np.arange(m), 10))
+    w = rng.uniform(0.5, 2.0, size=s.size)
+    w[::9] = 0.0  # zero weights drop their rows (but never a whole cell here)
+    got = link.optimal_constants(s, cells, m, w)
+    assert got.shape == (m,)
+    for j in range(m):
+        rows = cells == j
+        alone = link.optimal_constant(s[rows], w[rows])
+        ref = _reference_constant(link, s[rows], w[rows])
+        assert got[j] == pytest.approx(alone, rel=1e-12, abs=1e-12)
+        assert got[j] == pytest.approx(ref, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["exp", "negexp", "sigmoid", "identity", "sinh"])
+def test_optimal_constants_extreme_cells_and_bad_cells(name):
+    link = get_link(name, cap=None) if name in ("exp", "negexp", "sinh") else get_link(name)
+    big = {"exp": -1e4, "negexp": 1e4, "sigmoid": -1e4, "identity": 1e4, "sinh": 5.0}[name]
+    y = np.array([big, big, 0.0, 1.0, 2.0])
+    got = link.optimal_constants(y, [0, 0, 1, 1, 1], 2)
+    assert got[0] == big  # identical targets: exactly themselves, even where h underflows
+    assert got[1] == pytest.approx(link.optimal_constant(y[2:]), rel=1e-12)
+    with pytest.raises(ValueError, match="positive number in every cell; got sum 0.0 in cell 1"):
+        link.optimal_constants(y, [0, 0, 1, 1, 1], 2, [1, 1, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"cell 2 \(no rows\)"):
+        link.optimal_constants(y, [0, 0, 1, 1, 1], 3)
+    with pytest.raises(ValueError, match="cell ids must lie in"):
+        link.optimal_constants(y, [0, 0, 1, 1, 5], 2)
+    with pytest.raises(ValueError, match="one integer cell id per target"):
+        link.optimal_constants(y, [0.0, 0, 1, 1, 1], 2)

@@ -656,7 +656,8 @@ def cell_optimum(link: Link, y: np.ndarray, inv: np.ndarray, m: int, w: np.ndarr
 
     ``inv`` holds the cell (``0 .. m-1``) of each row, ``w`` the row weights (every cell
     must carry positive weight). The optimum of each cell is the link's own
-    :meth:`~selrank.links.Link.optimal_constant` of the cell's rows, so it is exact where
+    :meth:`~selrank.links.Link.optimal_constant` of the cell's rows (all cells at once:
+    :meth:`~selrank.links.Link.optimal_constants`), so it is exact where
     :math:`h` underflows towards a range end (an exp link at scores of -40) and finite where the
     mean lies on the boundary of a bounded range. Returns ``(mean_h, optimum)``, both of
     shape ``(m,)``.
@@ -673,13 +674,7 @@ def cell_optimum(link: Link, y: np.ndarray, inv: np.ndarray, m: int, w: np.ndarr
     mean_h = np.bincount(inv, weights=w * hy, minlength=m) / np.bincount(
         inv, weights=w, minlength=m
     )
-    order = np.argsort(inv, kind="stable")
-    bounds = np.searchsorted(inv[order], np.arange(m + 1))
-    optimum = np.empty(m, dtype=np.float64)
-    for j in range(m):
-        rows = order[bounds[j] : bounds[j + 1]]
-        optimum[j] = link.optimal_constant(y[rows], sample_weight=w[rows])
-    return mean_h, optimum
+    return mean_h, link.optimal_constants(y, inv, m, w)
 
 
 def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> PropernessReport:
