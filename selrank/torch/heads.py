@@ -61,6 +61,7 @@ from ._masking import (
     neutralize,
     padding_mask,
 )
+from ._pointwise_kernel import exp_bregman_grad
 
 __all__ = [
     "PointwiseLoss",
@@ -84,7 +85,11 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
     """Per-item matching loss ``L(ŝ, s)`` and gradient ``h(ŝ) − h(s)`` (or ``h(ŝ) − y``)."""
     if target == "score":
         link.check_domain(y, "y_true")
-        values, grad = link.bregman_grad(z, y) if with_grad else (link.bregman(z, y), None)
+        if not with_grad:
+            return link.bregman(z, y), None
+        # the default exp link on CPU: one kernel pass after the exponentials, or None
+        fast = exp_bregman_grad(link, z, y)
+        values, grad = link.bregman_grad(z, y) if fast is None else fast
     else:
         link.check_range(y, "y_true")
         values = link.bregman_link_target(z, y)
