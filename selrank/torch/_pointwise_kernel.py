@@ -24,10 +24,16 @@ fused and general paths both call it, so they still agree bit for bit.
 
 It applies to exactly :class:`selrank.links.Exp` with ``alpha = 1`` and ``beta = 0`` (any
 cap, the scores inside it), contiguous CPU tensors of one dtype, float32 or float64, and
-needs numba (the ``fast`` extra); everything else takes the torch path.
+needs numba (the ``fast`` extra); everything else takes the torch path. The one-sided cap
+(the default) is checked in the same pass, against the cap as a double like
+:meth:`selrank._affine.Capped._inside_caps` (so without its two reductions); a score beyond
+it, or NaN, discards the pass and the torch path runs. Two-sided caps are checked first, by
+``_inside_caps`` itself.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
@@ -46,10 +52,12 @@ except ImportError:  # pragma: no cover - exercised only without numba
     _NUMBA = False
 
 
-def _kernel(zh, z, a, b, thr, two, six):  # pragma: no cover - jitted
+def _kernel(zh, z, a, b, thr, two, six, lo, hi):  # pragma: no cover - jitted
+    inside = True  # every score in [lo, hi] (the caps; NaN is not): else the caller discards
     for i in range(zh.shape[0]):
         ea = a[i]
         eb = b[i]
+        inside &= (zh[i] >= lo) & (zh[i] <= hi) & (z[i] >= lo) & (z[i] <= hi)
         d = zh[i] - z[i]
         g = ea - eb
         v = g - d * eb
@@ -62,6 +70,7 @@ def _kernel(zh, z, a, b, thr, two, six):  # pragma: no cover - jitted
             v = v - v  # 0 (NaN stays NaN)
         a[i] = g
         b[i] = v
+    return inside
 
 
 if _NUMBA:
@@ -91,12 +100,18 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         and not (z_hat.requires_grad or z.requires_grad)
     ):
         return None
-    if not (link._inside_caps(z_hat) and link._inside_caps(z)):
-        return None
+    lo, hi = float(link._lo), float(link._hi)
+    if math.isfinite(lo) and math.isfinite(hi):  # two caps: Capped._inside_caps as it is
+        if not (link._inside_caps(z_hat) and link._inside_caps(z)):
+            return None
+        lo, hi = -math.inf, math.inf
     grad = torch.exp(z_hat)
     values = torch.exp(z)
     np_dtype = np.float32 if z.dtype == torch.float32 else np.float64
-    _kernel(
+    # a one-sided cap (the default) is checked in the same pass, against the cap as a double
+    # like Capped._inside_caps (two reductions and synchronisations less); a score beyond it,
+    # or NaN, discards the pass: the torch path
+    inside = _kernel(
         z_hat.numpy().reshape(-1),
         z.numpy().reshape(-1),
         grad.numpy().reshape(-1),
@@ -104,5 +119,7 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         np_dtype(bregman_threshold(z, torch)),
         np_dtype(2.0),
         np_dtype(6.0),
+        lo,
+        hi,
     )
-    return values, grad
+    return (values, grad) if inside else None
