@@ -65,6 +65,90 @@ def test_bregman_grad_numpy():
     assert (values == ref[0]).all() and (grad == ref[1]).all()
 
 
+# ---------------------------------------------------------------------------------------
+# The exp link's numba kernel (selrank.torch._pointwise_kernel)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("extreme", [None, -1e20, -float("inf")])
+def test_exp_kernel_equals_torch_path(dtype, extreme):
+    pytest.importorskip("numba")
+    from selrank.torch._pointwise_kernel import exp_bregman_grad
+
+    link = get_link("exp")
+    z, y = _scores(dtype, 2.0)
+    if extreme is not None:
+        z[5, 20] = extreme  # the direct form is infinite there: the torch path falls back
+    values, grad = exp_bregman_grad(link, z, y)
+    ref_values, ref_grad = link.bregman_grad(z, y)
+    assert torch.equal(grad, ref_grad)
+    # the same operations; at the near pairs torch's vectorised sqrt may round differently
+    _same(values, ref_values)
+    sep_values, _ = Link.bregman_grad(link, z, y)
+    _same(values, sep_values)
+    d = z - y
+    far = d.abs() >= 0.5
+    assert torch.equal(values[far], ref_values[far])  # the direct form: bit for bit
+    near = d.abs() < 1e-2
+    assert near.sum() > 100 and (values[near] >= 0).all()
+    if extreme is not None:  # (-d) e^y, or inf: the value of bregman()
+        assert values[5, 20] == sep_values[5, 20] and values[5, 20] > 1e19
+
+
+def test_exp_kernel_applies_only_where_it_is_exact():
+    pytest.importorskip("numba")
+    from selrank.torch._pointwise_kernel import exp_bregman_grad
+
+    z, y = _scores(torch.float32)
+    exp = get_link("exp")
+    assert exp_bregman_grad(exp, z, y) is not None
+    for link in (get_link("exp", alpha=0.5), get_link("exp", beta=1.0), get_link("negexp")):
+        assert exp_bregman_grad(link, z, y) is None
+    assert exp_bregman_grad(exp, z.t(), y.t()) is None  # not contiguous
+    assert exp_bregman_grad(exp, z.to(torch.bfloat16), y.to(torch.bfloat16)) is None
+    assert exp_bregman_grad(exp, z, y.double()) is None
+    assert exp_bregman_grad(exp, z + 40.0, y) is None  # beyond the default cap (30)
+    bad = z.clone()
+    bad[0, 0] = float("nan")
+    assert exp_bregman_grad(exp, bad, y) is None  # the cap check fails: the torch path
+    # the one-sided cap is compared as a double (as Capped._inside_caps does): float32(0.1)
+    # lies above 0.1
+    tenth = get_link("exp", cap=0.1)
+    at = torch.full((3, 4), 0.1)
+    assert not tenth._inside_caps(at) and exp_bregman_grad(tenth, at, at - 1.0) is None
+    assert exp_bregman_grad(tenth, at - 1.0, at - 1.0) is not None
+    # two caps: checked before the pass; inside them the kernel's values are the torch path's
+    pair = get_link("exp", cap=(-5.0, 3.0))
+    zc, yc = z.clamp(-5.0, 3.0), y.clamp(-5.0, 3.0)
+    values, grad = exp_bregman_grad(pair, zc, yc)
+    ref_values, ref_grad = pair.bregman_grad(zc, yc)
+    assert torch.equal(grad, ref_grad)
+    _same(values, ref_values)
+    assert exp_bregman_grad(pair, zc - 6.0, yc) is None
+
+
+def test_pointwise_head_takes_the_exp_kernel(monkeypatch):
+    pytest.importorskip("numba")
+    import selrank.torch.heads as heads
+
+    calls = []
+
+    def spy(*args):
+        out = heads_kernel(*args)
+        calls.append(out is not None)
+        return out
+
+    heads_kernel = heads.exp_bregman_grad
+    monkeypatch.setattr(heads, "exp_bregman_grad", spy)
+    z, y, mask = _batch(torch.float32, True)
+    z = torch.where(mask, z, torch.zeros(()))
+    for head in (PointwiseLoss(), PointwiseLoss(reduction="none")):
+        x = z.clone().requires_grad_(True)
+        head(x, y, mask=mask).sum().backward()
+    assert calls == [True, True]
+
+
 def _batch(dtype, padded, scale=1.0):
     z, y = _scores(dtype, scale, seed=1)
     mask = torch.ones_like(y, dtype=torch.bool)
@@ -89,6 +173,10 @@ def general_path(monkeypatch):
     def switch():
         monkeypatch.setattr(
             "selrank.links._AffineLink.bregman_grad", Link.bregman_grad, raising=True
+        )
+        # and the exp link's numba kernel (selrank.torch._pointwise_kernel)
+        monkeypatch.setattr(
+            "selrank.torch.heads.exp_bregman_grad", lambda *args: None, raising=True
         )
 
     return switch
