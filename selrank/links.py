@@ -317,7 +317,21 @@ class Link(Params):
         [-40.0, 2.4338]
         """
         y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
-        return self._generic_constants(y, w, cells, n_cells, target)
+        if target != "score" or type(self)._log_mean_constants is Link._log_mean_constants:
+            return self._generic_constants(y, w, cells, n_cells, target)
+        # links whose h underflows towards a range end: the log-space closed form, exact
+        # there, in every cell where no cap acts; the generic inverse only in the others
+        x = self.alpha * (y - self.beta)
+        with np.errstate(all="ignore"):
+            exact = self._log_mean_constants(x, cells, n_cells, w)
+        uncapped = self._uncapped_cells(x, cells, n_cells)
+        if uncapped.all():
+            return exact
+        return np.where(uncapped, exact, self._generic_constants(y, w, cells, n_cells, target))
+
+    def _log_mean_constants(self, x, cells, n_cells, w):
+        """Per-cell optimum in log space from standardized ``x`` (links that define one)."""
+        raise NotImplementedError
 
     def _cell_inputs(self, y_true, cells, n_cells, sample_weight):
         y, w = self._constant_inputs(y_true, sample_weight)
@@ -822,19 +836,12 @@ class Sigmoid(SigmoidFunction, _AffineLink):
         # negative binary entropy; finite (0) at y = 0 and y = 1
         return A.xlogx(y, xp) + A.xlogx(1.0 - y, xp)
 
-    def optimal_constants(self, y_true, cells, n_cells, sample_weight=None, *, target="score"):
+    def _log_mean_constants(self, x, cells, n_cells, w):
         # logit(p) = log p - log(1 - p) with both means in log space: p underflows to 0 (or
         # rounds to 1) for |x| beyond ~37, where the generic inverse is no longer exact
-        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
-        c = self._generic_constants(y, w, cells, n_cells, target)
-        if target != "score":
-            return c
-        x = self.alpha * (y - self.beta)
-        with np.errstate(all="ignore"):
-            log_p = A.segment_log_mean_exp(A.log_sigmoid(x), cells, n_cells, w)
-            log_q = A.segment_log_mean_exp(A.log_sigmoid(-x), cells, n_cells, w)
-            exact = (log_p - log_q) / self.alpha + self.beta
-        return np.where(self._uncapped_cells(x, cells, n_cells), exact, c)
+        log_p = A.segment_log_mean_exp(A.log_sigmoid(x), cells, n_cells, w)
+        log_q = A.segment_log_mean_exp(A.log_sigmoid(-x), cells, n_cells, w)
+        return (log_p - log_q) / self.alpha + self.beta
 
 
 class Exp(ExpFunction, _AffineLink):
@@ -868,15 +875,9 @@ class Exp(ExpFunction, _AffineLink):
     def _Fconj(self, y, xp):
         return A.xlogx(y, xp) - y
 
-    def optimal_constants(self, y_true, cells, n_cells, sample_weight=None, *, target="score"):
+    def _log_mean_constants(self, x, cells, n_cells, w):
         # log-mean-exp: the mean of e^x underflows (-40 gave -27.6 through the old floor)
-        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
-        c = self._generic_constants(y, w, cells, n_cells, target)
-        if target != "score":
-            return c
-        x = self.alpha * (y - self.beta)
-        exact = A.segment_log_mean_exp(x, cells, n_cells, w) / self.alpha + self.beta
-        return np.where(self._uncapped_cells(x, cells, n_cells), exact, c)
+        return A.segment_log_mean_exp(x, cells, n_cells, w) / self.alpha + self.beta
 
 
 class NegExp(NegExpFunction, _AffineLink):
@@ -908,15 +909,9 @@ class NegExp(NegExpFunction, _AffineLink):
         # sup_x xy - e^{-x} at x = -log(-y): y log(-y)... = -y*log(-y) + y  (y < 0)
         return -A.xlogx(-y, xp) + y
 
-    def optimal_constants(self, y_true, cells, n_cells, sample_weight=None, *, target="score"):
+    def _log_mean_constants(self, x, cells, n_cells, w):
         # -log-mean-exp(-x): the mean of -e^{-x} underflows to the range end 0 for large x
-        y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
-        c = self._generic_constants(y, w, cells, n_cells, target)
-        if target != "score":
-            return c
-        x = self.alpha * (y - self.beta)
-        exact = -A.segment_log_mean_exp(-x, cells, n_cells, w) / self.alpha + self.beta
-        return np.where(self._uncapped_cells(x, cells, n_cells), exact, c)
+        return -A.segment_log_mean_exp(-x, cells, n_cells, w) / self.alpha + self.beta
 
 
 class Sinh(SinhFunction, _AffineLink):
