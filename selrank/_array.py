@@ -12,7 +12,6 @@ through the unused branch cannot produce ``0 * inf = nan``.
 
 from __future__ import annotations
 
-import math  # noqa: F401  (log_mean_exp, from the numin branch, uses it)
 from typing import Any
 
 import array_api_compat
@@ -271,22 +270,19 @@ def log_mean_exp(x, weights=None) -> float:
 
     The mean of ``e^x`` underflows for ``x < -745`` (float64) and loses all meaning once it is
     floored; shifting by the largest ``x`` with positive weight keeps every term in ``(0, 1]``.
-    Zero weights drop their terms; the weights must sum to a positive number.
+    Zero weights drop their terms; the weights must sum to a positive number. The one-cell
+    case of :func:`segment_log_mean_exp`.
     """
     x = np.asarray(x, dtype=np.float64).reshape(-1)
-    if weights is None:
-        w = np.ones_like(x)
-    else:
-        w = np.broadcast_to(np.asarray(weights, dtype=np.float64).reshape(-1), x.shape)
-    keep = w != 0
+    w = (
+        np.ones_like(x)
+        if weights is None
+        else np.broadcast_to(np.asarray(weights, dtype=np.float64).reshape(-1), x.shape)
+    )
     total = float(np.sum(w))
-    if not np.any(keep) or not total > 0:
+    if not np.any(w != 0) or not total > 0:
         raise ValueError(f"weights must sum to a positive number; got sum {total!r}")
-    x, w = x[keep], w[keep]
-    m = float(np.max(x))
-    if not math.isfinite(m):
-        return m
-    return m + math.log(float(np.sum(w * np.exp(x - m))) / total)
+    return float(segment_log_mean_exp(x, np.zeros(x.size, dtype=np.intp), 1, w)[0])
 
 
 def segment_log_mean_exp(x, cells, n_cells: int, weights) -> np.ndarray:

