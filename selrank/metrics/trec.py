@@ -339,15 +339,40 @@ def _fail(path: Path, lineno: int, raw: bytes, why: str) -> ValueError:
     return ValueError(f"{path}, line {lineno}: {why}; the line reads {_shown(raw)}")
 
 
+_MAX_LINE = _BLOCK  # longest line accepted: a TREC line holds a few short fields
+
+
+class _LongLine(Exception):
+    """A line longer than ``_MAX_LINE`` (raised by :func:`_raw_lines`)."""
+
+
 def _raw_lines(fh) -> Iterator[bytes]:
-    """Lines of a binary stream, without their ``\\n``."""
-    tail = b""
+    """Lines of a binary stream, without their ``\\n``.
+
+    Linear time and bounded memory whatever the line lengths: the pieces of an unfinished
+    line are kept in a list and joined once, and a line longer than ``_MAX_LINE`` raises
+    :class:`_LongLine` instead of growing without bound.
+    """
+    pending: list[bytes] = []  # pieces of the unfinished line
+    size = 0
     while block := fh.read(_BLOCK):
-        lines = (tail + block).split(b"\n")
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)
+            size += len(block)
+            if size > _MAX_LINE:
+                raise _LongLine
+            continue
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            if len(lines[0]) > _MAX_LINE:
+                raise _LongLine
         tail = lines.pop()
         yield from lines
-    if tail:
-        yield tail
+        pending, size = [tail], len(tail)
+    if size:
+        yield b"".join(pending)
 
 
 def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
@@ -367,6 +392,11 @@ def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
                 fields = raw.split()
                 if fields and not fields[0].startswith(b"#"):
                     yield lineno, raw, fields
+    except _LongLine:
+        raise ValueError(
+            f"{path}, line {lineno + 1}: the line is longer than {_MAX_LINE >> 20} MiB (no line "
+            f"break within it); expected short {layout} lines: is this a TREC file?"
+        ) from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ValueError(
             f"{path}: the gzip data is truncated or corrupt after line {lineno} ({exc})"
@@ -379,6 +409,29 @@ def _first_line(path: Path, layout: str, qid: bytes, docno: bytes) -> int:
         if fields[0] == qid and fields[2] == docno:
             return lineno
     return -1  # pragma: no cover - the duplicate was read from this file
+
+
+# Numbers as trec_eval reads them: C's atol (the relevance) and atof (the score) take the longest
+# numeric prefix of a field. A field is accepted only where that prefix is the whole field, so
+# every value read here is the value trec_eval reads; anything else ('1_0', which Python's int()
+# reads as 10 and trec_eval as 1; '2e1', which atol reads as 2; '1.5'; 'high') is refused.
+_REL = re.compile(rb"([+-]?[0-9]+)(?:\.0*)?")
+_RANK = re.compile(rb"[+-]?[0-9]+")
+_SCORE = re.compile(
+    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.I
+)
+_ATOL = re.compile(rb"[+-]?[0-9]+")
+_ATOF = re.compile(
+    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|infinity|inf|nan)", re.I
+)
+
+
+def _trec_eval_reads(text: bytes, integer: bool) -> str:
+    """What trec_eval's atol / atof make of ``text`` (the longest numeric prefix), for messages."""
+    m = (_ATOL if integer else _ATOF).match(text)
+    if m is None:
+        return "0"
+    return str(int(m.group())) if integer else repr(float(m.group()))
 
 
 def _utf8(field: bytes) -> str:
@@ -403,7 +456,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     ------
     ValueError
         Naming the file and line: a line without exactly 4 fields, a relevance that is not an
-        integer (``1.0`` is accepted, ``1.5`` and ``high`` are not), a document judged twice
+        integer (``1.0`` is accepted; ``1.5``, ``1_0`` and ``high``, which trec_eval
+        reads as 1, 1 and 0, are not), a document judged twice
         for the same query (trec_eval refuses those too), a file with no judgment, text that
         is not UTF-8, or truncated or corrupt gzip data.
     FileNotFoundError
@@ -435,17 +489,14 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             doc = docno.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
-        try:
-            rel = int(rel_text)
-        except ValueError:
-            try:
-                value = float(rel_text)
-            except ValueError:
-                value = math.nan
-            if not (math.isfinite(value) and value.is_integer()):
-                why = f"the relevance (4th field) must be an integer, got {_utf8(rel_text)!r}"
-                raise _fail(path, lineno, raw, why) from None
-            rel = int(value)
+        m = _REL.fullmatch(rel_text)
+        if m is None:
+            why = (
+                f"the relevance (4th field) must be an integer, got {_utf8(rel_text)!r} "
+                f"(trec_eval would read it as {_trec_eval_reads(rel_text, True)})"
+            )
+            raise _fail(path, lineno, raw, why)
+        rel = int(m.group(1))
         if doc in docs:
             first = _first_line(path, _QRELS_LAYOUT, qid, docno)
             raise ValueError(
@@ -513,18 +564,16 @@ def read_run(path: str | os.PathLike) -> Run:
                 tag = tag_text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
-        try:
-            int(rank_text)
-        except ValueError:
+        if _RANK.fullmatch(rank_text) is None:
             why = f"the rank (4th field) must be an integer, got {_utf8(rank_text)!r}"
-            raise _fail(path, lineno, raw, why) from None
-        try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if math.isnan(score):
-            why = f"the score (5th field) must be a number, got {_utf8(score_text)!r}"
             raise _fail(path, lineno, raw, why)
+        if _SCORE.fullmatch(score_text) is None:
+            why = (
+                f"the score (5th field) must be a number, got {_utf8(score_text)!r} "
+                f"(trec_eval would read it as {_trec_eval_reads(score_text, False)})"
+            )
+            raise _fail(path, lineno, raw, why)
+        score = float(score_text)
         if doc in docs:
             first = _first_line(path, _RUN_LAYOUT, qid, docno)
             raise ValueError(
