@@ -114,7 +114,7 @@ class DwellDataset:
 MAX_CLICK_ROWS = 10_000_000
 
 _CLICK_CHUNK = 8 << 20  # bytes parsed per step
-_CLICK_MAX_LINE = 1 << 20  # a click line holds three numbers: anything longer is not one
+_CLICK_MAX_LINE = _CLICK_CHUNK  # a click line holds three numbers: the buffer never grows
 _HEADER = b"SessionId\tItemId\tTime"
 _FIELD_NAMES = ("SessionId", "ItemId", "Time")
 # Unix times from 1973 to 5138: 1e8 to 1e11 in seconds, 1e11 to 1e14 in milliseconds
@@ -170,7 +170,8 @@ def read_session_clicks(
 
     Memory: the file is parsed in 8 MB steps by a compiled kernel, so the working memory is
     fixed; the output holds 24 bytes a click, at most ``24 * max_rows`` bytes. Blank lines
-    cost nothing, and a line longer than 1 MiB (e.g. a file without line breaks) is refused.
+    cost nothing, and a line longer than the 8 MB buffer (e.g. a file without line breaks) is
+    refused.
 
     Returns a polars DataFrame with ``session`` (int64), ``item`` (int64) and ``time_ms``
     (int64 Unix milliseconds: the source has millisecond resolution, so this is exact) in file
@@ -182,7 +183,7 @@ def read_session_clicks(
         Naming the file, line and column: a wrong header, a line without exactly three
         tab-separated fields, an id that is not an integer (or does not fit into int64), a
         time that is not a finite number (text that is not UTF-8 is reported the same way), a
-        line longer than 1 MiB, more than ``max_rows`` clicks; naming the file: a time unit
+        line longer than 8 MB, more than ``max_rows`` clicks; naming the file: a time unit
         that cannot be told, truncated or corrupt gzip data.
     FileNotFoundError
         When ``path`` does not exist.
@@ -355,12 +356,46 @@ def _ids(clicks, column: str, name: str):
     raise TypeError(f"`{name}` column {column!r} must hold integer or string ids; got {dt}")
 
 
-def _clicks_frame(clicks: Any, name: str):
-    """Validate a click table: polars DataFrame with session, item and time or time_ms."""
+def _as_polars(clicks: Any, name: str):
+    """A polars DataFrame from a polars or pandas DataFrame (the pandas index is dropped)."""
     pl = _pl()
-    if not isinstance(clicks, pl.DataFrame):
-        raise TypeError(f"`{name}` must be a polars DataFrame; got {type(clicks).__name__}")
+    if isinstance(clicks, pl.DataFrame):
+        return clicks
+    if type(clicks).__module__.split(".")[0] == "pandas" and hasattr(clicks, "columns"):
+        if not hasattr(clicks, "iloc") or getattr(clicks, "ndim", 2) != 2:
+            raise TypeError(f"`{name}` must be a DataFrame; got a pandas {type(clicks).__name__}")
+        try:
+            return pl.from_pandas(clicks)
+        except ImportError as exc:  # pragma: no cover - pyarrow missing for some dtypes
+            raise ImportError(
+                f"converting the pandas DataFrame `{name}` needs pyarrow for its column types "
+                f"({exc}): pip install pyarrow, or pass a polars DataFrame"
+            ) from exc
+    raise TypeError(
+        f"`{name}` must be a polars or pandas DataFrame with columns session, item and time "
+        f"(seconds) or time_ms; got {type(clicks).__name__}"
+    )
+
+
+def _check_finite(clicks, column: str, name: str) -> None:
+    """Refuse NaN or infinite values of a float column, naming the first row."""
+    pl = _pl()
+    if not clicks.schema[column].is_float():
+        return
+    bad = clicks.select(pl.col(column).is_finite().not_().arg_true().first()).item()
+    if bad is not None:
+        value = clicks[column][bad]
+        raise ValueError(
+            f"`{name}` column {column!r} must hold finite times; row {bad} holds {value}"
+        )
+
+
+def _clicks_frame(clicks: Any, name: str):
+    """Validate a click table: polars or pandas DataFrame with session, item and time or time_ms."""
+    pl = _pl()
+    clicks = _as_polars(clicks, name)
     if "time_ms" not in clicks.columns and "time" in clicks.columns:
+        _check_finite(clicks, "time", name)
         clicks = _time_ms(clicks, name)
     missing = [c for c in ("session", "item", "time_ms") if c not in clicks.columns]
     if missing:
@@ -368,14 +403,38 @@ def _clicks_frame(clicks: Any, name: str):
             f"`{name}` needs columns session, item and time (seconds) or time_ms; "
             f"missing {missing}; got {clicks.columns}"
         )
+    ms = clicks.schema["time_ms"]
+    if not ms.is_numeric():
+        raise TypeError(
+            f"`{name}` column 'time_ms' must hold Unix milliseconds (numbers); got {ms}"
+        )
+    _check_finite(clicks, "time_ms", name)
+    time_ms = pl.col("time_ms")
     out = clicks.select(
         _ids(clicks, "session", name).alias("session"),
         _ids(clicks, "item", name).alias("item"),
-        pl.col("time_ms").cast(pl.Int64),
+        (time_ms.round(0) if ms.is_float() else time_ms).cast(pl.Int64, strict=False),
     )
     if out.null_count().sum_horizontal().item():
-        raise ValueError(f"`{name}` holds missing values in session, item or time")
+        raise ValueError(
+            f"`{name}` holds missing values in session, item or time (or a time_ms that does "
+            "not fit into int64)"
+        )
     return out
+
+
+def _refuse_no_rows(clicks, name: str) -> None:
+    """Refuse a log with no row: no clicks, or no session with a second click."""
+    pl = _pl()
+    if clicks.height == 0:
+        raise ValueError(f"`{name}` holds no clicks")
+    n_sessions = clicks.select(pl.col("session").n_unique()).item()
+    raise ValueError(
+        f"`{name}` gives no dwell rows: none of its {n_sessions} sessions has a second click "
+        f"({clicks.height} clicks in all). A dwell is the gap to the next click in the same "
+        "session, so a session of one click has none. Check the session column: an id per "
+        "click (e.g. a click or event id instead of a session id) gives this"
+    )
 
 
 def _per_click(clicks):
@@ -512,9 +571,10 @@ def dwell_dataset(
 
     Parameters
     ----------
-    train_clicks, test_clicks : polars.DataFrame
-        Columns ``session``, ``item`` and ``time`` (Unix seconds) or ``time_ms``, e.g. from
-        :func:`read_session_clicks`. Session ids of the two logs are treated separately.
+    train_clicks, test_clicks : polars.DataFrame or pandas.DataFrame
+        Columns ``session``, ``item`` and ``time`` (Unix seconds, or datetimes) or
+        ``time_ms``, e.g. from :func:`read_session_clicks`. Session ids of the two logs are
+        treated separately.
     dtype : float32 or float64
         Dtype of ``X``.
     name : str
@@ -522,6 +582,17 @@ def dwell_dataset(
     Returns
     -------
     DwellDataset
+
+    Raises
+    ------
+    TypeError
+        A table that is not a polars or pandas DataFrame; ids that are not integers or
+        strings; times that are not numbers or datetimes.
+    ValueError
+        A missing column, a missing or non-finite value (naming the column and row), a
+        ``time`` column that looks like milliseconds; and a log that gives no row at all
+        (no clicks, or no session with a second click), which would otherwise surface only
+        later as an empty training set.
 
     Examples
     --------
@@ -539,8 +610,11 @@ def dwell_dataset(
     """
     pl = _pl()
     dt = float_dtype(dtype)
-    train = _per_click(_clicks_frame(train_clicks, "train_clicks"))
-    test = _per_click(_clicks_frame(test_clicks, "test_clicks"))
+    checked = {
+        "train_clicks": _clicks_frame(train_clicks, "train_clicks"),
+        "test_clicks": _clicks_frame(test_clicks, "test_clicks"),
+    }
+    train, test = (_per_click(c) for c in checked.values())
     log_dwell = pl.col("seconds").log1p().alias("log_dwell")
     events = train.with_columns(log_dwell)
     out = {}
@@ -552,6 +626,8 @@ def dwell_dataset(
             .filter(pl.col("seconds").is_not_null())
             .with_columns(pl.col("seconds").log1p().alias("y"))
         )
+        if rows.height == 0:
+            _refuse_no_rows(checked[f"{split_name}_clicks"], f"{split_name}_clicks")
         out[split_name] = _split(rows, split_name, dt)
     return DwellDataset(name, out["train"], out["test"])
 

@@ -119,16 +119,19 @@ _MESSAGES = {
 
 
 def _fail(
-    path: Path, code: int, line: int, buf: np.ndarray, offset: int, fid: int, n_features: int | None
+    path: Path,
+    code: int,
+    line: int,
+    buf: np.ndarray,
+    offset: int,
+    fid: int,
+    n_features: int | None,
+    kernel,
 ) -> ValueError:
-    start = max(0, offset - 4096)  # the line may be long: look at a window around the token
-    before = buf[start:offset].tobytes()
-    start += before.rfind(b"\n") + 1
-    raw = buf[start : offset + 4096].tobytes()
-    stop = raw.find(b"\n")
-    stop = len(raw) if stop < 0 else stop
-    text = raw[:stop].decode("utf-8", "replace").rstrip("\r")
-    tok = raw[offset - start : stop].split(maxsplit=1)
+    start = int(kernel.last_newline(buf, 0, offset)) + 1  # the line may be long: no copy of it
+    head = buf[start : start + 200].tobytes().split(b"\n", 1)[0]
+    text = head.decode("utf-8", "replace").rstrip("\r")
+    tok = buf[offset : offset + 200].tobytes().split(b"\n", 1)[0].split(maxsplit=1)
     tok_text = tok[0].decode("utf-8", "replace") if tok else ""
     shown = text if len(text) <= 120 else text[:117] + "..."
     why = _MESSAGES[code].format(tok=tok_text, fid=fid, n_features=n_features)
@@ -251,9 +254,10 @@ def read_svmlight(
     chunk_bytes : int
         Bytes read per step; peak memory is the output plus about this much.
     max_line_bytes : int
-        Longest line accepted (64 MiB by default: about five million dense features). A
-        longer line, e.g. a file with no line breaks, is an error naming its line, so memory
-        stays at the output plus ``max(chunk_bytes, max_line_bytes)``.
+        Longest line accepted where it exceeds ``chunk_bytes`` (64 MiB by default: about
+        five million dense features). A line longer than both, e.g. a file with no line
+        breaks, is an error naming its line, so memory stays at the output plus
+        ``max(chunk_bytes, max_line_bytes)``.
 
     Memory: the output is sized from the number of *data* lines (blank and comment lines
     cost nothing) counted in a first pass; the parser checks every write against that size,
@@ -379,7 +383,7 @@ def read_svmlight(
             if code == kernel.NO_ROOM:
                 raise _changed(path, next_line, n_rows, "more")
             if code != kernel.OK:
-                raise _fail(path, code, next_line, buf, offset, fid, n_features)
+                raise _fail(path, code, next_line, buf, offset, fid, n_features, kernel)
             if keep_comments:
                 s, e = c_start[row : row + n_done], c_stop[row : row + n_done]
                 out = np.zeros((n_done, max(1, int(kernel.comment_length(buf, s, e)))), np.uint8)

@@ -207,7 +207,7 @@ def test_read_session_clicks_errors(tmp_path):
 
 def test_dwell_dataset_validates():
     good = pl.DataFrame({"session": [1, 1], "item": [1, 2], "time": [0.0, 1.0]})
-    with pytest.raises(TypeError, match="polars DataFrame"):
+    with pytest.raises(TypeError, match="polars or pandas DataFrame"):
         dwell_dataset({"session": [1]}, good)
     with pytest.raises(ValueError, match=r"missing \['item'\]"):
         dwell_dataset(good.drop("item"), good)
