@@ -394,6 +394,8 @@ def _clicks_frame(clicks: Any, name: str):
     """Validate a click table: polars or pandas DataFrame with session, item and time or time_ms."""
     pl = _pl()
     clicks = _as_polars(clicks, name)
+    if clicks.height == 0:
+        raise ValueError(f"`{name}` holds no clicks")
     if "time_ms" not in clicks.columns and "time" in clicks.columns:
         _check_finite(clicks, "time", name)
         clicks = _time_ms(clicks, name)
