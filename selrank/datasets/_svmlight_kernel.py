@@ -179,6 +179,16 @@ def count_lines(buf):
     return n
 
 
+@numba.njit(cache=True, inline="always")
+def _is_data_line(buf, p, n):
+    """Whether the line starting at ``p`` is a row (not blank, not a comment)."""
+    while p < n and _is_sep(buf[p]):
+        p += 1
+    if p < n and buf[p] == _CR and (p + 1 == n or buf[p + 1] == _NL):
+        p += 1
+    return not (p >= n or buf[p] == _NL or buf[p] == _HASH)
+
+
 @numba.njit(cache=True)
 def count_rows(buf):
     """``(data lines, newlines)`` of ``buf``: the lines :func:`parse_chunk` turns into rows.
@@ -188,21 +198,13 @@ def count_rows(buf):
     from this count, so blank lines cost no memory.
     """
     n = buf.shape[0]
-    rows = 0
+    rows = 1 if _is_data_line(buf, 0, n) else 0
     lines = 0
-    p = 0
-    while p < n:
-        while p < n and _is_sep(buf[p]):
-            p += 1
-        if p < n and buf[p] == _CR and (p + 1 == n or buf[p + 1] == _NL):
-            p += 1
-        if not (p >= n or buf[p] == _NL or buf[p] == _HASH):
-            rows += 1
-        while p < n and buf[p] != _NL:
-            p += 1
-        if p < n:
+    for i in range(n):
+        if buf[i] == _NL:
             lines += 1
-        p += 1
+            if i + 1 < n and _is_data_line(buf, i + 1, n):
+                rows += 1
     return rows, lines
 
 
