@@ -43,14 +43,17 @@ def count_rows(buf, start):
     """Number of data lines (lines with a byte other than space, tab or CR) from ``start``."""
     n = buf.shape[0]
     rows = 0
-    p = start
-    while p < n:
-        stop = _line_end(buf, p, n)
-        for k in range(p, stop):
-            if not _blank(buf[k]):
+    blank = True  # the current line has no data byte yet
+    for i in range(start, n):
+        c = buf[i]
+        if c == _NL:
+            if not blank:
                 rows += 1
-                break
-        p = stop + 1
+            blank = True
+        elif blank and not _blank(c):
+            blank = False
+    if not blank:
+        rows += 1
     return rows
 
 
@@ -90,6 +93,10 @@ def parse_clicks(buf, start, first_line, session, item, time, line_of_row):
     line = first_line
     p = start
     while p < n:
+        if buf[p] == _NL:  # an empty line (the common blank line): skip it at once
+            p += 1
+            line += 1
+            continue
         stop = _line_end(buf, p, n)
         end = stop
         while end > p and buf[end - 1] == _CR:
