@@ -389,3 +389,14 @@ def test_dwell_dataset_non_finite_or_text_times_are_clear_errors(column):
     text = log.with_columns(pl.col(column).cast(pl.String))
     with pytest.raises(TypeError, match=f"column '{column}' must"):
         dwell_dataset(text, log)
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 1 << 22])
+def test_trec_line_numbers_across_blank_runs_and_blocks(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(trec, "_BLOCK", block)
+    path = tmp_path / "q.qrels"
+    path.write_bytes(b"\n\nq1 0 d1 1\n\n\n \r\nq1 0 d2 0\n" + b"\n" * 50 + b"q2 0 d3 x\n\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}, line 58: the relevance")):
+        read_qrels(path)
+    path.write_bytes(path.read_bytes().replace(b"d3 x", b"d3 2"))
+    assert read_qrels(path).to_dict() == {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
