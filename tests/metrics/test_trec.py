@@ -581,7 +581,10 @@ def test_metric_name_styles():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"metrics": "Rprec"}, ValueError, "unknown metric 'Rprec'; accepted names: ndcg, "),
+        ({"metrics": "infAP"}, ValueError, "unknown metric 'infAP'; accepted names: ndcg, "),
+        ({"metrics": "bpref@10"}, ValueError, "bpref takes no cut-off"),
+        ({"metrics": "P(rel=2)@5"}, ValueError, "parameters in parentheses"),
+        ({"max_grade": -1}, ValueError, "`max_grade` must be a number >= 0"),
         ({"metrics": "ndcg_cut"}, ValueError, "needs a cut-off, e.g. 'ndcg_cut_10'"),
         ({"metrics": "set_P@5"}, ValueError, "set_p takes no cut-off"),
         ({"metrics": "ndcg@0"}, ValueError, "the cut-off must be a positive integer"),
