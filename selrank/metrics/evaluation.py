@@ -29,8 +29,8 @@ from .ranking import (
     _prepare,
     _require_polars,
     _validate_labels,
-    parse_metric,
 )
+from .names import parse_metrics
 from .significance import (
     _CORRECTIONS,
     _adjust,
@@ -61,18 +61,16 @@ def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:
     return base
 
 
-def _parse_metrics(metrics) -> list[tuple[str, str, int | None]]:
-    if isinstance(metrics, str):
-        metrics = [metrics]
+def _parse_metrics(metrics) -> list[tuple[str, str, int | None, str | None]]:
+    """``(name, measure, cut-off, gain forced by the name)`` per metric; names lower-cased."""
     parsed = []
-    for name in metrics:
-        base, k = parse_metric(name)
-        parsed.append((name.strip().lower(), base, k))
-    if not parsed:
-        raise ValueError("`metrics` is empty: give at least one name such as 'ndcg@10'")
-    names = [p[0] for p in parsed]
-    if len(set(names)) != len(names):
-        raise ValueError(f"`metrics` has duplicate names: {names}")
+    for spec in parse_metrics(metrics):
+        if spec.measure == "judged":
+            raise ValueError(
+                f"metric {spec.name!r} needs qrels and a run, where documents may be unjudged "
+                "(selrank.metrics.evaluate_run); with one label per row every row is judged"
+            )
+        parsed.append((spec.name.lower(), spec.measure, spec.k, spec.gain))
     return parsed
 
 
@@ -86,12 +84,12 @@ def _per_query_tables(label, score, groups, parsed, settings, relevance_threshol
         "max_grade": max_grade,
     }
     values, masks = {}, {}
-    for name, base, k in parsed:
+    for name, base, k, forced_gain in parsed:
         metric = METRICS[base]
         policy = settings["no_relevant"]
         if policy == "one" and not metric.normalised:
             policy = "zero"  # defined metrics are 0 there; "one" only fills 0/0
-        v, no_rel = metric.kernel(rk, k, **opts)
+        v, no_rel = metric.kernel(rk, k, **{**opts, "gain": forced_gain or opts["gain"]})
         values[name] = _apply_policy(v, no_rel, policy)
         masks[name] = no_rel
     return values, masks
@@ -101,8 +99,8 @@ def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
     opts = {"gain": settings["gain"], "relevance_threshold": relevance_threshold}
     if max_grade is not None:
         opts["max_grade"] = max_grade
-    for _, base, _ in parsed:
-        _validate_labels(label, base, opts)
+    for _, base, _, forced_gain in parsed:
+        _validate_labels(label, base, {**opts, "gain": forced_gain or opts["gain"]})
 
 
 def evaluate(
@@ -136,7 +134,11 @@ def evaluate(
         the length of ``group``.
     metrics : str or sequence of str
         Names ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``,
-        ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``).
+        ``"recall"``, ``"success"``, each optionally with a cut-off ``"@k"``
+        (``"ndcg@10"``), and ``"rprec"``, ``"bpref"``; trec_eval and ir_measures spellings
+        (``"ndcg_cut_10"``, ``"P@5"``, ``"AP"``, ``"RR"``, ``"Rprec"``) work too, as a list
+        or one comma-separated string (:func:`~selrank.metrics.names.parse_metrics`). The
+        frame shows the names lower-cased.
     gain, ties, no_relevant, capped : optional
         As in the metric functions; ``None`` takes the value from ``conventions`` or the
         library default (``"exponential"``, ``"average"``, ``"one"``, ``False``).
@@ -194,10 +196,10 @@ def evaluate(
         }
         frame = pl.DataFrame(cols)
         return frame.with_columns(
-            [pl.Series(name, values[name], nan_to_null=True) for name, _, _ in parsed]
+            [pl.Series(name, values[name], nan_to_null=True) for name, *_ in parsed]
         )
     rows = []
-    for name, _, _ in parsed:
+    for name, *_ in parsed:
         v = values[name]
         kept = v[~np.isnan(v)]
         rows.append(
@@ -311,7 +313,7 @@ def compare(
         )
     rows: list[dict[str, Any]] = []
     p_index: list[int] = []
-    for metric, _, _ in parsed:
+    for metric, *_ in parsed:
         base_v = per_system[baseline][metric]
         kept = ~np.isnan(base_v)
         for name in names:
@@ -510,7 +512,7 @@ def paired_comparison(
         )
     alpha = 1.0 - confidence
     rows = []
-    for metric, _, _ in parsed:
+    for metric, *_ in parsed:
         # the exclusion policy depends on labels only: the same queries for every system
         kept = ~np.isnan(per_system[pairs[0][1]][metric])
         block: list[dict[str, Any]] = []

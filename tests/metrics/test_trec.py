@@ -89,10 +89,15 @@ PAIRS = [
     ("recall_100", "recall_100"),
     ("set_P", "set_P"),
     ("recall", "set_recall"),
+    ("Rprec", "Rprec"),
+    ("bpref", "bpref"),
+    ("success_1", "success_1"),
+    ("Success@5", "success_5"),
+    ("hit_rate@10", "success_10"),
 ]
 PYTREC_MEASURES = {
     "ndcg", "ndcg_cut.5,10", "map", "map_cut.5,100", "recip_rank", "P.5,10",
-    "recall.5,100", "set_P", "set_recall",
+    "recall.5,100", "set_P", "set_recall", "Rprec", "bpref", "success.1,5,10",
 }  # fmt: skip
 
 
