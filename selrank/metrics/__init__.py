@@ -9,6 +9,10 @@
   paired bootstrap CI and Holm's correction.
 * :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
   trec_eval's conventions).
+* :mod:`selrank.metrics.names`: the one grammar of metric names (selrank/ranx, trec_eval and
+  ir_measures spellings) that every function here and the CLI read.
+* :mod:`selrank.metrics.report`: :class:`ComparisonReport` (what :func:`compare` returns for
+  TREC runs: text, Markdown and LaTeX tables) and :func:`trec_report` (the CLI's entry point).
 * :mod:`selrank.metrics.classification`: single-logit classification metrics (per-class
   AUPRC, precision at a fixed recall, Principle-of-Logit-Separation violations).
 * :mod:`selrank.metrics.region`: errors, pairwise accuracy and ranking metrics inside label or
@@ -38,6 +42,7 @@ from .dwell import (
     session_ranking,
 )
 from .evaluation import compare, evaluate, format_comparison, paired_comparison
+from .names import MetricSpec, parse_metrics
 from .ranking import (
     CONVENTIONS,
     METRICS,
@@ -62,6 +67,7 @@ from .region import (
     region_ranking,
     region_report,
 )
+from .report import ComparisonReport, trec_report
 from .significance import (
     holm,
     paired_bootstrap_ci,
@@ -136,6 +142,11 @@ __all__ = [
     "labels_to_qrels",
     "scores_to_run",
     "evaluate_run",
+    # metric names and run comparison reports
+    "parse_metrics",
+    "MetricSpec",
+    "ComparisonReport",
+    "trec_report",
 ]
 
 # The underspecification suite moved to :mod:`selrank.paper` (it sits above the losses); its

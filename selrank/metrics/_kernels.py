@@ -185,9 +185,7 @@ def rank_groups(label: np.ndarray, score: np.ndarray, groups: Groups, ties: str)
                 block_start, block_size, pos[block_start], row_block, order,
             )  # fmt: skip
     ones = np.ones(n, dtype=np.int64)
-    return Ranking(
-        groups, ties, ranked_label, pos, row_group, np.arange(n), ones, pos, None, order
-    )
+    return Ranking(groups, ties, ranked_label, pos, row_group, np.arange(n), ones, pos, None, order)
 
 
 def cumulative_table(weights: np.ndarray) -> np.ndarray:

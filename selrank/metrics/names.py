@@ -69,7 +69,14 @@ _SPELLING: dict[str, tuple[str, str, str | None]] = {
 
 # measure -> accepted spellings, as documented (``k`` stands for a cut-off)
 SPELLINGS: dict[str, tuple[str, ...]] = {
-    "ndcg": ("ndcg", "ndcg@k", "ndcg_cut_k", "ndcg_cut.k", "nDCG@k", "ndcg_burges@k (gain 2^rel-1)"),
+    "ndcg": (
+        "ndcg",
+        "ndcg@k",
+        "ndcg_cut_k",
+        "ndcg_cut.k",
+        "nDCG@k",
+        "ndcg_burges@k (gain 2^rel-1)",
+    ),
     "dcg": ("dcg", "dcg@k", "dcg_burges@k (gain 2^rel-1)"),
     "map": ("map", "map@k", "map_cut_k", "map_cut.k", "AP", "AP@k"),
     "mrr": ("mrr", "mrr@k", "recip_rank", "RR", "RR@k"),

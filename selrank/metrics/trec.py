@@ -37,6 +37,7 @@ import numpy as np
 
 from .._groups import Groups, as_groups
 from ._kernels import rank_groups, segment_sum
+from .names import parse_metrics
 from .ranking import (
     GAINS,
     METRICS,
@@ -48,7 +49,6 @@ from .ranking import (
     _ideal_dcg,
     _require_polars,
 )
-from .names import parse_metrics
 
 __all__ = [
     "Qrels",
