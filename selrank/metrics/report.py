@@ -209,7 +209,7 @@ class ComparisonReport:
                         marker = r"^{\blacktriangle}" if up else r"^{\blacktriangledown}"
                     else:
                         marker = _UP if up else _DOWN
-                if ci and c.diff is not None and c.low is not None:
+                if ci and c.diff is not None and c.low is not None and c.high is not None:
                     sign = "-" if latex else "\u2212"
                     delta = (
                         f"{_num(c.diff, digits, True, sign)} "
@@ -386,7 +386,7 @@ def trec_report(
         runs = [runs]
     if isinstance(runs, dict) and len(runs) == 1:
         runs = list(runs.values())
-    options = {
+    options: dict[str, Any] = {
         "relevance_level": relevance_level, "queries": queries,
         "ties": "trec_eval" if ties is None else ties, "gain": "linear" if gain is None else gain,
         "no_relevant": "zero" if no_relevant is None else no_relevant, "max_grade": max_grade,
