@@ -12,7 +12,8 @@
 * :mod:`selrank.metrics.names`: the one grammar of metric names (selrank/ranx, trec_eval and
   ir_measures spellings) that every function here and the CLI read.
 * :mod:`selrank.metrics.report`: :class:`ComparisonReport` (what :func:`compare` returns for
-  TREC runs: text, Markdown and LaTeX tables) and :func:`trec_report` (the CLI's entry point).
+  TREC runs: text, Markdown and LaTeX tables); :mod:`selrank.metrics.reporting`:
+  :func:`trec_report` (evaluate or compare runs as printable text; the CLI's entry point).
 * :mod:`selrank.metrics.classification`: single-logit classification metrics (per-class
   AUPRC, precision at a fixed recall, Principle-of-Logit-Separation violations).
 * :mod:`selrank.metrics.region`: errors, pairwise accuracy and ranking metrics inside label or
@@ -67,7 +68,8 @@ from .region import (
     region_ranking,
     region_report,
 )
-from .report import ComparisonReport, trec_report
+from .report import ComparisonReport
+from .reporting import trec_report
 from .significance import (
     holm,
     paired_bootstrap_ci,
