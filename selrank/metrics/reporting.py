@@ -20,9 +20,8 @@ def _summary_text(frame, fmt: str, digits: int) -> str:
     """One run's summary (evaluate_run's frame) as trec_eval lines, Markdown or LaTeX."""
     rows = [(r["metric"], r["mean"], r["n_queries"]) for r in frame.iter_rows(named=True)]
     value = lambda x: "--" if x is None else f"{x:.{digits}f}"  # noqa: E731
-    if fmt == "text":  # trec_eval's layout: measure, query ("all"), value
-        width = max(len(m) for m, _, _ in rows)
-        return "\n".join(f"{m:<{width}}\tall\t{value(v)}" for m, v, _ in rows)
+    if fmt == "text":  # trec_eval's layout: "%-22s\t%s\t%6.4f" (measure, "all", value)
+        return "\n".join(f"{m:<22}\tall\t{value(v)}" for m, v, _ in rows)
     if fmt == "markdown":
         lines = ["| metric | mean | queries |", "|---|---|---|"]
         return "\n".join(lines + [f"| {m} | {value(v)} | {n} |" for m, v, n in rows])
@@ -55,8 +54,9 @@ def trec_report(
 ) -> str:
     """Evaluate one TREC run, or compare several, as text ready to print (the CLI's entry point).
 
-    One run: :func:`~selrank.metrics.evaluate_run`'s means, as trec_eval's
-    ``measure all value`` lines (``fmt="text"``), a Markdown or a LaTeX table; with
+    One run: :func:`~selrank.metrics.evaluate_run`'s means as trec_eval's ``measure all
+    value`` lines (its layout: the name padded to 22 characters, tabs; ``fmt="text"``), a
+    Markdown or a LaTeX table; with
     ``per_query=True`` one ``measure qid value`` line per query and measure (text only).
     Several runs: :func:`~selrank.metrics.compare`'s :class:`ComparisonReport` against
     ``reference`` (the first run by default), as ``str``, ``.to_markdown()`` or
@@ -90,8 +90,8 @@ def trec_report(
     >>> qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 2}}
     >>> run = {"q1": {"a": 0.2, "b": 0.9}, "q2": {"c": 1.0}}
     >>> print(trec_report(qrels, run, metrics="P_1,recip_rank"))
-    P_1       \tall\t0.5000
-    recip_rank\tall\t0.7500
+    P_1                   \tall\t0.5000
+    recip_rank            \tall\t0.7500
     """
     if fmt not in _FORMATS:
         raise ValueError(f"`fmt` must be one of {list(_FORMATS)}; got {fmt!r}")
@@ -114,9 +114,8 @@ def trec_report(
         if fmt != "text":
             raise ValueError("per_query=True writes trec_eval's text lines; use fmt='text'")
         names = frame.columns[3:]
-        width = max(len(m) for m in names)
         return "\n".join(
-            f"{m:<{width}}\t{r['query']}\t" + ("--" if r[m] is None else f"{r[m]:.{digits}f}")
+            f"{m:<22}\t{r['query']}\t" + ("--" if r[m] is None else f"{r[m]:.{digits}f}")
             for r in frame.iter_rows(named=True)
             for m in names
         )

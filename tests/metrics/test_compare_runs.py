@@ -187,9 +187,9 @@ def test_trec_report(mq2008):
     qrels, runs = mq2008
     one = trec_report(qrels, runs[0], metrics="ndcg_cut_10,map")
     means = evaluate_run(qrels, runs[0], metrics="ndcg_cut_10,map")["mean"].to_list()
-    assert one == f"ndcg_cut_10\tall\t{means[0]:.4f}\nmap        \tall\t{means[1]:.4f}"
+    assert one == f"{'ndcg_cut_10':<22}\tall\t{means[0]:.4f}\n{'map':<22}\tall\t{means[1]:.4f}"
     per = trec_report(qrels, runs[0], metrics="P_5", per_query=True).split("\n")
-    assert len(per) == 156 and per[0].startswith("P_5\t")
+    assert len(per) == 156 and per[0].startswith("P_5" + " " * 19 + "\t")
     md = trec_report(qrels, runs, metrics="map", fmt="markdown", n_resamples=500)
     assert md == compare(qrels, runs=runs, metrics="map", test="t", n_resamples=500).to_markdown()
     assert trec_report(qrels, runs[:1], metrics="map", fmt="latex").startswith("\\begin{tabular}")
