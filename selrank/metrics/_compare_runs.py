@@ -35,6 +35,8 @@ def is_trec_input(systems: Any, y_true: Any, runs: Any, data: Any, group: Any, q
     """Whether a comparison call is about TREC runs (else: flat arrays of scores)."""
     if runs is not None:
         return True
+    if isinstance(systems, Qrels | str | os.PathLike):
+        return True  # ranx's order, compare(qrels, runs)
     if isinstance(y_true, Qrels | Mapping):
         return True  # labels are arrays or columns, never mappings
     if isinstance(y_true, os.PathLike):
@@ -53,7 +55,8 @@ def _name_of(run: Any, given: Any, i: int) -> str:
 
 
 def resolve(systems: Any, y_true: Any, runs: Any) -> tuple[Qrels, dict[str, Run]]:
-    """``(qrels, {name: run})`` from ``(runs, qrels)`` or ``(qrels, runs=...)``.
+    """``(qrels, {name: run})`` from ``(runs, qrels)``, ``(qrels, runs=...)`` or, when the
+    qrels are a :class:`Qrels` or a path, ``(qrels, runs)``.
 
     Runs are :class:`Run` objects, nested mappings ``{qid: {docno: score}}`` or paths of run
     files, as a mapping ``name -> run`` or a sequence (named by their tag; by the file name
@@ -66,6 +69,8 @@ def resolve(systems: Any, y_true: Any, runs: Any) -> tuple[Qrels, dict[str, Run]
                 "compare(qrels, runs=[...])"
             )
         qrels_in, runs_in = systems, runs
+    elif isinstance(systems, Qrels | str | os.PathLike):
+        qrels_in, runs_in = systems, y_true  # compare(qrels, runs), ranx's order
     else:
         qrels_in, runs_in = y_true, systems
     if qrels_in is None:

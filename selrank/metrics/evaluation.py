@@ -251,7 +251,8 @@ def compare(
     Two inputs:
 
     * **TREC runs** (the ranx workflow): ``compare(qrels, runs=[...], metrics=[...])`` or
-      ``compare(runs, qrels)``. ``qrels`` is a :class:`~selrank.metrics.Qrels`, a mapping
+      ``compare(runs, qrels)`` (or ``compare(qrels, runs)`` when the qrels are a
+      :class:`~selrank.metrics.Qrels` or a path). ``qrels`` is a :class:`~selrank.metrics.Qrels`, a mapping
       ``{qid: {docno: rel}}`` or a qrels file path; ``runs`` a list of runs
       (:class:`~selrank.metrics.Run`, ``{qid: {docno: score}}`` or run file paths, named by
       their tag, or ``run_1``, ...) or a mapping ``name -> run``. Each run is evaluated as
@@ -669,7 +670,7 @@ def _signed(x: float, digits: int) -> str:
 
 
 def format_comparison(frame, *, digits: int = 3) -> str:
-    """One line per row of :func:`paired_comparison`, for people.
+    """One line per row of :func:`paired_comparison` (or of a ComparisonReport), for people.
 
     ``"model vs noise: ΔNDCG@5 = +0.210 [+0.190, +0.230], p = 1e-40 (t-test, Holm) → better"``.
     The interval is the bootstrap CI of the mean per-query difference; ``p`` is the
@@ -684,6 +685,7 @@ def format_comparison(frame, *, digits: int = 3) -> str:
     >>> print(format_comparison(pl.DataFrame([row])))
     a vs b: ΔNDCG@10 = +0.004 [−0.006, +0.013], p = 0.42 (t-test, Holm; 784 queries) → parity
     """
+    frame = getattr(frame, "table", frame)  # a ComparisonReport: its frame
     tests = {"t": "t-test", "wilcoxon": "Wilcoxon", "permutation": "permutation"}
     lines = []
     for r in frame.iter_rows(named=True):

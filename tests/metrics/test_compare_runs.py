@@ -12,6 +12,7 @@ from selrank.metrics import (
     Run,
     compare,
     evaluate_run,
+    format_comparison,
     labels_to_qrels,
     paired_comparison,
     scores_to_run,
@@ -90,6 +91,8 @@ def test_every_way_of_giving_runs_gives_one_table(mq2008, tmp_path):
     dicts = {r.tag: r.to_dict() for r in runs}
     variants = [
         compare(runs, qrels, **kw).table,
+        compare(qrels, runs, **kw).table,  # ranx's order, with a Qrels object or a path
+        compare(tmp_path / "q.qrels", runs, **kw).table,
         compare(str(tmp_path / "q.qrels"), runs=[str(p) for p in paths], **kw).table,
         compare(qrels.to_dict(), runs=dicts, **kw).table,
         paired_comparison(dicts, tmp_path / "q.qrels", test="permutation", **kw),
@@ -155,6 +158,8 @@ def test_report_tables(mq2008):
     text = str(report)
     assert text.split("\n")[0].split() == ["system", "ndcg@10", "P_5"]
     assert len(text.split("\n")) == 5  # header, three systems, legend
+    lines = format_comparison(report).split("\n")  # the one-line-per-comparison view
+    assert len(lines) == 4 and lines[0].startswith("f5 vs bm_25: ΔNDCG@10 = ")
     means = report.means()
     assert means["system"].to_list() == ["bm_25", "f5", "oracle"]
     assert means["ndcg@10"][0] == pytest.approx(
