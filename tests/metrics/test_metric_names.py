@@ -149,3 +149,38 @@ def test_err_matches_gdeval_through_ir_measures(rng):
     assert default == pytest.approx(df["ERR@5"].mean(), abs=1e-12)
     with pytest.raises(ValueError, match="`max_grade` is 3.0 but the qrels have grades up to 4"):
         evaluate_run(qrels, run, metrics="ERR@5", max_grade=3)
+
+
+def test_run_measures_average_over_tied_orderings(rng):
+    """ties="average" on a run (unjudged documents, negative judgments, missed judged
+    documents) is the mean over every order of the tied documents, each order evaluated
+    with untied scores."""
+    import itertools
+
+    names = ["Rprec", "bpref", "success@2", "Judged@2", "ERR@3", "map", "nDCG@3"]
+    qrels, tied, qrels_orders, orders_run, owner = {}, {}, {}, {}, []
+    for q in range(60):
+        docs = [f"d{i}" for i in range(int(rng.integers(2, 7)))]
+        judged = {d: int(rng.integers(-1, 3)) for d in docs if rng.random() < 0.7} or {"d0": 1}
+        judged["missed"] = int(rng.integers(0, 3))  # judged, never retrieved
+        scores = {d: float(rng.integers(0, 2)) for d in docs}  # heavy ties
+        qrels[f"{q}"], tied[f"{q}"] = judged, scores
+        levels = sorted(set(scores.values()), reverse=True)
+        blocks = [[d for d in docs if scores[d] == v] for v in levels]
+        for j, combo in enumerate(itertools.product(*(itertools.permutations(b) for b in blocks))):
+            ranked = [d for block in combo for d in block]
+            qrels_orders[f"{q}_{j}"] = judged
+            orders_run[f"{q}_{j}"] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)}
+            owner.append(f"{q}")
+    assert len(orders_run) > 3 * len(tied)  # most queries have ties
+    opts = {"metrics": names, "max_grade": 2, "per_query": True}
+    got = evaluate_run(qrels, tied, ties="average", **opts)
+    each = evaluate_run(qrels_orders, orders_run, **opts)
+    owner_of = dict(zip(orders_run, owner))
+    want = each.with_columns(pl.col("query").replace_strict(owner_of).alias("query"))
+    want = want.group_by("query").agg(pl.col(names).mean())
+    want = want.sort(pl.col("query").cast(pl.Int64))
+    got = got.sort(pl.col("query").cast(pl.Int64))
+    np.testing.assert_allclose(
+        got.select(names).to_numpy(), want.select(names).to_numpy(), atol=1e-12
+    )
