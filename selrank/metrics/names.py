@@ -134,6 +134,12 @@ def parse_metric_name(name: Any) -> MetricSpec:
     if not isinstance(name, str):
         raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
     text = name.strip()
+    if "," in text:
+        listed = [p.strip() for p in text.split(",")]
+        raise ValueError(
+            f"metric {name!r} names several metrics: give one name here, or pass the list "
+            f"{listed} (`metrics=` also splits a comma-separated string)"
+        )
     if "(" in text:
         raise ValueError(
             f"metric {name!r}: parameters in parentheses (ir_measures' 'P(rel=2)@5') are not "

@@ -55,6 +55,8 @@ def test_comma_separated_lists():
     ]  # fmt: skip
     assert [s.name for s in parse_metrics(["ndcg@10,map", "Rprec"])] == ["ndcg@10", "map", "Rprec"]
     assert parse_metric_name("ndcg_burges@10").gain == "exponential"
+    with pytest.raises(ValueError, match=r"names several metrics.*\['ndcg@10', 'map'\]"):
+        parse_metric("ndcg@10,map")
 
 
 @pytest.mark.parametrize(
