@@ -34,6 +34,7 @@ import inspect
 import json
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -537,8 +538,14 @@ def _load_model(path: str):
     p = Path(path).expanduser()
     if not p.is_file():
         raise CLIError(f"--model {p}: no such file")
-    with open_read(p) as fh:
-        head = fh.read(64).lstrip()
+    try:
+        with open_read(p) as fh:
+            head = fh.read(64).lstrip()
+    except (EOFError, OSError, zlib.error) as exc:
+        raise CLIError(
+            f"--model {p}: cannot be read, the gzip stream is truncated or corrupt "
+            f"({type(exc).__name__}: {exc}); copy the file again"
+        ) from None
     if head.startswith(b"{"):
         from .estimators import load
 

@@ -671,11 +671,10 @@ class NeuralRanker:
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: Any = "cpu") -> NeuralRanker:
         """Read a ranker written by :meth:`save` onto ``device``; it predicts as the saved one."""
-        from .persistence import _decode
-
         import io
 
         from .._files import open_read
+        from .persistence import _decode
 
         try:
             with open_read(path) as fh:  # gzip recognised by its first bytes
