@@ -93,7 +93,7 @@ def open_write(
     try:
         with raw:
             if writes_gzip(target):
-                with gzip.GzipFile(target.name, "wb", compresslevel=6, fileobj=raw, mtime=0) as gz:
+                with gzip.GzipFile("", "wb", compresslevel=6, fileobj=raw, mtime=0) as gz:
                     yield from _stream(gz, text)
             else:
                 yield from _stream(raw, text)
