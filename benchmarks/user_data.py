@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
             "python": platform.python_version(),
             "note": "shared 2-core machine, other jobs running; run under nice",
         },
+        "load_average_1min_at_end": round(os.getloadavg()[0], 1),
         "folder": folder,
         "rounds": args.rounds,
         "steps": rows,
