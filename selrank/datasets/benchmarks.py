@@ -604,7 +604,8 @@ def load_ranking_files(
     Splits narrower than the widest are padded with zero columns (``n_features=`` fixes
     the width); each file goes through the binary cache (:func:`read_svmlight_cached`).
     """
-    paths = [Path(train).expanduser(), None if validation is None else Path(validation), Path(test)]
+    first = Path(train).expanduser()
+    paths = [first, None if validation is None else Path(validation), Path(test)]
     for what, p in zip(("train", "validation", "test"), paths):
         if p is not None and not p.is_file():
             raise FileNotFoundError(f"the {what} file {p} does not exist")
@@ -618,7 +619,7 @@ def load_ranking_files(
     tr, va, te = (None if s is None else _pad(s, width) for s in splits)
     if tr is None or te is None:  # pragma: no cover - both paths are required
         raise ValueError("load_ranking_files needs a train and a test file")
-    return RankingDataset(paths[0].stem, None, tr, va, te, source=str(paths[0].parent))
+    return RankingDataset(first.stem, None, tr, va, te, source=str(first.parent))
 
 
 def _spec(name: str) -> Benchmark:
