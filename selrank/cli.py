@@ -651,6 +651,7 @@ def _sensitivity(args) -> int:
     from .paper.underspecification import sensitivity_report
     from .scalings import SCALINGS, get_scaling
 
+    _check_outputs({"--figure": args.figure})
     params = _parse_params(args.param, "--param")
     kinds = [k for k, reg in (("link", LINKS), ("scaling", SCALINGS)) if args.name in reg]
     if not kinds:

@@ -249,3 +249,26 @@ def test_predict_names_documents_by_their_docid(tmp_path, capsys):
     assert {line.split()[2] for line in run.read_text().splitlines()} == {
         f"D{i}" for i in range(200)
     }
+
+
+def test_predict_with_a_neural_ranker_file_and_figure_path_check(tmp_path, capsys):
+    pytest.importorskip("torch")
+    from selrank.estimators import NeuralRanker
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 4))
+    y = (X[:, 0] > 0).astype(int)
+    q = np.repeat(np.arange(12), 10)
+    f = tmp_path / "t.txt.gz"
+    write_svmlight(f, X, y, q)
+    net = NeuralRanker(epochs=2, random_state=0).fit(X, y, group=[10] * 12)
+    net.save(tmp_path / "net.pt.gz")
+    run = tmp_path / "run.txt"
+    argv = ["predict", "--model", str(tmp_path / "net.pt.gz"), "--data", str(f), "--out", str(run)]
+    assert main(argv) == 0
+    scores = {line.split()[2]: float(line.split()[4]) for line in run.read_text().splitlines()}
+    want = net.predict(read_svmlight(f).X)
+    assert [scores[str(i)] for i in range(120)] == pytest.approx(want.tolist(), rel=1e-6)
+    assert main(["sensitivity", "exp", "--kind", "link", "--figure", str(tmp_path)]) == 2
+    msg = _err(capsys)
+    assert "--figure" in msg and "is a directory" in msg
