@@ -515,6 +515,18 @@ def load_benchmark(
     return RankingDataset(spec.name, fold, train, vali, test, source=str(files[0].parent))
 
 
+def _read_padded(files, cache: Any, n_features: int | None, dtype: Any) -> list:
+    """Each file through the cache (None stays None), narrower splits padded to the widest."""
+    splits = [
+        None
+        if f is None
+        else read_svmlight_cached(f, cache=cache, n_features=n_features, dtype=dtype)
+        for f in files
+    ]
+    width = max(s.n_features for s in splits if s is not None)
+    return [None if s is None else _pad(s, width) for s in splits]
+
+
 def load_ranking_folder(
     path: str | os.PathLike,
     fold: int = 1,
@@ -534,15 +546,7 @@ def load_ranking_folder(
     """
     fold = _check_fold(fold)
     root = Path(path).expanduser()
-    files = _user_files(root, fold)
-    splits = [
-        None
-        if f is None
-        else read_svmlight_cached(f, cache=cache, n_features=n_features, dtype=dtype)
-        for f in files
-    ]
-    width = max(s.n_features for s in splits if s is not None)
-    train, vali, test = (None if s is None else _pad(s, width) for s in splits)
+    train, vali, test = _read_padded(_user_files(root, fold), cache, n_features, dtype)
     if train is None or test is None:  # pragma: no cover - _user_files requires both
         raise FileNotFoundError(f"{root}: fold {fold} lacks a train or test file")
     return RankingDataset(root.name, fold, train, vali, test, source=str(root))
@@ -609,14 +613,7 @@ def load_ranking_files(
     for what, p in zip(("train", "validation", "test"), paths):
         if p is not None and not p.is_file():
             raise FileNotFoundError(f"the {what} file {p} does not exist")
-    splits = [
-        None
-        if p is None
-        else read_svmlight_cached(p, cache=cache, n_features=n_features, dtype=dtype)
-        for p in paths
-    ]
-    width = max(s.n_features for s in splits if s is not None)
-    tr, va, te = (None if s is None else _pad(s, width) for s in splits)
+    tr, va, te = _read_padded(paths, cache, n_features, dtype)
     if tr is None or te is None:  # pragma: no cover - both paths are required
         raise ValueError("load_ranking_files needs a train and a test file")
     return RankingDataset(first.stem, None, tr, va, te, source=str(first.parent))
