@@ -84,6 +84,10 @@ def open_write(
     'hello\\n'
     """
     target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(f"{target} is a directory; give a file name inside it")
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"cannot write {target}: the folder {target.parent} does not exist")
     if atomic:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         raw: IO[bytes] = os.fdopen(fd, "wb")

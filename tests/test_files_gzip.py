@@ -78,3 +78,12 @@ def test_output_path_checks(tmp_path):
     with pytest.raises(ValueError, match="--save and --json name the same file"):
         check_distinct_outputs({"--save": tmp_path / "a", "--json": str(tmp_path / "." / "a")})
     check_distinct_outputs({"--save": tmp_path / "a", "--json": None, "--out": tmp_path / "b"})
+
+
+def test_writing_into_a_missing_folder_or_onto_a_directory_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="the folder .*nowhere does not exist"):
+        with open_write(tmp_path / "nowhere" / "a.txt") as fh:
+            fh.write(b"x")
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        with open_write(tmp_path) as fh:
+            fh.write(b"x")
