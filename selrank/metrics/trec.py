@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import open_write
 from .._groups import Groups, as_groups
 from ._kernels import rank_groups, segment_sum
 from .names import parse_metrics
@@ -552,15 +553,11 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def _write_text(path: Path, chunks: Iterator[str]) -> None:
-    """Write text chunks as UTF-8; gzip (reproducible: no timestamp) when ``path`` ends in .gz."""
-    with open(path, "wb") as raw:
-        if path.suffix == ".gz":
-            with gzip.GzipFile("", "wb", compresslevel=6, fileobj=raw, mtime=0) as gz:
-                for chunk in chunks:
-                    gz.write(chunk.encode("utf-8"))
-        else:
-            for chunk in chunks:
-                raw.write(chunk.encode("utf-8"))
+    """Write text chunks as UTF-8; gzip (reproducible: no timestamp) when ``path`` ends in .gz
+    (the package's one rule, :mod:`selrank._files`); the file appears once complete."""
+    with open_write(path) as fh:
+        for chunk in chunks:
+            fh.write(chunk.encode("utf-8"))
 
 
 def _trec_order(docs: Mapping[str, float]) -> list[str]:
