@@ -593,8 +593,15 @@ def _predict(args) -> int:
 
 
 def _metric_names(items: Sequence[str] | None) -> list[str]:
-    names = [m.strip() for item in items or () for m in item.split(",") if m.strip()]
-    return names or ["ndcg@10", "map", "P@10", "recip_rank"]
+    """The metric names of ``--metrics``, read by the one grammar of ``selrank.metrics``
+    (trec_eval, ir_measures and ranx spellings; ``P.5,10`` is P@5 and P@10)."""
+    from .metrics import parse_metrics
+
+    try:
+        specs = parse_metrics(list(items) if items else ["ndcg@10", "map", "P@10", "recip_rank"])
+    except ValueError as exc:
+        raise CLIError(f"--metrics: {exc}") from None
+    return [spec.name for spec in specs]
 
 
 def _evaluate(args) -> int:
@@ -640,6 +647,26 @@ def _evaluate(args) -> int:
                 print(
                     "".join(f"{v:>13.4f}" if isinstance(v, float) else f"{v!s:>13s}" for v in row)
                 )
+    if len(runs) > 1:
+        from .metrics import trec_report
+
+        reference = args.reference if args.reference is not None else args.run[0]
+        if reference not in runs:
+            raise CLIError(f"--reference {reference}: not one of the --run files {list(runs)}")
+        named = {r: runs[r] for r in runs}
+        print(f"\npaired comparison against {reference} (per-query differences, Holm):")
+        print(
+            trec_report(
+                qrels,
+                named,
+                metrics=metrics,
+                fmt=args.format,
+                reference=reference,
+                relevance_level=args.relevance_level,
+                gain=args.gain,
+                queries=args.queries,
+            )
+        )
     if args.json:
         _write_json(args.json, doc)
         print(f"results written to {args.json}")
@@ -910,6 +937,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="average over every query of the qrels (trec_eval -c), or those in both",
     )
     ev.add_argument("--per-query", action="store_true", help="also print each query")
+    ev.add_argument(
+        "--reference",
+        metavar="PATH",
+        help="with several runs: the run the others are compared to (default the first)",
+    )
+    ev.add_argument(
+        "--format",
+        choices=["text", "markdown", "latex"],
+        default="text",
+        help="with several runs: the comparison table as text, Markdown or LaTeX",
+    )
     ev.add_argument("--json", metavar="PATH", help="write the results as JSON (.gz: gzip)")
     ev.set_defaults(func=_evaluate)
 

@@ -272,3 +272,36 @@ def test_predict_with_a_neural_ranker_file_and_figure_path_check(tmp_path, capsy
     assert main(["sensitivity", "exp", "--kind", "link", "--figure", str(tmp_path)]) == 2
     msg = _err(capsys)
     assert "--figure" in msg and "is a directory" in msg
+
+
+def _trec_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    rng = np.random.default_rng(3)
+    qrels, good, bad = tmp_path / "q.qrels", tmp_path / "good.run", tmp_path / "bad.run"
+    grades = rng.integers(0, 3, size=(40, 10))
+    with open(qrels, "w") as f:
+        for q in range(40):
+            f.writelines(f"{q} 0 d{d} {grades[q, d]}\n" for d in range(10))
+    for path, noise in ((good, 0.3), (bad, 3.0)):
+        with open(path, "w") as f:
+            for q in range(40):
+                scores = grades[q] + noise * rng.normal(size=10)
+                for rank, d in enumerate(np.argsort(-scores)):
+                    f.write(f"{q} Q0 d{d} {rank + 1} {-rank} {path.stem}\n")
+    return qrels, good, bad
+
+
+def test_evaluate_several_runs_one_grammar_and_a_paired_table(tmp_path, capsys):
+    qrels, good, bad = _trec_files(tmp_path)
+    # trec_eval's "P.5,10" is two metrics (P@5 and P@10), not a split on the comma
+    argv = ["evaluate", "--qrels", str(qrels), "--run", str(good), str(bad)]
+    assert main([*argv, "--metrics", "ndcg_cut_10,P.5,10"]) == 0
+    out = capsys.readouterr().out
+    assert "P.5" in out and "P.10" in out
+    assert f"paired comparison against {good}" in out
+    assert "▼" in out  # the noisy run is significantly worse on NDCG@10
+    assert main([*argv, "--metrics", "nDCG@10", "--format", "markdown"]) == 0
+    assert "| system" in capsys.readouterr().out
+    assert main([*argv, "--metrics", "nope@3"]) == 2
+    assert "unknown metric 'nope@3'" in _err(capsys)
+    assert main([*argv, "--reference", "other.run"]) == 2
+    assert "not one of the --run files" in _err(capsys)
