@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import open_write
 from .._groups import Groups
 from ._containers import RankingSplit, float_dtype, import_optional
 
@@ -529,8 +530,7 @@ def write_svmlight(
     line = pl.concat_str(parts, separator=" ", ignore_nulls=True).alias("line")
 
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wb") as fh:
+    with open_write(path) as fh:  # gzip when the name ends in .gz (selrank._files)
         for lo in range(0, n, int(chunk_rows)):
             hi = min(n, lo + int(chunk_rows))
             frame = pl.from_numpy(X[lo:hi], schema=names, orient="row").with_columns(
