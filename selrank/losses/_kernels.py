@@ -35,13 +35,13 @@ __all__ = [
     "mix64",
 ]
 
-try:  # numba is optional (the "fast" extra)
-    import numba
+from .._numba import available as _numba_available
+from .._numba import installed as _numba_installed
+from .._numba import numba
 
-    _NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    numba = None
-    _NUMBA = False
+# numba is optional (the "fast" extra) and imported only when a kernel first runs
+# (selrank._numba): the decorations below are lazy, and cached where a location is writable
+_NUMBA = _numba_installed()
 
 # splitmix64 (Steele, Lea & Flood 2014): the counter-based generator of the sampled pairs. The
 # partner of draw t of row r is a pure function of (seed, draw, r, t), so the NumPy sampler of
@@ -76,8 +76,8 @@ _SAFE_EXPONENT = 600.0  # factorised exponentials stay below e**600 (float64 max
 
 
 def available() -> bool:
-    """True when numba is installed (the kernel can run)."""
-    return _NUMBA
+    """True when numba is installed (the kernel can run); imports numba, compiles nothing."""
+    return _NUMBA and _numba_available()
 
 
 def kernel_link(link) -> tuple | None:
@@ -294,41 +294,95 @@ def _query_exponentials(
     return True
 
 
+def _before(a, b):  # pragma: no cover - jitted
+    """Whether value ``a`` ranks strictly before ``b``: larger first, NaN last."""
+    return a > b or (b != b and a == a)
+
+
 def _rank_order(x):  # pragma: no cover - jitted
-    """Positions of ``x`` by decreasing value, ties in position order (what a stable sort
-    gives, without numba's slow mergesort: quicksort, then each run of ties sorted)."""
+    """Positions of ``x`` by decreasing value, ties in position order, NaN last (a stable sort).
+
+    Written out (insertion sort on short lists, a bottom-up merge sort otherwise) rather than
+    through ``np.argsort`` / ``np.sort``: numba compiles its library sorts from a generic
+    template, about 10 CPU seconds on a cold start, where these loops compile in a fraction."""
     n = x.size
-    if n <= 64:  # insertion sort: stable, and cheaper than a library sort on short lists
-        order = np.arange(n)
+    order = np.arange(n)
+    if n <= 64:  # insertion sort: stable, and cheaper than a merge sort on short lists
         for i in range(1, n):
             k = order[i]
             j = i - 1
-            while j >= 0 and x[order[j]] < x[k]:
+            while j >= 0 and _before(x[k], x[order[j]]):
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = k
         return order
-    order = np.argsort(-x)
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and x[order[j]] == x[order[i]]:
-            j += 1
-        if j - i > 1:
-            order[i:j] = np.sort(order[i:j])
-        i = j
-    return order
+    src = order
+    dst = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(x[src[j]], x[src[i]]):  # strictly before: ties keep the left run first
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+def _kth_largest(x, kk):  # pragma: no cover - jitted
+    """The ``kk``-th largest value of ``x`` (no NaN; ``1 <= kk <= x.size``), through a min-heap
+    of the ``kk`` largest: O(n log kk), written out for the same reason as :func:`_rank_order`."""
+    heap = np.empty(kk, dtype=np.float64)
+    size = 0
+    for v in x:
+        if size < kk:  # sift up
+            c = size
+            size += 1
+            while c > 0 and heap[(c - 1) // 2] > v:
+                heap[c] = heap[(c - 1) // 2]
+                c = (c - 1) // 2
+            heap[c] = v
+        elif v > heap[0]:  # replace the smallest, sift down
+            c = 0
+            while True:
+                child = 2 * c + 1
+                if child >= kk:
+                    break
+                if child + 1 < kk and heap[child + 1] < heap[child]:
+                    child += 1
+                if heap[child] >= v:
+                    break
+                heap[c] = heap[child]
+                c = child
+            heap[c] = v
+    return heap[0]
 
 
 def _topk_order(x, kk):  # pragma: no cover - jitted
     """:func:`_rank_order`'s first ``kk`` positions, then the others in position order: all that
     the top-k pairs need (the order among documents below rank ``kk`` does not select pairs),
-    in O(n + kk log kk) instead of a full sort."""
+    in O(n log kk) instead of a full sort."""
     n = x.size
-    if 4 * kk >= n:
+    if 4 * kk >= n or np.isnan(x).any():
         return _rank_order(x)
     negx = -x
-    thr = np.partition(negx.copy(), kk - 1)[kk - 1]
+    thr = -_kth_largest(x, kk)
     top = np.empty(kk, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     cnt = 0
@@ -721,7 +775,9 @@ if _NUMBA:
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
     _mix64 = numba.njit(inline="always")(mix64)
     _query_exponentials = numba.njit(inline="always")(_query_exponentials)
+    _before = numba.njit(inline="always")(_before)
     _rank_order = numba.njit(_rank_order)
+    _kth_largest = numba.njit(_kth_largest)
     _topk_order = numba.njit(_topk_order)
     _capped_F = numba.njit(inline="always")(_capped_F)
     _pair_value = numba.njit(inline="always")(_pair_value)
