@@ -135,12 +135,32 @@ def _capped(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):
     return _f_df(kind, x, e, ie)
 
 
+def _check_query(start, stop, rows, scratch):  # pragma: no cover - jitted
+    """Bounds of one query before a kernel writes into its preallocated arrays: rows
+    ``[start, stop)`` inside the ``rows`` of the output, at most ``scratch`` long (the per-query
+    buffers). Raises instead of writing out of bounds (a bad ``offsets`` is a caller's bug)."""
+    if start < 0 or stop < start or stop > rows or stop - start > scratch:
+        raise IndexError("pairwise kernel: query offsets out of bounds of the arrays")
+
+
+def _check_rows(pred, y, offsets, qweight, grad, hess):  # pragma: no cover - jitted
+    """Sizes of a kernel's per-row and per-query arrays, checked once before it writes."""
+    n = grad.size
+    if pred.size != n or y.size != n or hess.size != n or offsets.size < 1:
+        raise IndexError("pairwise kernel: row arrays of different lengths")
+    if qweight.size != 0 and qweight.size != offsets.size - 1:
+        raise IndexError("pairwise kernel: one query weight per query expected")
+
+
 def _kernel(
     pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, iep, ey, iey
 ):  # pragma: no cover - jitted
     """Accumulate ``side`` 0: ``h(d_hat) - h(d)`` and ``h'(d_hat)``; 1: the prediction terms
     only; 2: the target terms ``h(d)`` only (into ``grad``, subtracted)."""
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    _check_rows(pred, y, offsets, qweight, grad, hess)
+    if not (ep.size == iep.size == ey.size == iey.size):
+        raise IndexError("pairwise kernel: scratch buffers of different lengths")
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     n_groups = offsets.size - 1
     shift = (
@@ -149,6 +169,7 @@ def _kernel(
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     for q in range(n_groups):
         start, stop = offsets[q], offsets[q + 1]
+        _check_query(start, stop, grad.size, ep.size)
         if stop - start < 2:
             continue
         w = qweight[q] if qweight.size else 1.0
@@ -542,6 +563,13 @@ def _sampled_kernel(
     """
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
     F_lo, F_hi = fcaps
+    _check_rows(pred, y, offsets, qweight, grad, hess)
+    if not (ep.size == iep.size == ey.size == iey.size):
+        raise IndexError("pairwise kernel: scratch buffers of different lengths")
+    if values.size != 0 and values.size != offsets.size - 1:
+        raise IndexError("pairwise kernel: one loss value per query expected")
+    if mode == 2 and distinct and not (ysort.size == blo.size == bhi.size == grad.size):
+        raise IndexError("pairwise kernel: target runs of another length than the rows")
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     shift = (
         math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
@@ -563,6 +591,7 @@ def _sampled_kernel(
         gs, hs = np.empty(longest), np.empty(longest)
     for q in range(offsets.size - 1):
         start, stop = offsets[q], offsets[q + 1]
+        _check_query(start, stop, grad.size, ep.size)
         n = stop - start
         if n < 2:
             continue
@@ -712,6 +741,8 @@ def _sampled_kernel(
             for i in range(start, stop):  # "mean": m draws per document
                 lo_run = blo[i] if distinct else 0
                 run = bhi[i] - lo_run if distinct else 1
+                if lo_run < 0 or run < 0 or lo_run + run > n:  # ysort reads stay in the query
+                    raise IndexError("pairwise kernel: target runs outside their query")
                 c = n - run
                 if c <= 0:
                     continue
@@ -727,6 +758,8 @@ def _sampled_kernel(
                         j = ysort[start + (t if t < lo_run else t + run)]
                     else:
                         j = start + (t if t < i - start else t + 1)
+                    if j < start or j >= stop:  # ysort / runs from another grouping
+                        raise IndexError("pairwise kernel: sampled partner outside its query")
                     yj = y[j]
                     mw = 0.0 if distinct and yi == yj else 1.0
                     # sgn = +1 when i is the pair's upper document a
@@ -771,6 +804,8 @@ def _sampled_kernel(
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
     _capped = numba.njit(inline="always")(_capped)
+    _check_query = numba.njit(_check_query)
+    _check_rows = numba.njit(_check_rows)
     # reassociation lets LLVM vectorise the inner loop's sums (results move by rounding only)
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
     _mix64 = numba.njit(inline="always")(mix64)

@@ -53,6 +53,9 @@ _NUMBA = _numba_installed()
 
 
 def _kernel(zh, z, a, b, thr, two, six, lo, hi):  # pragma: no cover - jitted
+    n = zh.shape[0]
+    if z.shape[0] != n or a.shape[0] != n or b.shape[0] != n:  # bounds of the writes below
+        raise IndexError("exp link kernel: arrays of different lengths")
     inside = True  # every score in [lo, hi] (the caps; NaN is not): else the caller discards
     for i in range(zh.shape[0]):
         ea = a[i]
