@@ -256,6 +256,10 @@ class BoundLoss:
     def loss(self, y_pred, *, reduction: str = "mean"):
         """Weighted loss of ``y_pred``, reduced over units."""
         check_reduction(reduction)
+        if self.n_rows == 0:  # no rows, no units: a zero loss (kept in the caller's graph)
+            xp = A.get_namespace(y_pred)
+            empty = A.as_float_array(y_pred, xp, name="y_pred") * 0.0
+            return xp.reshape(empty, (0,)) if reduction == "none" else xp.sum(empty)
         values = self._values(y_pred)
         xp = A.get_namespace(values)
         w = self._like("unit_weight", self.unit_weight, values)
@@ -283,6 +287,9 @@ class BoundLoss:
 
     def grad_hess(self, y_pred):
         """Gradient and Hessian diagonal of ``Σ w·L`` w.r.t. ``y_pred``."""
+        if self.n_rows == 0:  # no rows: empty gradient and Hessian of y_pred's shape
+            empty = A.as_float_array(y_pred, A.get_namespace(y_pred), name="y_pred") * 0.0
+            return empty, empty * 1.0
         g, h = self._grad_hess(y_pred)
         if self.weigh_elements and self.unit_weight is not None:
             w = self._like("unit_weight", self.unit_weight, g)
