@@ -10,7 +10,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np

@@ -960,3 +960,21 @@ def _run(pred, y, offsets, qweight, distinct, params, side):
         *scratch,
     )
     return grad, hess
+
+
+def warm_up() -> None:
+    """Compile the kernels now, for the argument types the losses and heads pass (one
+    specialisation each), so that a container image or CI cache can hold the compiled code:
+    ``python -c "from selrank.losses._kernels import warm_up; warm_up()"`` after installing.
+    With a writable numba cache (``NUMBA_CACHE_DIR`` or the package folder) later processes
+    load them instead of compiling (``benchmarks/cold_start.py``)."""
+    if not available():
+        return
+    from ..links import Sinh
+
+    params = kernel_link(Sinh(cap=3.0))
+    offsets = np.array([0, 3, 5], dtype=np.int64)
+    pred, y = np.linspace(-1.0, 1.0, 5), np.array([2.0, 0.0, 1.0, 1.0, 0.0])
+    target = pairwise_target_grad(y, offsets, None, False, params)
+    pairwise_grad_hess(pred, y, offsets, None, False, params, target)
+    pairwise_sampled(pred, y, offsets, None, False, params, "topk", 2, 0, None, (0.0, 0.0))

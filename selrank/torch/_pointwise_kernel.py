@@ -126,3 +126,14 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         hi,
     )
     return (values, grad) if inside else None
+
+
+def warm_up() -> None:
+    """Compile the kernel for float32 and float64 now (see
+    :func:`selrank.losses._kernels.warm_up`)."""
+    if not available():
+        return
+    link = Exp()
+    for dtype in (torch.float32, torch.float64):
+        z = torch.linspace(-1.0, 1.0, 8, dtype=dtype)
+        exp_bregman_grad(link, z, torch.zeros(8, dtype=dtype))

@@ -23,7 +23,6 @@ from ... import _array as A
 from .._base import as_target_array, as_weight
 from ._base import (
     LabelLoss,
-    _const,
     check_bool,
     check_labels,
     label_class_means,
