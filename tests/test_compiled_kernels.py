@@ -63,7 +63,9 @@ def _run(code: str, env: dict | None = None, cwd: Path = ROOT) -> str:
 
 def test_import_does_not_import_numba():
     out = _run(
-        "import sys, selrank.losses, selrank.gbdt, selrank.metrics\n"
+        "import importlib.util, sys, selrank.losses, selrank.gbdt, selrank.metrics\n"
+        "if importlib.util.find_spec('torch'):\n"
+        "    import selrank.torch\n"
         "print('numba' in sys.modules)\n"
         "from selrank.losses import _kernels\n"
         "print('numba' in sys.modules)\n"
