@@ -113,10 +113,18 @@ def _build(module: str) -> None:
         kernels = _kernels.get(module, [])
         if all(k.dispatcher is not None for k in kernels):
             return
+        namespace = vars(sys.modules[module])
+        # kernels imported from another kernel module are built (and rebound) there first
+        for value in list(namespace.values()):
+            if isinstance(value, LazyKernel) and value.module != module:
+                _build(value.module)
         for k in kernels:
             if k.dispatcher is None:
                 k.dispatcher = _njit(k.func, k.options)
-        namespace = vars(sys.modules[module])
+        if isinstance(namespace.get("numba"), _LazyNumba):
+            # compiled code that names numba itself (``with numba.objmode(...)``) sees the
+            # real module
+            namespace["numba"] = _import()
         for key, value in list(namespace.items()):
             if isinstance(value, LazyKernel) and value.dispatcher is not None:
                 namespace[key] = value.dispatcher

@@ -43,6 +43,16 @@ if torch is not None:
     zt = torch.linspace(-1, 1, 50, dtype=torch.float64)
     out = exp_bregman_grad(Exp(), zt, torch.zeros(50, dtype=torch.float64))
     assert out is not None and torch.isfinite(out[0]).all()
+import os, tempfile
+from selrank.datasets import read_session_clicks, read_svmlight
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "t.txt"), "w") as f:
+    f.write("1 qid:1 1:0.5 2:1\\n0 qid:1 1:0.25\\n")
+split = read_svmlight(os.path.join(folder, "t.txt"))
+assert split.X.shape == (2, 2) and split.X[0, 1] == 1.0
+with open(os.path.join(folder, "c.tsv"), "w") as f:
+    f.write("SessionId\\tItemId\\tTime\\n1\\t7\\t1400000000\\n1\\t8\\t1400000030\\n")
+assert read_session_clicks(os.path.join(folder, "c.tsv")).height == 2
 print("CACHING", sorted(N.caching().items()))
 """
 

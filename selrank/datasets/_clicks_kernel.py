@@ -8,9 +8,9 @@ the file, line and column. Nothing here allocates memory in proportion to the in
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from .._numba import numba
 from ._svmlight_kernel import _parse_float, last_newline
 
 __all__ = ["count_rows", "last_newline", "parse_clicks"]

@@ -8,8 +8,9 @@ the caller turns them into messages naming the file and line.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from .._numba import numba
 
 # status codes returned by `parse_chunk`
 OK = 0
