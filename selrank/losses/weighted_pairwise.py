@@ -124,7 +124,7 @@ class WeightedPairwise(Loss):
         {},
         {"link": "sigmoid", "target": "order"},
         {"link": "identity", "pair_method": "all", "norm": False},
-        {"link": "sinh", "cap": 2.0, "pair_method": "mean", "num_pair_per_sample": 2},
+        {"link": "sinh", "cap": 2.0, "pair_method": "topk", "num_pair_per_sample": 2},
     ]
 
     def __init__(
@@ -161,6 +161,8 @@ class WeightedPairwise(Loss):
             raise TypeError(f"`norm` of WeightedPairwise must be a bool; got {norm!r}")
         self.norm = bool(norm)
         self.target = check_target(target, "WeightedPairwise", ("score", "order"))
+        # "order": RankNet's pair loss, minimised only at infinite differences
+        self.is_matching = self.target == "score"
         self.gain_scale = positive_float(gain_scale, "gain_scale", "WeightedPairwise")
         if self.target == "order" and not math.isfinite(self.link.range[1]):
             raise ValueError(
@@ -221,6 +223,8 @@ class _BoundWeightedPairwise(BoundLoss):
         self.inv_max_dcg = np.divide(1.0, mdcg, out=np.zeros_like(mdcg), where=mdcg > 0)
         self.sup = float(self.link.range[1]) if self.order_target else 0.0
         self._sel_cache: dict = {}
+        self._ranking = np.zeros(self.n_rows, dtype=np.int64)  # the kernel's last ranking
+        self._ranked = False
         self._kernel = None
         if _kernels.available() and A.is_numpy(y):
             self._kernel = _kernels.kernel_link(self.link)
@@ -344,7 +348,10 @@ class _BoundWeightedPairwise(BoundLoss):
                     self.k or 0,
                     _kernels.draw_key(self.seed, self.draw),
                     self.norm,
+                    self._ranking,
+                    self._ranked,
                 )
+                self._ranked = True
                 if groups.perm is not None:
                     g, h = g[groups.inv_perm], h[groups.inv_perm]
                 return g, h
