@@ -237,8 +237,8 @@ def train_lightgbm(system, tr: Split, y_tr, va: Split, stops: TwoStops, seed, ar
             booster.update()
         else:
             booster.update(fobj=fobj)
-        seen = []  # the validation set's running scores, through a custom metric
-        booster.eval_valid(feval=lambda p, d: seen.append(np.array(p)) or ("x", 0.0, True))
+        seen: list = []  # the validation set's running scores, through a custom metric
+        booster.eval_valid(feval=lambda p, d, seen=seen: seen.append(np.array(p)) or ("x", 0, True))
         if stops.step(it, seen[0]):
             break
     return lambda X, k: booster.predict(X, num_iteration=k, raw_score=True)
@@ -268,9 +268,7 @@ def train_xgboost(tr: Split, y_tr, va: Split, stops: TwoStops, seed, args):
         booster.update(dtr, it)
         if stops.step(it, booster.predict(dva, output_margin=True)):
             break
-    return lambda X, k: booster.predict(
-        xgb.DMatrix(X), output_margin=True, iteration_range=(0, k)
-    )
+    return lambda X, k: booster.predict(xgb.DMatrix(X), output_margin=True, iteration_range=(0, k))
 
 
 def run_one(system, tr, y_tr, va, y_va_noisy, te, seed, args):

@@ -92,9 +92,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument(
-        "--step", type=float, default=0.05, help="SD of the score change between calls"
-    )
+    ap.add_argument("--step", type=float, default=0.05, help="SD of the score change between calls")
     ap.add_argument("--out", default="benchmarks/results/weighted_pairwise_speed.json")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
@@ -106,9 +104,7 @@ def main(argv=None) -> int:
     for sname, n_rows, docs in shapes:
         y, group = shape(n_rows, docs)
         for cname, unweighted, weighted in cases():
-            tu, tw, ratio = time_pair(
-                unweighted, weighted, y, group, args.repeats, rng, args.step
-            )
+            tu, tw, ratio = time_pair(unweighted, weighted, y, group, args.repeats, rng, args.step)
             rows.append(
                 {
                     "data": sname,

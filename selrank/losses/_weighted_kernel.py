@@ -51,9 +51,7 @@ def _link(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):  # pragma: no
     return p, p * q
 
 
-def _pair(
-    params, sup, order_target, w, dp, dy, e, ie, et, iet, fact
-):  # pragma: no cover - jitted
+def _pair(params, sup, order_target, w, dp, dy, e, ie, et, iet, fact):  # pragma: no cover - jitted
     """Weighted gradient and Hessian terms of one oriented pair (``dp``, ``dy``: upper minus
     lower); ``e``, ``ie``, ``et``, ``iet``: the factorised exponentials when ``fact``."""
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
@@ -119,8 +117,23 @@ def _rerank(x, order, prev, start, n, have_prev):  # pragma: no cover - jitted
 
 
 def _kernel(
-    pred, y, gain, offsets, qweight, inv_max, params, order_target, sup, mode, m, key, norm,
-    prev, have_prev, grad, hess,
+    pred,
+    y,
+    gain,
+    offsets,
+    qweight,
+    inv_max,
+    params,
+    order_target,
+    sup,
+    mode,
+    m,
+    key,
+    norm,
+    prev,
+    have_prev,
+    grad,
+    hess,
 ):  # pragma: no cover - jitted
     kind, alpha, beta, lo, hi = params[0], params[1], params[2], params[3], params[4]
     # an odd link (sinh, identity: beta = 0, symmetric caps) matched to score differences
@@ -312,7 +325,19 @@ def _compile():
 
 
 def weighted_pairwise(
-    pred, y, gain, offsets, qweight, inv_max, params, order_target, sup, method, m, key, norm,
+    pred,
+    y,
+    gain,
+    offsets,
+    qweight,
+    inv_max,
+    params,
+    order_target,
+    sup,
+    method,
+    m,
+    key,
+    norm,
     ranking=None,
     have_prev=False,
 ):

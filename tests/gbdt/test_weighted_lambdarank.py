@@ -42,9 +42,7 @@ def boosters(norm_lgb, k_lgb, loss, rounds=5):
         "force_row_wise": True,
         "num_threads": 1,
     }
-    builtin = lgb.train(
-        {**base, "objective": "lambdarank"}, lgb.Dataset(X, y, group=sizes), rounds
-    )
+    builtin = lgb.train({**base, "objective": "lambdarank"}, lgb.Dataset(X, y, group=sizes), rounds)
     bound = loss.bind(y, group=sizes)
     custom = lgb.train(
         {**base, "objective": lambda p, d: bound.grad_hess(np.asarray(p, dtype=np.float64))},

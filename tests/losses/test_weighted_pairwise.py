@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from selrank.losses import Pairwise, WeightedPairwise, get_loss
-from selrank.losses import _kernels
+from selrank.losses import Pairwise, WeightedPairwise, _kernels, get_loss
 
 needs_numba = pytest.mark.skipif(not _kernels.available(), reason="numba not installed")
 
