@@ -231,3 +231,13 @@ def test_unweighted_pairwise_untouched():
     g1, _ = Pairwise().grad_hess(pred, y, group=sizes)
     g2, _ = WeightedPairwise().grad_hess(pred, y, group=sizes)
     assert not np.allclose(g1, g2)
+
+
+@pytest.mark.slow
+def test_cli_trains_with_the_weighted_loss(capsys):
+    pytest.importorskip("lightgbm")
+    from selrank.cli import main
+
+    args = ["train", "--fold", "1", "--loss", "weighted_pairwise", "--no-baseline"]
+    assert main([*args, "--backend-param", "n_estimators=3"]) == 0
+    assert "selrank weighted_pairwise" in capsys.readouterr().out
