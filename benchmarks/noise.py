@@ -45,7 +45,10 @@ score the chosen models):
 Run the full protocol: ``python benchmarks/noise.py --full`` (hours on one core). The default
 is a reduced protocol sized for a shared machine (see ``--help`` and the JSON's ``protocol``).
 Results are written incrementally to ``--out`` (default ``benchmarks/results/noise.json``);
-``--analyze`` recomputes the tables from that file; ``--markdown`` prints them for the docs.
+``--analyze --inputs A.json,B.json --out T.json`` computes the tables of several result files
+with one Holm family and prints them as Markdown (the docs' tables). Also reported: how a gap
+moves from clean to noisy labels (per query, the gap under noise minus the gap when clean,
+clean-validation regime).
 """
 
 from __future__ import annotations
@@ -82,6 +85,12 @@ CLICK_EPS = (0.1, 0.5, 1.0)
 CLICK_DEPTH = 10
 CLICK_CAP = 4
 REGIMES = ("clean_val", "noisy_val")
+# gaps whose movement from clean to noisy labels is reported
+SHIFTS = (
+    ("wpair_sinh", "wpair_logistic"),
+    ("wpair_sinh", "lambdarank"),
+    ("pairwise_sinh", "rank_xendcg"),
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,6 +405,46 @@ def analyze(results: dict) -> dict:
                         **c,
                     }
                 )
+    # how a gap moves from clean to noisy labels (per query: gap at noise - gap when clean)
+    for key, cell in results["cells"].items():
+        dataset, condition = key.split("/")
+        clean = results["cells"].get(f"{dataset}/clean")
+        if condition == "clean" or clean is None:
+            continue
+        for s, t in SHIFTS:
+            try:
+                a1, _ = _cell_scores(cell, s, "clean_val")
+                b1, _ = _cell_scores(cell, t, "clean_val")
+                a0, _ = _cell_scores(clean, s, "clean_val")
+                b0, _ = _cell_scores(clean, t, "clean_val")
+            except (KeyError, ValueError):
+                continue
+            if not (a1.shape[1] == b1.shape[1] == a0.shape[1] == b0.shape[1]):
+                continue
+            r1 = min(a1.shape[0], b1.shape[0])
+            r0 = min(a0.shape[0], b0.shape[0])
+            d1, d0 = a1[:r1] - b1[:r1], a0[:r0] - b0[:r0]
+            dq = d1.mean(axis=0) - d0.mean(axis=0)
+            se_q = float(dq.std(ddof=1) / math.sqrt(dq.size))
+            v1 = float(d1.mean(axis=1).var(ddof=1)) / r1 if r1 > 1 else 0.0
+            v0 = float(d0.mean(axis=1).var(ddof=1)) / r0 if r0 > 1 else 0.0
+            se = math.sqrt(se_q**2 + v1 + v0)
+            diff = float(dq.mean())
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "condition": condition,
+                    "regime": "clean_val",
+                    "system": s,
+                    "reference": t,
+                    "comparison": f"shift of the gap from clean to {condition}",
+                    "diff": diff,
+                    "ci": [diff - 1.96 * se, diff + 1.96 * se],
+                    "p": math.erfc(abs(diff / se) / math.sqrt(2.0)) if se > 0 else 1.0,
+                    "n_queries": int(dq.size),
+                    "n_replicates": r1,
+                }
+            )
     p = np.array([r["p"] for r in rows]) if rows else np.zeros(0)
     adj = holm(p) if p.size else p
     for r, a in zip(rows, adj, strict=True):
@@ -422,7 +471,9 @@ def markdown(tables: dict) -> str:
     out.append("|---|---|---|---|---|---|---|---|---|")
     for r in tables["comparisons"]:
         out.append(
-            f"| {r['dataset']} | {r['condition']} | {r['regime']} | {r['system']} | {r['reference']} "
+            f"| {r['dataset']} | {r['condition']} | "
+            f"{'shift from clean' if r['comparison'].startswith('shift') else r['regime']} "
+            f"| {r['system']} | {r['reference']} "
             f"| {r['diff']:+.4f} | [{r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}] | {r['p_holm']:.3g} | {r['verdict']} |"
         )
     return "\n".join(out)
@@ -445,15 +496,28 @@ def main(argv=None) -> int:
     ap.add_argument("--deep-rows", type=int, default=60_000)
     ap.add_argument("--deep-docs", type=float, default=330.0)
     ap.add_argument("--out", default="benchmarks/results/noise.json")
-    ap.add_argument("--analyze", action="store_true", help="recompute the tables from --out")
-    ap.add_argument("--markdown", action="store_true", help="print the tables of --out")
+    ap.add_argument(
+        "--analyze",
+        action="store_true",
+        help="tables (one Holm family) from the result files --inputs, written to --out",
+    )
+    ap.add_argument(
+        "--inputs",
+        default="benchmarks/results/noise.json,benchmarks/results/noise_ohsumed.json,"
+        "benchmarks/results/noise_deep.json",
+    )
     args = ap.parse_args(argv)
     out = Path(args.out)
-    if args.analyze or args.markdown:
-        results = json.loads(out.read_text())
-        results["tables"] = analyze(results)
-        out.write_text(json.dumps(results))
-        print(markdown(results["tables"]))
+    if args.analyze:
+        # one Holm family over every result file given (cells of all datasets together)
+        results = {"cells": {}, "protocols": {}}
+        for name in args.inputs.split(","):
+            part = json.loads(Path(name).read_text())
+            results["cells"].update(part["cells"])
+            results["protocols"][name] = part["protocol"]
+        tables = {**analyze(results), "inputs": results["protocols"]}
+        out.write_text(json.dumps(tables, indent=1))
+        print(markdown(tables))
         return 0
     if args.full:
         args.datasets = "mq2008,ohsumed,deep"
