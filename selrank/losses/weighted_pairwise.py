@@ -156,7 +156,10 @@ class WeightedPairwise(Loss):
         self.pair_method = pair_method
         if pair_method == "topk" and num_pair_per_sample is None:
             num_pair_per_sample = DEFAULT_TRUNCATION
-        self.num_pair_per_sample = _check_num_pair(pair_method, num_pair_per_sample)
+        try:
+            self.num_pair_per_sample = _check_num_pair(pair_method, num_pair_per_sample)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(str(exc).replace("of Pairwise", "of WeightedPairwise")) from None
         if not isinstance(norm, bool | np.bool_):
             raise TypeError(f"`norm` of WeightedPairwise must be a bool; got {norm!r}")
         self.norm = bool(norm)
