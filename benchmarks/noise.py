@@ -301,12 +301,25 @@ def run_one(system, tr, y_tr, va, y_va_noisy, te, seed, args):
 # ---------------------------------------------------------------------------------------------
 # statistics
 # ---------------------------------------------------------------------------------------------
+def complete_folds(cell) -> list[str]:
+    """The folds of a cell that every system of the cell has finished (all replicates): a
+    run stopped part-way is analysed on these only."""
+    runs = {s: r for s, r in cell["runs"].items() if r}
+    if not runs:
+        return []
+    full = max(len(reps) for r in runs.values() for reps in r.values())
+    folds = set.intersection(*(set(r) for r in runs.values()))
+    return sorted(f for f in folds if all(len(r[f]) == full for r in runs.values()))
+
+
 def _cell_scores(cell, system, regime):
-    """Per-query test NDCG@10 of ``system`` (replicates x queries, folds concatenated) and the
-    mean validation NDCG@10."""
+    """Per-query test NDCG@10 of ``system`` (replicates x queries, the complete folds
+    concatenated) and the mean validation NDCG@10."""
     reps = cell["runs"][system]  # fold -> list of replicate results
-    folds = sorted(reps)
-    n_rep = min(len(reps[f]) for f in folds)
+    folds = complete_folds(cell)
+    if not folds:
+        raise ValueError("no complete fold")
+    n_rep = len(reps[folds[0]])
     mat = np.concatenate(
         [np.array([reps[f][i][regime]["test"] for i in range(n_rep)]) for f in folds], axis=1
     )
@@ -376,6 +389,7 @@ def analyze(results: dict) -> dict:
                         "val_ndcg10": vals[s],
                         "replicates": int(m.shape[0]),
                         "queries": int(m.shape[1]),
+                        "folds": complete_folds(cell),
                     }
                 )
             builtins = [b for b in BUILTINS if b in mats]

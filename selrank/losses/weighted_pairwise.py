@@ -114,7 +114,7 @@ class WeightedPairwise(Loss):
     >>> loss = WeightedPairwise("sigmoid", target="order", norm=False)
     >>> g, h = loss.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), group=[3])
     >>> [round(v, 4) for v in g.tolist()]
-    [-0.4286, 0.3351, 0.0935]
+    [-0.2902, 0.1705, 0.1197]
     """
 
     name = "weighted_pairwise"
