@@ -869,7 +869,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--loss",
         default="listwise",
-        help="listwise (default), pairwise, pointwise (see `selrank losses`)",
+        help="listwise (default), pairwise, weighted_pairwise, pointwise (see `selrank losses`)",
     )
     t.add_argument("--scaling", help="scaling of a listwise loss (e.g. exp, constant, smelu)")
     t.add_argument("--link", help="link of a pointwise/pairwise loss (e.g. exp, sinh, sigmoid)")

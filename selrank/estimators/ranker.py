@@ -110,6 +110,13 @@ class SelectiveRanker(_SelectiveEstimator):
             **backend_params,
         )
 
+    def _loss_arguments(self) -> dict[str, Any]:
+        params = super()._loss_arguments()
+        if isinstance(self.loss, str) and self.loss.lower() == "weighted_pairwise":
+            # the |delta NDCG| gains 2**label - 1 of the unscaled labels
+            params.setdefault("gain_scale", float(self.label_scale))
+        return params
+
     def fit(
         self,
         X,

@@ -39,12 +39,14 @@ from .listwise import Listwise
 from .multiclass import CompositeSoftmax, Decomposed
 from .pairwise import Pairwise
 from .pointwise import Pointwise
+from .weighted_pairwise import WeightedPairwise
 
 __all__ = [
     "Loss",
     "BoundLoss",
     "Pointwise",
     "Pairwise",
+    "WeightedPairwise",
     "Listwise",
     "Decomposed",
     "CompositeSoftmax",
@@ -61,6 +63,7 @@ LOSSES.update(
     {
         "pointwise": Pointwise,
         "pairwise": Pairwise,
+        "weighted_pairwise": WeightedPairwise,
         "listwise": Listwise,
         "decomposed": Decomposed,
         "composite_softmax": CompositeSoftmax,

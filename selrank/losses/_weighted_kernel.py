@@ -1,0 +1,384 @@
+r"""Numba kernel of :class:`selrank.losses.weighted_pairwise.WeightedPairwise` (grouped NumPy rows).
+
+Per query: the current ranking (a stable sort by decreasing score, as LightGBM's), the
+:math:`|\Delta\mathrm{NDCG}|` weight of each selected pair from the ranks, the link's capped
+value and slope at the predicted difference (the exponentials factorised per row as in
+:mod:`selrank.losses._kernels`: ``2n`` per query instead of one per pair), and LightGBM's
+``lambdarank_norm``. It covers the links of :func:`selrank.losses._kernels.kernel_link` and is
+tested equal to the generic NumPy path (``tests/test_h21_weighted_pairwise.py``). numba is
+imported and the kernel compiled on first use.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["weighted_pairwise"]
+
+IDENTITY, EXP, SINH, SIGMOID = 0, 1, 2, 3  # as selrank.losses._kernels
+_SAFE = 600.0
+_MODES = {"all": 0, "topk": 1, "mean": 2}
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def _mix(x):  # pragma: no cover - jitted; splitmix64's output (selrank.losses._kernels.mix64)
+    x = x ^ (x >> _S30)
+    x = x * _MIX1
+    x = x ^ (x >> _S27)
+    x = x * _MIX2
+    return x ^ (x >> _S31)
+
+
+def _link(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):  # pragma: no cover - jitted
+    """Capped standardised link value and slope at ``x`` (``e = exp(x)``, ``ie = exp(-x)``)."""
+    if x > hi:
+        return (f_hi, 0.0) if flat else (f_hi + df_hi * (x - hi), df_hi)
+    if x < lo:
+        return (f_lo, 0.0) if flat else (f_lo + df_lo * (x - lo), df_lo)
+    if kind == IDENTITY:
+        return x, 1.0
+    if kind == EXP:
+        return e, e
+    if kind == SINH:
+        return 0.5 * (e - ie), 0.5 * (e + ie)
+    p = e / (1.0 + e) if e <= 1.0 else 1.0 / (1.0 + ie)
+    q = 1.0 / (1.0 + e) if e <= 1.0 else ie / (1.0 + ie)
+    return p, p * q
+
+
+def _pair(params, sup, order_target, w, dp, dy, e, ie, et, iet, fact):  # pragma: no cover - jitted
+    """Weighted gradient and Hessian terms of one oriented pair (``dp``, ``dy``: upper minus
+    lower); ``e``, ``ie``, ``et``, ``iet``: the factorised exponentials when ``fact``."""
+    kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    xh = alpha * (dp - beta)
+    if kind != IDENTITY and not fact and lo <= xh <= hi:
+        e = math.exp(xh)
+        ie = math.exp(-xh)
+    f, df = _link(kind, xh, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+    if order_target:
+        ft = sup
+    else:
+        xt = alpha * (dy - beta)
+        if kind != IDENTITY and not fact and lo <= xt <= hi:
+            et = math.exp(xt)
+            iet = math.exp(-xt)
+        ft, _ = _link(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
+    return w * (f - ft), w * alpha * df
+
+
+def _ranking(x):  # pragma: no cover - jitted
+    """Positions by decreasing ``x``, ties in position order (a stable sort's result from a
+    quicksort, then each run of ties sorted: numba's mergesort is slow)."""
+    order = np.argsort(-x)
+    n = x.size
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and x[order[j]] == x[order[i]]:
+            j += 1
+        if j - i > 1:
+            order[i:j] = np.sort(order[i:j])
+        i = j
+    return order
+
+
+def _rerank(x, order, prev, start, n, have_prev):  # pragma: no cover - jitted
+    """:func:`_ranking` of ``x`` into ``order``, starting from the previous call's ranking
+    ``prev[start:start + n]`` when there is one: an insertion sort on the exact order
+    (decreasing value, ties by position) costs O(n + moves), and a boosting round moves
+    few documents. More than ``8n`` moves: a full sort instead."""
+    if have_prev:
+        moves = 0
+        for s in range(n):
+            order[s] = prev[start + s]
+        for i in range(1, n):
+            k = order[i]
+            xk = x[k]
+            j = i - 1
+            while j >= 0 and (x[order[j]] < xk or (x[order[j]] == xk and order[j] > k)):
+                order[j + 1] = order[j]
+                j -= 1
+                moves += 1
+            order[j + 1] = k
+            if moves > 8 * n:
+                have_prev = False
+                break
+    if not have_prev:
+        full = _ranking(x)
+        for s in range(n):
+            order[s] = full[s]
+    for s in range(n):
+        prev[start + s] = order[s]
+
+
+def _kernel(
+    pred,
+    y,
+    gain,
+    offsets,
+    qweight,
+    inv_max,
+    params,
+    order_target,
+    sup,
+    mode,
+    m,
+    key,
+    norm,
+    prev,
+    have_prev,
+    grad,
+    hess,
+):  # pragma: no cover - jitted
+    kind, alpha, beta, lo, hi = params[0], params[1], params[2], params[3], params[4]
+    # an odd link (sinh, identity: beta = 0, symmetric caps) matched to score differences
+    # gives the same pair terms in either orientation: no branch on the labels' order
+    odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi and not order_target
+    flat = params[5]
+    e_hi = math.exp(min(hi, _SAFE)) if kind == SINH else 0.0
+    ie_hi = 1.0 / e_hi if kind == SINH else 0.0
+    longest = 1
+    for q in range(offsets.size - 1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    disc = np.empty(longest)
+    for r in range(longest):
+        disc[r] = 1.0 / math.log2(r + 2.0)
+    ps, ys, gs = np.empty(longest), np.empty(longest), np.empty(longest)
+    ep, iep = np.ones(longest), np.ones(longest)
+    ey, iey = np.ones(longest), np.ones(longest)
+    ga, ha = np.empty(longest), np.empty(longest)
+    rid = np.empty(longest, dtype=np.int64)
+    pos = np.empty(longest, dtype=np.int64)
+    order = np.empty(longest, dtype=np.int64)
+    shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE else 0.0
+    ishift = 1.0 / shift if shift > 0.0 else 0.0
+    for q in range(offsets.size - 1):
+        start, stop = offsets[q], offsets[q + 1]
+        n = stop - start
+        if n < 2:
+            continue
+        _rerank(pred[start:stop], order, prev, start, n, have_prev)
+        ymin, ymax = y[start], y[start]
+        for s in range(n):
+            o = order[s]
+            rid[s] = start + o
+            pos[o] = s
+            ps[s] = pred[start + o]
+            ys[s] = y[start + o]
+            gs[s] = gain[start + o]
+            ga[s] = 0.0
+            ha[s] = 0.0
+            ymin = min(ymin, ys[s])
+            ymax = max(ymax, ys[s])
+        normed = norm and ps[0] != ps[n - 1]
+        # per-row exponentials centred on the mid-range (scores and targets): e^(x) of a pair
+        # is then a product, 2n exponentials per query instead of 2 per pair
+        fact = (
+            kind != IDENTITY
+            and shift > 0.0
+            and alpha * (ps[0] - ps[n - 1]) + abs(alpha * beta) < _SAFE
+            and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE
+        )
+        if fact:
+            pm = 0.5 * (ps[0] + ps[n - 1])
+            ym = 0.5 * (ymin + ymax)
+            for s in range(n):
+                ep[s] = math.exp(alpha * (ps[s] - pm))
+                iep[s] = 1.0 / ep[s]
+                ey[s] = math.exp(alpha * (ys[s] - ym))
+                iey[s] = 1.0 / ey[s]
+        inv = inv_max[q]
+        total = 0.0
+        if mode != 2:
+            n_outer = min(m, n - 1) if mode == 1 else n - 1
+            # an odd link (the usual case): no orientation, no branch on the labels (equal
+            # labels have equal gains: weight 0) and the caps by clamping, as in
+            # selrank.losses._kernels; the exponentials are factorised, e^(+-hi) at the caps
+            fast = odd and (kind == IDENTITY or fact)
+            for r in range(n_outer):
+                yr, pr, gr, dr = ys[r], ps[r], gs[r], disc[r]
+                a1, b1, a2, b2 = ep[r], iep[r], ey[r], iey[r]
+                gi = 0.0
+                hsum = 0.0
+                if fast:
+                    for s in range(r + 1, n):
+                        dp = pr - ps[s]
+                        w = abs(gr - gs[s]) * (dr - disc[s]) * inv
+                        if normed:
+                            w = w / (0.01 + abs(dp))
+                        xh = alpha * dp
+                        xt = alpha * (yr - ys[s])
+                        th = xh - min(max(xh, -hi), hi)
+                        tt = xt - min(max(xt, -hi), hi)
+                        if kind == IDENTITY:
+                            fh, dfh, ft, dft = xh - th, 1.0, xt - tt, 1.0
+                        else:  # SINH
+                            eh = a1 * iep[s] if xh <= hi else e_hi
+                            eh = eh if xh >= -hi else ie_hi
+                            ieh = b1 * ep[s] if xh <= hi else ie_hi
+                            ieh = ieh if xh >= -hi else e_hi
+                            et = a2 * iey[s] if xt <= hi else e_hi
+                            et = et if xt >= -hi else ie_hi
+                            iet = b2 * ey[s] if xt <= hi else ie_hi
+                            iet = iet if xt >= -hi else e_hi
+                            fh, dfh = 0.5 * (eh - ieh), 0.5 * (eh + ieh)
+                            ft, dft = 0.5 * (et - iet), 0.5 * (et + iet)
+                        if flat:
+                            dfh = dfh if th == 0.0 else 0.0
+                        else:
+                            fh += dfh * th
+                            ft += dft * tt
+                        g = w * (fh - ft)
+                        h = w * alpha * dfh
+                        gi += g
+                        ga[s] -= g
+                        hsum += h
+                        ha[s] += h
+                        total += abs(g)
+                    ga[r] += gi
+                    ha[r] += hsum
+                    continue
+                for s in range(r + 1, n):
+                    ysv = ys[s]
+                    if yr == ysv:
+                        continue
+                    up = odd or yr > ysv
+                    sgn = 1.0 if up else -1.0
+                    dp = sgn * (pr - ps[s])
+                    w = abs(gr - gs[s]) * (dr - disc[s]) * inv
+                    if normed:
+                        w /= 0.01 + abs(dp)
+                    if up:
+                        e, ie = a1 * iep[s] * shift, b1 * ep[s] * ishift
+                        et, iet = a2 * iey[s] * shift, b2 * ey[s] * ishift
+                    else:
+                        e, ie = b1 * ep[s] * shift, a1 * iep[s] * ishift
+                        et, iet = b2 * ey[s] * shift, a2 * iey[s] * ishift
+                    g, h = _pair(
+                        params, sup, order_target, w, dp, sgn * (yr - ysv), e, ie, et, iet, fact
+                    )
+                    g *= sgn
+                    gi += g
+                    ga[s] -= g
+                    hsum += h
+                    ha[s] += h
+                    total += abs(g)
+                ga[r] += gi
+                ha[r] += hsum
+        else:  # "mean": m partners per document, uniform over the other rows (Pairwise's draws)
+            for i in range(start, stop):
+                pi = i - start
+                si = pos[pi]
+                for t in range(m):
+                    u = _mix(key + np.uint64(i * m + t) * _GOLDEN)
+                    c = np.int64(u % np.uint64(n - 1))
+                    sj = pos[c if c < pi else c + 1]
+                    if ys[si] == ys[sj]:
+                        continue
+                    a, b = (si, sj) if ys[si] > ys[sj] else (sj, si)
+                    w = abs(gs[a] - gs[b]) * abs(disc[a] - disc[b]) * inv
+                    dp = ps[a] - ps[b]
+                    if normed:
+                        w /= 0.01 + abs(dp)
+                    g, h = _pair(
+                        params, sup, order_target, w, dp, ys[a] - ys[b],
+                        ep[a] * iep[b] * shift, iep[a] * ep[b] * ishift,
+                        ey[a] * iey[b] * shift, iey[a] * ey[b] * ishift, fact,
+                    )  # fmt: skip
+                    ga[a] += g
+                    ga[b] -= g
+                    ha[a] += h
+                    ha[b] += h
+                    total += abs(g)
+        total *= 2.0
+        factor = math.log2(1.0 + total) / total if norm and total > 0.0 else 1.0
+        if qweight.size:
+            factor *= qweight[q]
+        for s in range(n):
+            grad[rid[s]] = ga[s] * factor
+            hess[rid[s]] = ha[s] * factor
+
+
+_compiled = None
+
+
+def _compile():
+    global _compiled
+    if _compiled is None:
+        import numba
+
+        jit = numba.njit(inline="always")
+        g = globals()
+        g["_mix"] = jit(_mix)
+        g["_link"] = jit(_link)
+        g["_pair"] = jit(_pair)
+        g["_ranking"] = numba.njit(_ranking)
+        g["_rerank"] = numba.njit(_rerank)
+        # reassociation lets LLVM vectorise the sums (results move by rounding only)
+        _compiled = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
+    return _compiled
+
+
+def weighted_pairwise(
+    pred,
+    y,
+    gain,
+    offsets,
+    qweight,
+    inv_max,
+    params,
+    order_target,
+    sup,
+    method,
+    m,
+    key,
+    norm,
+    ranking=None,
+    have_prev=False,
+):
+    """Gradient and Hessian diagonal (grouped order) of the weighted pairwise loss.
+
+    ``pred``, ``y``, ``gain`` float64 in grouped order; ``offsets`` the query starts;
+    ``qweight`` per-query weights or ``None``; ``inv_max`` ``1 / maxDCG`` per query;
+    ``params`` from :func:`selrank.losses._kernels.kernel_link`; ``order_target`` with ``sup``
+    the link's supremum; ``method`` ``"all"``, ``"topk"`` (``m`` = k) or ``"mean"`` (``m``
+    partners, draw ``key``); ``norm`` LightGBM's ``lambdarank_norm``. ``ranking``: an int64
+    array of the rows' count that keeps each query's ranking between calls (positions within
+    the query) between calls: written by each call, and read when ``have_prev`` (the next
+    call starts sorting from it).
+    """
+    n = pred.shape[0]
+    grad = np.zeros(n, dtype=np.float64)
+    hess = np.zeros(n, dtype=np.float64)
+    qw = (
+        np.zeros(0, dtype=np.float64)
+        if qweight is None
+        else np.ascontiguousarray(qweight, dtype=np.float64)
+    )
+    prev = np.zeros(n, dtype=np.int64) if ranking is None else ranking
+    have_prev = bool(have_prev and ranking is not None)
+    _compile()(
+        np.ascontiguousarray(pred, dtype=np.float64),
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(gain, dtype=np.float64),
+        np.ascontiguousarray(offsets, dtype=np.int64),
+        qw,
+        np.ascontiguousarray(inv_max, dtype=np.float64),
+        params,
+        bool(order_target),
+        float(sup),
+        _MODES[method],
+        int(m),
+        np.uint64(key),
+        bool(norm),
+        prev,
+        have_prev,
+        grad,
+        hess,
+    )
+    return grad, hess
