@@ -23,7 +23,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["available", "installed", "numba", "LazyKernel", "caching"]
+__all__ = ["available", "installed", "numba", "LazyKernel", "caching", "njit_now"]
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {}  # "module": the numba module or None once tried
@@ -78,6 +78,12 @@ def _njit(func, options: dict):
             raise
         _uncached.append(f"{func.__module__}.{func.__name__}")
         return nb.njit(**{**options, "cache": False})(func)
+
+
+def njit_now(func, **options):
+    """``numba.njit(**options)(func)`` at once (for modules that compile on their own first
+    call), with the same fall-back to no disk cache where no location is writable."""
+    return _njit(func, options)
 
 
 class LazyKernel:

@@ -43,6 +43,9 @@ if torch is not None:
     zt = torch.linspace(-1, 1, 50, dtype=torch.float64)
     out = exp_bregman_grad(Exp(), zt, torch.zeros(50, dtype=torch.float64))
     assert out is not None and torch.isfinite(out[0]).all()
+from selrank.losses import WeightedPairwise
+gw, hw = WeightedPairwise("sinh").grad_hess(z, y, group=[20, 25, 15])
+assert np.isfinite(gw).all() and np.isfinite(hw).all()
 import os, tempfile
 from selrank.datasets import read_session_clicks, read_svmlight
 folder = tempfile.mkdtemp()

@@ -312,6 +312,8 @@ def _compile():
     if _compiled is None:
         import numba
 
+        from .._numba import njit_now
+
         jit = numba.njit(inline="always")
         g = globals()
         g["_mix"] = jit(_mix)
@@ -320,7 +322,8 @@ def _compile():
         g["_ranking"] = numba.njit(_ranking)
         g["_rerank"] = numba.njit(_rerank)
         # reassociation lets LLVM vectorise the sums (results move by rounding only)
-        _compiled = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
+        # (cache=True, or no disk cache where no location is writable: selrank._numba)
+        _compiled = njit_now(_kernel, nogil=True, cache=True, fastmath={"reassoc", "contract"})
     return _compiled
 
 
