@@ -248,6 +248,34 @@ def _as_group(
         ) from None
 
 
+def check_feature_names(est, X, *, reset: bool) -> None:
+    """Set (``reset``) or compare ``est.feature_names_in_`` from a data frame's columns.
+
+    The check scikit-learn's ``validate_data`` runs for the GBDT estimators, for estimators
+    that are not scikit-learn ``BaseEstimator`` subclasses (:class:`NeuralRanker`): columns
+    reordered, renamed or missing at prediction are refused with scikit-learn's message.
+    """
+    from sklearn.utils.validation import _check_feature_names
+
+    _check_feature_names(est, X, reset=reset)
+
+
+def refuse_ungrouped_scoring(who: str, n_rows: int | None = None) -> None:
+    """Raise for a ranking score asked for without query groups (never one list of all rows).
+
+    What scikit-learn's search and cross-validation do when ``qid`` is not routed: the
+    scorer gets ``(y_true, y_score)`` of a whole fold and would rank it as one query.
+    """
+    rows = f"the {n_rows} rows" if n_rows is not None else "the rows"
+    raise ValueError(
+        f"{who} got no query groups: a ranking metric needs `qid=` (one query id per row) or "
+        f"`group=` (query sizes) and never ranks {rows} as one list. In scikit-learn search or "
+        "cross-validation, route qid per row: sklearn.set_config(enable_metadata_routing=True), "
+        "est.set_fit_request(qid=True), scoring=selrank.estimators.ndcg_scorer(k) (it requests qid), "
+        'cv=GroupKFold(n) and params={"qid": qid, "groups": qid} (docs/estimators.md)'
+    )
+
+
 def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
     return as_weight(w, n_rows, name, unit="row")
 

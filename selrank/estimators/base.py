@@ -590,9 +590,9 @@ class _SelectiveEstimator(BaseEstimator):
     def decision_function(self, X):
         """Model scores (score space, intercept included)."""
         self._check_fitted()
+        feats = self._features(X, reset=False)  # names, order and width as in fit, every backend
         if hasattr(self, "model_"):
-            return np.asarray(A.to_numpy(self.model_.predict(X)), dtype=np.float64)
-        feats = self._features(X, reset=False)
+            return np.asarray(A.to_numpy(self.model_.predict(feats.data)), dtype=np.float64)
         return np.asarray(
             self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
             dtype=np.float64,

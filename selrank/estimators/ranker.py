@@ -7,7 +7,12 @@ from typing import Any
 
 from .._groups import Groups
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
-from ._validation import _as_float_labels, _as_group, _as_sample_weight, as_features
+from ._validation import (
+    _as_float_labels,
+    _as_group,
+    _as_sample_weight,
+    refuse_ungrouped_scoring,
+)
 from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
 
 
@@ -68,6 +73,16 @@ class SelectiveRanker(_SelectiveEstimator):
     """
 
     _kind = "ranker"
+    _EXPECTED_FAILED_CHECKS = {
+        **_SelectiveEstimator._EXPECTED_FAILED_CHECKS,
+        "check_fit_score_takes_y": (
+            "score(X, y) without qid/group is refused: a ranking score never ranks all rows "
+            "as one list (issue 18); the check passes no query ids"
+        ),
+        "check_pipeline_consistency": (
+            "compares score(X, y) without qid/group, which a ranker refuses (issue 18)"
+        ),
+    }
     _default_loss = "listwise"
     _loss_defaults = RANKER_LOSS_DEFAULTS
 
@@ -232,17 +247,21 @@ class SelectiveRanker(_SelectiveEstimator):
     def score(self, X, y, *, group=None, qid=None, sample_weight=None):
         """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged.
 
-        ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`. In scikit-learn
+        ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`; without them the
+        score is refused (it never ranks all rows as one list). In scikit-learn
         cross-validation route ``qid`` to it: ``est.set_score_request(qid=True)`` (or use
         :func:`selrank.estimators.ndcg_scorer`).
         """
         from ..metrics import ndcg
 
         self._check_fitted()
-        n = as_features(X).n_rows
+        scores = self.predict(X)  # checks X first (width and columns as in fit)
+        n = scores.shape[0]
         y = _as_float_labels(y, n)
-        groups = _as_group(group, n, qid=qid, required="warn")
-        return float(ndcg(y, self.predict(X), groups, k=self._eval_ks()[0]))
+        if group is None and qid is None:
+            refuse_ungrouped_scoring(f"{type(self).__name__}.score", n)
+        groups = _as_group(group, n, qid=qid)
+        return float(ndcg(y, scores, groups, k=self._eval_ks()[0]))
 
 
 def ndcg_scorer(k: int | None = 10, **ndcg_options):
@@ -251,7 +270,8 @@ def ndcg_scorer(k: int | None = 10, **ndcg_options):
     For ``cross_val_score`` / ``GridSearchCV`` on ranking data: with
     ``sklearn.set_config(enable_metadata_routing=True)``, pass ``params={"qid": qid,
     "groups": qid}`` (the estimator's ``set_fit_request(qid=True)``, a ``GroupKFold`` on the
-    same ids). The scorer requests ``qid`` itself.
+    same ids). The scorer requests ``qid`` itself; called without ``qid`` (routing not
+    enabled, or ``params`` without ``qid``) it raises instead of ranking the fold as one list.
 
     Parameters
     ----------
@@ -282,6 +302,8 @@ def ndcg_scorer(k: int | None = 10, **ndcg_options):
     from ..metrics import ndcg
 
     def ndcg_at_k(y_true, y_score, *, qid=None, group=None):
+        if qid is None and group is None:
+            refuse_ungrouped_scoring(f"ndcg_scorer(k={k})", len(y_true))
         return float(ndcg(y_true, y_score, group, qid=qid, k=k, **ndcg_options))
 
     scorer = make_scorer(ndcg_at_k, greater_is_better=True)

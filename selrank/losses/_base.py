@@ -313,8 +313,18 @@ def group_weights(groups: Groups, sample_weight, name: str = "sample_weight") ->
     return groups.mean_per_group(groups.to_grouped(w))
 
 
-def bind_groups(group, n_rows: int) -> Groups:
-    """Groups of a group loss from query sizes or a :class:`Groups` (ids come as ``qid=``)."""
+def bind_groups(group, n_rows: int, loss: str = "this ranking loss") -> Groups:
+    """Groups of a group loss from query sizes or a :class:`Groups` (ids come as ``qid=``).
+
+    No groups is refused: a query loss never treats all rows as one list by default (one
+    list is ``group=[n_rows]``, said explicitly).
+    """
+    if group is None:
+        raise ValueError(
+            f"{loss} compares documents within a query and needs query groups, but none were "
+            f"given: pass `group=` (query sizes adding up to {n_rows}) or `qid=` (one query id per "
+            f"row); for one list of all {n_rows} rows pass group=[{n_rows}]"
+        )
     return as_groups(group, n_rows)
 
 

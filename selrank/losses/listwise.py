@@ -273,7 +273,7 @@ class Listwise(Loss):
             raise ValueError(
                 f"`y_true` of a listwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}"
             )
-        groups = bind_groups(group, int(y.shape[0]))
+        groups = bind_groups(group, int(y.shape[0]), f"{type(self).__name__} (a listwise loss)")
         wg = group_weights(groups, sample_weight)
         if self.target == "link":
             link_target_lists(groups.to_grouped(y), groups.sum, self.scaling.alpha, "query")

@@ -168,7 +168,7 @@ class Pairwise(Loss):
                 f"`y_true` of a pairwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}"
             )
         n = int(y.shape[0])
-        groups = bind_groups(group, n)
+        groups = bind_groups(group, n, f"{type(self).__name__} (a pairwise loss)")
         wg = group_weights(groups, sample_weight)
         return _BoundPairwise(self, y, groups, wg)
 

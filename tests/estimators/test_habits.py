@@ -1,0 +1,137 @@
+"""Issue 18: habits from LightGBM, scikit-learn, PyTorch and ranx work, or are refused clearly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+lgb = pytest.importorskip("lightgbm")
+pd = pytest.importorskip("pandas")
+
+import sklearn  # noqa: E402
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_val_score  # noqa: E402
+
+from selrank import SelectiveRanker  # noqa: E402
+from selrank.estimators import ndcg_scorer  # noqa: E402
+
+FAST = {"num_threads": 1, "deterministic": True, "force_row_wise": True, "num_leaves": 7}
+
+
+def ranking(rng, n_queries=20, size=10, n_features=4):
+    n = n_queries * size
+    X = rng.normal(size=(n, n_features))
+    y = np.clip(np.round(X[:, 0] + 0.5 * rng.normal(size=n) + 1), 0, 3)
+    return X, y, np.repeat(np.arange(n_queries), size)
+
+
+# -- grouped evaluation without groups ---------------------------------------------------------
+def test_ndcg_scorer_without_qid_refuses_naming_routing_and_qid(rng):
+    """ndcg_scorer(10)(model, X, y) without qid returned 1.0 (all rows one list)."""
+    X, y, qid = ranking(rng)
+    est = SelectiveRanker(n_estimators=5, **FAST).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=r"no query groups.*qid=.*enable_metadata_routing"):
+        ndcg_scorer(10)(est, X, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        assert 0 < ndcg_scorer(10)(est, X, y, qid=qid) <= 1
+
+
+@pytest.mark.filterwarnings("ignore:no query groups given:UserWarning")
+def test_grid_search_without_routing_refuses_instead_of_scoring_each_fold_as_one_query(rng):
+    X, y, qid = ranking(rng)
+    search = GridSearchCV(
+        SelectiveRanker(n_estimators=3, **FAST),
+        {"learning_rate": [0.1]},
+        cv=GroupKFold(2),
+        scoring=ndcg_scorer(10),
+        error_score="raise",
+    )
+    with pytest.raises(ValueError, match=r"ndcg_scorer\(k=10\) got no query groups.*qid="):
+        search.fit(X, y, groups=qid)
+
+
+@pytest.mark.filterwarnings("ignore:no query groups given:UserWarning")
+def test_default_scoring_without_routing_refuses(rng):
+    """scoring=None uses est.score, which ranked the fold as one list (with a warning)."""
+    X, y, qid = ranking(rng)
+    with pytest.raises(
+        ValueError, match=r"SelectiveRanker.score got no query groups.*routing|route"
+    ):
+        cross_val_score(
+            SelectiveRanker(n_estimators=3, **FAST), X, y, cv=GroupKFold(2), groups=qid,
+            error_score="raise",
+        )  # fmt: skip
+
+
+def test_routed_search_still_scores_by_query(rng):
+    X, y, qid = ranking(rng)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = SelectiveRanker(n_estimators=5, **FAST).set_fit_request(qid=True)
+        scores = cross_val_score(
+            est, X, y, cv=GroupKFold(2), scoring=ndcg_scorer(10),
+            params={"qid": qid, "groups": qid},
+        )  # fmt: skip
+    assert scores.shape == (2,) and np.all((scores > 0) & (scores <= 1))
+
+
+def test_estimator_score_without_groups_refuses(rng):
+    X, y, qid = ranking(rng)
+    est = SelectiveRanker(n_estimators=3, **FAST).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="no query groups"):
+        est.score(X, y)
+    assert est.score(X, y, qid=qid) == pytest.approx(est.score(X, y, group=[10] * 20))
+
+
+def test_neural_ranker_score_and_fit_without_groups(rng):
+    pytest.importorskip("torch")
+    from selrank.estimators.neural import NeuralRanker
+
+    X, y, qid = ranking(rng)
+    with pytest.warns(UserWarning, match="no query groups given"):
+        r = NeuralRanker(epochs=1, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="NeuralRanker.score got no query groups"):
+        r.score(X, y)
+    assert 0 < r.score(X, y, qid=qid) <= 1
+
+
+# -- feature order: one validation path for every estimator ------------------------------------
+def _frame(X):
+    return pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+
+
+@pytest.mark.parametrize("make", ["torch-backend", "neural", "lightgbm"])
+def test_reordered_or_missing_columns_are_refused_on_every_estimator(make, rng):
+    X, y, qid = ranking(rng)
+    df = _frame(X)
+    if make == "lightgbm":
+        est = SelectiveRanker(n_estimators=3, **FAST).fit(df, y, qid=qid)
+    else:
+        pytest.importorskip("torch")
+        if make == "neural":
+            from selrank.estimators.neural import NeuralRanker
+
+            est = NeuralRanker(epochs=1, random_state=0).fit(df, y, qid=qid)
+        else:
+            est = SelectiveRanker(backend="torch", epochs=1, random_state=0).fit(df, y, qid=qid)
+    assert list(est.feature_names_in_) == list(df.columns)
+    np.testing.assert_allclose(est.predict(df), est.predict(df.copy()))
+    with pytest.raises(ValueError, match="feature names should match"):
+        est.predict(df[["f1", "f0", "f2", "f3"]])
+    with pytest.raises(ValueError, match="feature names should match"):
+        est.predict(df.rename(columns={"f3": "g"}))
+    with pytest.raises(ValueError, match="feature names should match|features"):
+        est.predict(df[["f0", "f1", "f2"]])
+
+
+def test_neural_ranker_keeps_feature_names_through_save_and_load(rng, tmp_path):
+    pytest.importorskip("torch")
+    from selrank.estimators.neural import NeuralRanker
+
+    X, y, qid = ranking(rng)
+    df = _frame(X)
+    r = NeuralRanker(epochs=1, random_state=0).fit(df, y, qid=qid)
+    r.save(tmp_path / "m.pt")
+    back = NeuralRanker.load(tmp_path / "m.pt")
+    np.testing.assert_allclose(back.predict(df), r.predict(df), rtol=1e-6)
+    with pytest.raises(ValueError, match="feature names should match"):
+        back.predict(df[["f3", "f1", "f2", "f0"]])
