@@ -313,10 +313,72 @@ def suggest(name: str, valid) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+#: LightGBM's names (and aliases) and XGBoost's for the training objective
+_OBJECTIVE_NAMES = ("objective", "objective_type", "app", "application")
+
+
+def _objective_hint(value: Any) -> str:
+    text = str(value).lower()
+    if "rank" in text or text in ("rank_xendcg", "xendcg"):
+        return (
+            "for ranking pass loss='listwise' (the default, a composite softmax over each query) "
+            "or loss='pairwise' to SelectiveRanker"
+        )
+    if text.startswith(("binary", "multiclass", "softmax", "multi:", "binary:", "cross_entropy")):
+        return "for classification use SelectiveClassifier(loss=...)"
+    return "for regression use SelectiveRegressor(loss='pointwise', link=...) ('identity' is squared error)"
+
+
+def refuse_objective(owner: str, given: dict[str, Any]) -> None:
+    """Refuse LightGBM's / XGBoost's ``objective=`` (a habit from LGBMRanker / XGBRanker)."""
+    for key in _OBJECTIVE_NAMES:
+        if key in given:
+            value = given[key]
+            raise ValueError(
+                f"{owner} got {key}={value!r}: a selrank estimator always trains a selective "
+                f"matching loss, chosen with `loss=` (not LightGBM's / XGBoost's `objective`); "
+                f"{_objective_hint(value)}. For LightGBM's or XGBoost's own {value!r} use "
+                "lightgbm.LGBMRanker / xgboost.XGBRanker"
+            )
+
+
+def as_seed(random_state: Any, name: str = "random_state") -> int | None:
+    """An integer seed from ``random_state`` as scikit-learn takes it.
+
+    ``None`` (a fresh seed per fit), an int, or a ``numpy.random.RandomState`` /
+    ``numpy.random.Generator`` (one seed drawn from it per fit, as scikit-learn's
+    estimators draw from a shared ``RandomState``).
+    """
+    if random_state is None:
+        return None
+    top = int(np.iinfo(np.int32).max)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(top))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(top))
+    if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer):
+        raise TypeError(
+            f"`{name}` must be None, an int, or a numpy.random.RandomState / Generator; "
+            f"got {type(random_state).__name__}"
+        )
+    return int(random_state)
+
+
+def is_verbose(verbose: Any) -> bool:
+    """``verbose`` as LightGBM reads it: ``True`` or a positive number logs; ``False``, 0 and
+    negative numbers (LightGBM's ``verbose=-1``) are silent."""
+    if isinstance(verbose, bool):
+        return verbose
+    if isinstance(verbose, int | float | np.integer | np.floating):
+        return float(verbose) > 0
+    return bool(verbose)
+
+
 def check_parameter_names(
     owner: str, given: dict[str, Any], own, backend: str, backend_names
 ) -> None:
     """Refuse keyword arguments that are neither the estimator's nor the backend's parameters."""
+    refuse_objective(owner, given)
     valid = set(own) | set(backend_names)
     for key in given:
         if key not in valid:

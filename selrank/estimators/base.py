@@ -20,7 +20,9 @@ from ..losses import Loss, get_loss
 from ._validation import (
     Features,
     as_features,
+    as_seed,
     check_parameter_names,
+    is_verbose,
 )
 from .persistence import _FORMAT, _FORMAT_VERSION, ESTIMATOR_CLASSES, _decode, _encode, load
 
@@ -359,7 +361,7 @@ class _SelectiveEstimator(BaseEstimator):
 
     def _progress_enabled(self) -> bool:
         """A progress bar with ``verbose=True`` when stderr is a terminal (never in logs or CI)."""
-        return bool(self.verbose) and sys.stderr.isatty()
+        return is_verbose(self.verbose) and sys.stderr.isatty()
 
     def _fit_lightgbm(
         self,
@@ -380,9 +382,13 @@ class _SelectiveEstimator(BaseEstimator):
         from ..gbdt._lightgbm import _MIN_ROWS_ALIASES, _param, import_lightgbm
 
         lgb = import_lightgbm()
-        p = {"learning_rate": lr, "verbosity": 1 if self.verbose else -1, "metric": "None"}
+        p = {
+            "learning_rate": lr,
+            "verbosity": 1 if is_verbose(self.verbose) else -1,
+            "metric": "None",
+        }
         if self.random_state is not None:
-            p["seed"] = int(self.random_state)
+            p["seed"] = as_seed(self.random_state)
         if n_classes:
             p["num_class"] = int(n_classes)
         p.update(params)
@@ -432,7 +438,9 @@ class _SelectiveEstimator(BaseEstimator):
             callbacks.append(lgb.record_evaluation(history))
             if esr:
                 callbacks.append(
-                    lgb.early_stopping(esr, first_metric_only=True, verbose=bool(self.verbose))
+                    lgb.early_stopping(
+                        esr, first_metric_only=True, verbose=is_verbose(self.verbose)
+                    )
                 )
         if self._progress_enabled():
             from ..gbdt._progress import lightgbm_progress
@@ -473,12 +481,12 @@ class _SelectiveEstimator(BaseEstimator):
         xgb = import_xgboost()
         p = {
             "eta": lr,
-            "verbosity": 1 if self.verbose else 0,
+            "verbosity": 1 if is_verbose(self.verbose) else 0,
             "tree_method": "hist",
             "disable_default_eval_metric": 1,
         }
         if self.random_state is not None:
-            p["seed"] = int(self.random_state)
+            p["seed"] = as_seed(self.random_state)
         if n_classes:
             p["num_class"] = int(n_classes)
         p.update(params)

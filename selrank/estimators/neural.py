@@ -37,7 +37,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 from .._groups import Groups, as_groups
 from .._validation import as_numeric_array, as_vector, as_weight
 from ..torch._base import RankingHead
-from ._validation import _as_group, check_feature_names, refuse_ungrouped_scoring
+from ._validation import (
+    _as_group,
+    as_seed,
+    check_feature_names,
+    is_verbose,
+    refuse_ungrouped_scoring,
+)
 
 logger = logging.getLogger("selrank")
 
@@ -274,7 +280,7 @@ class NeuralRanker:
         drives early stopping.
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
-    random_state : int or None
+    random_state : int, numpy RandomState / Generator, or None
         Seeds weight initialisation, dropout and the query order; the same value gives the
         same model (on the same device and thread count).
     verbose : bool
@@ -422,10 +428,13 @@ class NeuralRanker:
             )
         if self.random_state is not None and (
             isinstance(self.random_state, bool)
-            or not isinstance(self.random_state, numbers.Integral)
+            or not isinstance(
+                self.random_state, numbers.Integral | np.random.RandomState | np.random.Generator
+            )
         ):
             raise TypeError(
-                f"`random_state` of NeuralRanker must be an int or None; got {self.random_state!r}"
+                "`random_state` of NeuralRanker must be None, an int, or a numpy RandomState / "
+                f"Generator; got {self.random_state!r}"
             )
         return hidden
 
@@ -524,11 +533,9 @@ class NeuralRanker:
         return self
 
     def _seed(self, rank: int, world: int) -> int:
-        seed = (
-            self.random_state
-            if self.random_state is not None
-            else int(np.random.default_rng().integers(2**62))
-        )
+        seed = as_seed(self.random_state)
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**62))
         if world > 1:  # every rank must draw the same query order
             t = torch.tensor([seed], dtype=torch.int64)
             torch.distributed.broadcast(t, src=0)
@@ -801,7 +808,7 @@ class NeuralRanker:
         return out
 
     def _progress(self, rank: int):
-        return _Progress(bool(self.verbose) and rank == 0, int(self.epochs))
+        return _Progress(is_verbose(self.verbose) and rank == 0, int(self.epochs))
 
 
 class _Progress:

@@ -49,8 +49,12 @@ class SelectiveRanker(_SelectiveEstimator):
         stopping (default 50; 0 disables).
     eval_at : int or sequence of int
         Cut-off ``k`` of NDCG@k for early stopping (the first one).
-    random_state : int, optional
-    verbose : bool
+    random_state : int, numpy RandomState / Generator, optional
+        As in scikit-learn: an int seeds every fit alike; a ``RandomState`` gives one seed per
+        fit drawn from it.
+    verbose : bool or int
+        ``True`` or a positive number logs training; ``False``, 0 and negative numbers
+        (LightGBM's ``verbose=-1``) are silent.
     **backend_params
         Passed to the backend unchanged: LightGBM / XGBoost parameters (``num_leaves``,
         ``min_data_in_leaf``, ``max_depth``, ``device="cuda"``, ...) or NeuralRanker's

@@ -29,6 +29,7 @@ from .ranking import (
     _prepare,
     _require_polars,
     _validate_labels,
+    metric_names,
     parse_metric,
 )
 from .significance import (
@@ -62,8 +63,7 @@ def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:
 
 
 def _parse_metrics(metrics) -> list[tuple[str, str, int | None]]:
-    if isinstance(metrics, str):
-        metrics = [metrics]
+    metrics = metric_names(metrics)  # "ndcg@10,map" is two metrics, as LightGBM's `metric`
     parsed = []
     for name in metrics:
         base, k = parse_metric(name)
@@ -136,7 +136,8 @@ def evaluate(
         the length of ``group``.
     metrics : str or sequence of str
         Names ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``,
-        ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``).
+        ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``). A string may
+        list several, comma-separated as LightGBM's ``metric`` (``"ndcg@10,map"``).
     gain, ties, no_relevant, capped : optional
         As in the metric functions; ``None`` takes the value from ``conventions`` or the
         library default (``"exponential"``, ``"average"``, ``"one"``, ``False``).

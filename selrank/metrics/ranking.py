@@ -460,6 +460,32 @@ METRICS: dict[str, _Metric] = {
 }
 
 
+def metric_names(metrics: Any) -> list:
+    """Metric names from one name, a comma-separated string (LightGBM's ``metric="ndcg,map"``)
+    or a sequence of names (each may itself hold commas).
+
+    Examples
+    --------
+    >>> metric_names("ndcg@10,map")
+    ['ndcg@10', 'map']
+    >>> metric_names(["ndcg@5", "mrr, recall@10"])
+    ['ndcg@5', 'mrr', 'recall@10']
+    """
+    items = [metrics] if isinstance(metrics, str) else list(metrics)
+    names: list = []
+    for item in items:
+        if isinstance(item, str) and "," in item:
+            parts = [part.strip() for part in item.split(",")]
+            if any(not part for part in parts):
+                raise ValueError(
+                    f"metric list {item!r} has an empty name between commas; write e.g. 'ndcg@10,map'"
+                )
+            names.extend(parts)
+        else:
+            names.append(item)
+    return names
+
+
 def parse_metric(name: str) -> tuple[str, int | None]:
     """Split a metric name such as ``"ndcg@10"`` into ``("ndcg", 10)``.
 
@@ -472,6 +498,11 @@ def parse_metric(name: str) -> tuple[str, int | None]:
     """
     if not isinstance(name, str):
         raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
+    if "," in name:
+        raise ValueError(
+            f"metric {name!r} names several metrics: give one name here, or pass the list "
+            f"{metric_names(name)} (evaluate's `metrics=` also splits a comma-separated string)"
+        )
     base, sep, cut = name.strip().lower().partition("@")
     if base not in METRICS:
         raise ValueError(f"unknown metric {name!r}; choose one of {sorted(METRICS)} (+ '@k')")

@@ -46,6 +46,7 @@ from .ranking import (
     _check_choice,
     _ideal_dcg,
     _require_polars,
+    metric_names,
 )
 
 __all__ = [
@@ -819,8 +820,7 @@ def _parse_trec_metric(name: Any) -> tuple[str, int | None]:
 
 
 def _parse_trec_metrics(metrics: Any) -> list[tuple[str, str, int | None]]:
-    if isinstance(metrics, str):
-        metrics = [metrics]
+    metrics = metric_names(metrics)  # "ndcg@10,map" is two metrics, as LightGBM's `metric`
     parsed, seen = [], {}
     for name in metrics:
         base, k = _parse_trec_metric(name)
@@ -962,6 +962,7 @@ def evaluate_run(
     qrels : Qrels or mapping qid -> {docno: rel}
     run : Run or mapping qid -> {docno: score}
     metrics : str or sequence of str
+        Several names may share one comma-separated string (``"ndcg@10,map"``).
         Case-insensitive names in selrank/ranx, trec_eval or ir_measures style:
         ``ndcg``, ``ndcg@k`` = ``ndcg_cut_k`` = ``nDCG@k``; ``map``, ``map@k`` =
         ``map_cut_k`` = ``AP@k``; ``mrr`` = ``recip_rank`` = ``RR``, ``mrr@k`` = ``RR@k``;
