@@ -280,6 +280,26 @@ def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
     return as_weight(w, n_rows, name, unit="row")
 
 
+def _as_query_or_row_weight(w, groups: Groups, name: str = "sample_weight"):
+    """Per-row weights from one weight per row or, as XGBoost's rankers take it, one per query.
+
+    A per-query weight is repeated over the query's rows, so that the query's loss (weighted
+    by the mean of its rows' weights) carries exactly that weight.
+    """
+    if w is None:
+        return None
+    arr = np.asarray(as_numeric_array(w, name), dtype=np.float64).reshape(-1)
+    if arr.size == groups.n_groups and arr.size != groups.n_rows:
+        per_query = as_weight(arr, groups.n_groups, name, unit="query")
+        return groups.from_grouped(np.repeat(per_query, groups.sizes))
+    if arr.size != groups.n_rows:
+        raise ValueError(
+            f"`{name}` must hold one weight per row ({groups.n_rows}) or one per query "
+            f"({groups.n_groups}, XGBoost's convention); got {arr.size}"
+        )
+    return as_weight(arr, groups.n_rows, name, unit="row")
+
+
 def _eval_list(value, n: int, name: str) -> list:
     if value is None:
         return [None] * n

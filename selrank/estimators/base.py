@@ -259,9 +259,11 @@ class _SelectiveEstimator(BaseEstimator):
         loss: Loss,
         n_classes: int | None,
         metric: str,
+        callbacks=None,
     ):
         """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
         self._check_config()
+        callbacks = _user_callbacks(callbacks)
         if self.backend == "torch":
             raise ValueError(
                 f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}"
@@ -306,6 +308,7 @@ class _SelectiveEstimator(BaseEstimator):
             lr=lr,
             esr=esr,
             metric=metric,
+            user_callbacks=callbacks,
         )
         self.objective_ = objective
         self.loss_ = loss
@@ -378,6 +381,7 @@ class _SelectiveEstimator(BaseEstimator):
         lr,
         esr,
         metric,
+        user_callbacks=(),
     ):
         from ..gbdt._lightgbm import _MIN_ROWS_ALIASES, _param, import_lightgbm
 
@@ -436,7 +440,7 @@ class _SelectiveEstimator(BaseEstimator):
                 return name, value, higher
 
             callbacks.append(lgb.record_evaluation(history))
-            if esr:
+            if esr and not _stops_early(user_callbacks):  # the user's early stopping replaces it
                 callbacks.append(
                     lgb.early_stopping(
                         esr, first_metric_only=True, verbose=is_verbose(self.verbose)
@@ -446,6 +450,7 @@ class _SelectiveEstimator(BaseEstimator):
             from ..gbdt._progress import lightgbm_progress
 
             callbacks.append(lightgbm_progress(n_rounds, type(self).__name__))
+        callbacks.extend(user_callbacks)
         booster = objective.train(
             p,
             train,
@@ -455,8 +460,9 @@ class _SelectiveEstimator(BaseEstimator):
             feval=feval,
             callbacks=callbacks,
         )
+        stops = esr or _stops_early(user_callbacks)
         best = (
-            int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
+            int(booster.best_iteration) if valids and stops and booster.best_iteration > 0 else None
         )
         return booster, best, history
 
@@ -475,6 +481,7 @@ class _SelectiveEstimator(BaseEstimator):
         lr,
         esr,
         metric,
+        user_callbacks=(),
     ):
         from ..gbdt._xgboost import import_xgboost
 
@@ -539,6 +546,7 @@ class _SelectiveEstimator(BaseEstimator):
             from ..gbdt._progress import xgboost_progress
 
             callbacks.append(xgboost_progress(n_rounds, type(self).__name__))
+        callbacks.extend(user_callbacks)
         higher = metric == "ndcg"
         booster = objective.train(
             p,
@@ -702,6 +710,23 @@ class _SelectiveEstimator(BaseEstimator):
         tags.input_tags.sparse = self.backend != "torch"
         tags.non_deterministic = self.backend == "torch" and self.random_state is None
         return tags
+
+
+def _user_callbacks(callbacks) -> list:
+    """The ``callbacks=`` of ``fit`` (LightGBM's / XGBoost's training callbacks) as a list."""
+    if callbacks is None:
+        return []
+    if callable(callbacks) or not isinstance(callbacks, list | tuple):
+        raise TypeError(
+            "`callbacks` must be a list of training callbacks, e.g. [lightgbm.early_stopping(20), "
+            f"lightgbm.log_evaluation(10)]; got {type(callbacks).__name__}"
+        )
+    return list(callbacks)
+
+
+def _stops_early(callbacks) -> bool:
+    """Whether the user's callbacks include LightGBM's early stopping (it replaces the built-in one)."""
+    return any(type(cb).__name__ == "_EarlyStoppingCallback" for cb in callbacks)
 
 
 def _lightgbm_names(names: list[str] | None) -> list[str] | None:

@@ -10,7 +10,7 @@ from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
 from ._validation import (
     _as_float_labels,
     _as_group,
-    _as_sample_weight,
+    _as_query_or_row_weight,
     refuse_ungrouped_scoring,
 )
 from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
@@ -141,6 +141,7 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_group=None,
         eval_qid=None,
         eval_sample_weight=None,
+        callbacks=None,
     ):
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
@@ -160,14 +161,20 @@ class SelectiveRanker(_SelectiveEstimator):
             One query id per row instead (XGBoost's ``qid``), each query's rows contiguous.
             Give ``group`` or ``qid``; ``qid`` is the one scikit-learn's cross-validation
             can route and split (``docs/estimators.md``).
-        sample_weight : array-like of shape (n_rows,), optional
-            Per-row weights; a query's loss is weighted by the mean of its rows' weights.
+        sample_weight : array-like of shape (n_rows,) or (n_queries,), optional
+            Per-row weights (a query's loss is weighted by the mean of its rows' weights) or,
+            as XGBoost's rankers take them, one weight per query.
         eval_set : list of (X, y), optional
             Validation data; the first drives early stopping on NDCG@``eval_at``. Its
             labels, groups and weights are checked before boosting starts.
         eval_group, eval_qid : list of arrays
             Query sizes or per-row ids, one per ``eval_set`` item.
         eval_sample_weight : list, optional
+        callbacks : list, optional
+            Training callbacks of the GBDT backend, as in ``LGBMRanker.fit``:
+            ``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]`` (a LightGBM early
+            stopping callback replaces the built-in one) or XGBoost ``TrainingCallback``
+            objects.
 
         Returns
         -------
@@ -178,7 +185,7 @@ class SelectiveRanker(_SelectiveEstimator):
         n = feats.n_rows
         y = _as_float_labels(y, n)
         groups = _as_group(group, n, qid=qid, required="warn")
-        w = _as_sample_weight(sample_weight, n)
+        w = _as_query_or_row_weight(sample_weight, groups)
         eval_sets = _eval_sets(
             self,
             eval_set,
@@ -190,6 +197,11 @@ class SelectiveRanker(_SelectiveEstimator):
             groups_required=True,
         )
         if self.backend == "torch":
+            if callbacks is not None:
+                raise ValueError(
+                    "`callbacks` are LightGBM / XGBoost training callbacks; backend='torch' takes "
+                    "none (use early_stopping_rounds= and verbose=)"
+                )
             return self._fit_torch(feats.data, y, groups, w, eval_sets)
         loss = self._build_loss()
         return self._fit(
@@ -201,6 +213,7 @@ class SelectiveRanker(_SelectiveEstimator):
             loss=loss,
             n_classes=None,
             metric="ndcg",
+            callbacks=callbacks,
         )
 
     def _fit_torch(self, X, y, groups: Groups, w, eval_sets):

@@ -98,10 +98,13 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_group=None,
         eval_qid=None,
         eval_sample_weight=None,
+        callbacks=None,
     ):
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
-        ``X`` as in :meth:`SelectiveRanker.fit`. Returns ``self``.
+        ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
+        callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``). Returns
+        ``self``.
         """
         self._check_config()
         feats = self._features(X, reset=True)
@@ -134,6 +137,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             loss=loss,
             n_classes=None,
             metric="loss",
+            callbacks=callbacks,
         )
 
     def predict(self, X):

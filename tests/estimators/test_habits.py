@@ -135,3 +135,52 @@ def test_neural_ranker_keeps_feature_names_through_save_and_load(rng, tmp_path):
     np.testing.assert_allclose(back.predict(df), r.predict(df), rtol=1e-6)
     with pytest.raises(ValueError, match="feature names should match"):
         back.predict(df[["f3", "f1", "f2", "f0"]])
+
+
+# -- missing features: LightGBM callbacks, XGBoost per-query weights ----------------------------
+def test_lightgbm_callbacks_in_fit(rng, capsys):
+    X, y, qid = ranking(rng, n_queries=30)
+    tr, va = qid < 20, qid >= 20
+    seen = []
+    est = SelectiveRanker(n_estimators=200, learning_rate=0.3, **FAST).fit(
+        X[tr], y[tr], qid=qid[tr], eval_set=[(X[va], y[va])], eval_qid=[qid[va]],
+        callbacks=[lgb.early_stopping(3, verbose=False), lgb.log_evaluation(1),
+                   lambda env: seen.append(env.iteration)],
+    )  # fmt: skip
+    assert seen and est.best_iteration_ is not None and est.best_iteration_ < 200
+    assert len(seen) < 200  # the user's early stopping stopped training
+    assert "valid_0" in capsys.readouterr().out  # log_evaluation printed the metric
+
+
+def test_callbacks_on_regressor_and_refused_on_torch(rng):
+    from selrank import SelectiveRegressor
+
+    X, y, qid = ranking(rng)
+    seen = []
+    SelectiveRegressor(n_estimators=4, **FAST).fit(X, y, callbacks=[lambda env: seen.append(1)])
+    assert len(seen) == 4
+    with pytest.raises(TypeError, match="`callbacks` must be a list"):
+        SelectiveRegressor(n_estimators=2, **FAST).fit(X, y, callbacks=lgb.log_evaluation(1))
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="backend='torch' takes none"):
+        SelectiveRanker(backend="torch", epochs=1).fit(X, y, qid=qid, callbacks=[])
+
+
+@pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
+def test_per_query_sample_weight_as_xgboost_takes_it(backend, rng):
+    if backend == "xgboost":
+        pytest.importorskip("xgboost")
+    X, y, qid = ranking(rng)
+    wq = rng.uniform(0.5, 2.0, size=20)
+    params = {"n_estimators": 5, "backend": backend, "random_state": 0}
+    if backend == "lightgbm":
+        params.update(FAST)
+    else:
+        params.update(nthread=1, max_depth=3)
+    per_query = SelectiveRanker(**params).fit(X, y, qid=qid, sample_weight=wq)
+    per_row = SelectiveRanker(**params).fit(X, y, qid=qid, sample_weight=np.repeat(wq, 10))
+    np.testing.assert_allclose(per_query.predict(X), per_row.predict(X))
+    unweighted = SelectiveRanker(**params).fit(X, y, qid=qid)
+    assert not np.allclose(per_query.predict(X), unweighted.predict(X))
+    with pytest.raises(ValueError, match=r"one weight per row \(200\) or one per query \(20"):
+        SelectiveRanker(**params).fit(X, y, qid=qid, sample_weight=np.ones(7))
