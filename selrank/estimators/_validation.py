@@ -276,6 +276,25 @@ def refuse_ungrouped_scoring(who: str, n_rows: int | None = None) -> None:
     )
 
 
+#: with ``label_scale="auto"`` a ranker's largest target score is this (0.25 x grade 2, the
+#: scale chosen on the LETOR grades 0-2)
+AUTO_TARGET_TOP = 0.5
+
+
+def resolve_label_scale(label_scale: Any, y: np.ndarray) -> float:
+    """The factor from labels to target scores: ``label_scale``, or for ``"auto"``
+    ``AUTO_TARGET_TOP / max|y|`` so that the targets span the same range whatever the label
+    range (0-2 grades, 0-31 click counts, 0-100 scores); 1 when every label is 0."""
+    if isinstance(label_scale, str):
+        if label_scale != "auto":
+            raise ValueError(
+                f"`label_scale` must be a positive number or 'auto'; got {label_scale!r}"
+            )
+        top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+        return AUTO_TARGET_TOP / top if top > 0 else 1.0
+    return float(label_scale)
+
+
 def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
     return as_weight(w, n_rows, name, unit="row")
 

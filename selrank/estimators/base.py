@@ -47,8 +47,9 @@ BACKENDS = ("lightgbm", "xgboost", "torch")
 #: Defaults of the GBDT backends when the estimator's own parameter is left at ``None``.
 GBDT_DEFAULTS = {"n_estimators": 1000, "learning_rate": 0.05, "early_stopping_rounds": 50}
 
-#: Target scores of a ranker are ``RANKER_LABEL_SCALE * label`` by default (chosen on the LETOR
-#: validation splits, see docs/estimators.md).
+#: Target scores of a ranker are ``RANKER_LABEL_SCALE * label`` for labels whose largest value
+#: is 2 (chosen on the LETOR validation splits, see docs/estimators.md); the default
+#: ``label_scale="auto"`` is ``2 * RANKER_LABEL_SCALE / max|y|``, the same on LETOR grades.
 RANKER_LABEL_SCALE = 0.25
 
 #: Loss parameters a ranker uses unless given (chosen on the LETOR validation splits): the
@@ -139,7 +140,8 @@ class _SelectiveEstimator(BaseEstimator):
             raise ValueError(f"`backend` must be one of {BACKENDS}; got {self.backend!r}")
         if self.hessian not in HESSIAN_POLICIES:
             raise ValueError(f"`hessian` must be one of {HESSIAN_POLICIES}; got {self.hessian!r}")
-        positive_float(self.label_scale, "label_scale", type(self).__name__)
+        if not (self.label_scale == "auto" and self._kind == "ranker"):
+            positive_float(self.label_scale, "label_scale", type(self).__name__)
         positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
         for name in ("n_estimators", "early_stopping_rounds"):
             v = getattr(self, name)
@@ -241,7 +243,7 @@ class _SelectiveEstimator(BaseEstimator):
         options = {
             "hessian": self.hessian,
             "hessian_floor": self.hessian_floor,
-            "label_scale": self.label_scale,
+            "label_scale": getattr(self, "label_scale_", self.label_scale),  # "auto" resolved
         }
         if self.backend == "xgboost":
             options["min_leaf_hessian"] = float((params or {}).get("min_child_weight", 1e-3))

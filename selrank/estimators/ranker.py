@@ -12,8 +12,9 @@ from ._validation import (
     _as_group,
     _as_query_or_row_weight,
     refuse_ungrouped_scoring,
+    resolve_label_scale,
 )
-from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
+from .base import RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
 
 
 class SelectiveRanker(_SelectiveEstimator):
@@ -33,8 +34,11 @@ class SelectiveRanker(_SelectiveEstimator):
         Further loss / link / scaling parameters (``alpha``, ``beta``, ``gamma``, ``cap``,
         ``pairs``, ...). Unless given, the listwise loss uses ``gamma=4``
         (:data:`RANKER_LOSS_DEFAULTS`).
-    label_scale : float, default 0.25
-        Target scores are ``label_scale * label``.
+    label_scale : float or "auto", default "auto"
+        Target scores are ``label_scale * label``. ``"auto"`` divides by the largest training
+        label: ``0.5 / max|y|`` (0.25 for LETOR grades 0-2, the scale chosen on them), so a
+        monotone relabelling to a wider range (click counts 0-31, scores 0-100) neither
+        saturates nor collapses the fit; the value used is ``label_scale_``.
     hessian : {"floor", "exact", "upper", "constant"}
         Hessian policy (:class:`selrank.gbdt.GBDTObjective`).
     hessian_floor : float
@@ -98,7 +102,7 @@ class SelectiveRanker(_SelectiveEstimator):
         scaling=None,
         target=None,
         loss_params=None,
-        label_scale: float = RANKER_LABEL_SCALE,
+        label_scale: float | str = "auto",
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         backend: str = "lightgbm",
@@ -185,6 +189,7 @@ class SelectiveRanker(_SelectiveEstimator):
         n = feats.n_rows
         y = _as_float_labels(y, n)
         groups = _as_group(group, n, qid=qid, required="warn")
+        self.label_scale_ = resolve_label_scale(self.label_scale, y)
         w = _as_query_or_row_weight(sample_weight, groups)
         eval_sets = _eval_sets(
             self,
@@ -244,9 +249,9 @@ class SelectiveRanker(_SelectiveEstimator):
                 raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
         kwargs.update(self._backend_params)
         # target scores are label_scale * label on every backend
-        scale = 1.0 if "label_scale" in accepted else float(self.label_scale)
+        scale = 1.0 if "label_scale" in accepted else float(self.label_scale_)
         if "label_scale" in accepted:
-            kwargs.setdefault("label_scale", self.label_scale)
+            kwargs.setdefault("label_scale", self.label_scale_)
         model = NeuralRanker(**kwargs)
         fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
         if eval_sets:
@@ -256,6 +261,9 @@ class SelectiveRanker(_SelectiveEstimator):
         self.model_ = model
         self.loss_ = kwargs["loss"]
         return self
+
+    def _fitted_extra(self) -> tuple[str, ...]:
+        return ("label_scale_",)  # the scale label_scale="auto" resolved to (save / load)
 
     def predict(self, X):
         """Ranking scores (higher ranks first), intercept included."""

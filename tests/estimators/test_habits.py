@@ -184,3 +184,35 @@ def test_per_query_sample_weight_as_xgboost_takes_it(backend, rng):
     assert not np.allclose(per_query.predict(X), unweighted.predict(X))
     with pytest.raises(ValueError, match=r"one weight per row \(200\) or one per query \(20"):
         SelectiveRanker(**params).fit(X, y, qid=qid, sample_weight=np.ones(7))
+
+
+# -- monotone relabelling: label_scale="auto" scales labels by design ---------------------------
+@pytest.mark.parametrize("factor", [0.1, 10.0, 50.0, 1000.0])
+def test_affine_relabelling_gives_the_same_ranker(factor, rng):
+    """Labels x50 were refused and x0.1 collapsed; any positive factor is now the same model."""
+    X, y, qid = ranking(rng)
+    base = SelectiveRanker(n_estimators=20, random_state=0, **FAST).fit(X, y, qid=qid)
+    scaled = SelectiveRanker(n_estimators=20, random_state=0, **FAST).fit(X, factor * y, qid=qid)
+    np.testing.assert_allclose(scaled.predict(X), base.predict(X), rtol=1e-6, atol=1e-9)
+    assert scaled.label_scale_ == pytest.approx(base.label_scale_ / factor)
+
+
+@pytest.mark.parametrize("relabel", [lambda g: np.round(2.0 ** (1.25 * g)) - 1, lambda g: g**3])
+def test_monotone_relabelling_to_a_wide_range_does_not_collapse(relabel, rng):
+    """Grades 0-3 mapped to 0-~31 (click counts) gave a collapsed fit (prediction std /15)."""
+    X, y, qid = ranking(rng, n_queries=40)
+    base = SelectiveRanker(n_estimators=30, random_state=0, **FAST).fit(X, y, qid=qid)
+    wide = SelectiveRanker(n_estimators=30, random_state=0, **FAST).fit(X, relabel(y), qid=qid)
+    assert np.std(wide.predict(X)) > 0.3 * np.std(base.predict(X))
+    from selrank.metrics import ndcg
+
+    assert ndcg(y, wide.predict(X), qid=qid, k=10) > ndcg(y, X[:, 1], qid=qid, k=10) + 0.1
+
+
+def test_label_scale_auto_on_letor_grades_is_the_chosen_scale(rng):
+    X, y, qid = ranking(rng)
+    y = np.minimum(y, 2.0)
+    est = SelectiveRanker(n_estimators=3, **FAST).fit(X, y, qid=qid)
+    assert est.label_scale_ == 0.25
+    with pytest.raises(TypeError, match="label_scale.*real number"):
+        SelectiveRanker(n_estimators=3, label_scale="big", **FAST).fit(X, y, qid=qid)
