@@ -142,3 +142,23 @@ def test_metric_list_in_trec_evaluation():
 def test_parse_metric_of_a_list_says_to_split():
     with pytest.raises(ValueError, match=r"names several metrics.*\['ndcg@10', 'map'\]"):
         parse_metric("ndcg@10,map")
+
+
+# -- scikit-learn's 2-D ranking-metric convention -----------------------------------------------
+@pytest.mark.parametrize("k", [None, 1, 2, 3])
+def test_ndcg_of_2d_arrays_is_one_query_per_row_as_sklearn(k, rng):
+    from sklearn.metrics import ndcg_score
+
+    from selrank.metrics import ndcg
+
+    yt = rng.integers(0, 4, size=(6, 5)).astype(float)
+    yt[:, 0] = 1.0  # every query has a relevant document
+    ys = rng.normal(size=(6, 5))
+    ours = ndcg(yt, ys, k=k, gain="linear", ties="average", no_relevant="zero")
+    assert ours == pytest.approx(ndcg_score(yt, ys, k=k))
+    flat = ndcg(yt.reshape(-1), ys.reshape(-1), [5] * 6, k=k, gain="linear")
+    assert ours == pytest.approx(flat)
+    with pytest.raises(ValueError, match="one query per row"):
+        ndcg(yt, ys, group=[5] * 6)
+    with pytest.raises(ValueError, match="same shape"):
+        ndcg(yt, ys[:, :4])
