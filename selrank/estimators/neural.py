@@ -790,6 +790,7 @@ class NeuralRanker:
                 raise TypeError(
                     f"eval_set[{i}] must be an (X, y) pair; got {type(pair).__name__}"
                 ) from None
+            check_feature_names(self, Xe, reset=False)  # columns as in the training frame
             Xe = _features(Xe, f"eval_set[{i}] X")
             if Xe.shape[1] != n_features:
                 raise ValueError(

@@ -123,6 +123,27 @@ def test_reordered_or_missing_columns_are_refused_on_every_estimator(make, rng):
         est.predict(df[["f0", "f1", "f2"]])
 
 
+@pytest.mark.parametrize("make", ["torch-backend", "neural", "lightgbm"])
+def test_eval_set_with_reordered_columns_is_refused(make, rng):
+    X, y, qid = ranking(rng)
+    df = _frame(X)
+    shuffled = df[["f2", "f0", "f1", "f3"]]
+    kw = {"eval_set": [(shuffled, y)], "eval_group": [[10] * 20]}
+    if make == "lightgbm":
+        est = SelectiveRanker(n_estimators=3, **FAST)
+    else:
+        pytest.importorskip("torch")
+        from selrank.estimators.neural import NeuralRanker
+
+        est = (
+            NeuralRanker(epochs=1, random_state=0)
+            if make == "neural"
+            else SelectiveRanker(backend="torch", epochs=1, random_state=0)
+        )
+    with pytest.raises(ValueError, match="feature names should match"):
+        est.fit(df, y, group=[10] * 20, **kw)
+
+
 def test_neural_ranker_keeps_feature_names_through_save_and_load(rng, tmp_path):
     pytest.importorskip("torch")
     from selrank.estimators.neural import NeuralRanker
