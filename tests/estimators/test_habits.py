@@ -237,3 +237,18 @@ def test_label_scale_auto_on_letor_grades_is_the_chosen_scale(rng):
     assert est.label_scale_ == 0.25
     with pytest.raises(TypeError, match="label_scale.*real number"):
         SelectiveRanker(n_estimators=3, label_scale="big", **FAST).fit(X, y, qid=qid)
+
+
+@pytest.mark.filterwarnings("ignore:no query groups given:UserWarning")
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
+def test_grid_search_default_error_score_reports_the_refusal_not_a_score(rng):
+    """With scikit-learn's default error_score=nan the fold scores are NaN and the warning
+    carries the refusal (never a one-list NDCG)."""
+    X, y, qid = ranking(rng)
+    search = GridSearchCV(
+        SelectiveRanker(n_estimators=3, **FAST), {"learning_rate": [0.1]},
+        cv=GroupKFold(2), scoring=ndcg_scorer(10),
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match=r"(?s)Scoring failed.*got no query groups.*qid="):
+        search.fit(X, y, groups=qid)
+    assert np.all(np.isnan(search.cv_results_["mean_test_score"]))
