@@ -90,12 +90,16 @@ def load(path: str | os.PathLike, *, expected: type | None = None):
     >>> bool(np.array_equal(load(path).predict(X), model.predict(X)))
     True
     """
+    import gzip
     import json
+    import zlib
 
-    with open(path, encoding="utf-8") as fh:
+    from .._files import open_read
+
+    with open_read(path, text=True) as fh:  # gzip recognised by its first bytes
         try:
             doc = json.load(fh)
-        except json.JSONDecodeError as exc:
+        except (ValueError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ValueError(
                 f"{os.fspath(path)!r} is not a saved selrank estimator (not JSON: {exc})"
             ) from None
