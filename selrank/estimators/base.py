@@ -263,10 +263,12 @@ class _SelectiveEstimator(BaseEstimator):
         n_classes: int | None,
         metric: str,
         callbacks=None,
+        init_model=None,
     ):
         """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
         self._check_config()
         callbacks = _user_callbacks(callbacks)
+        init_booster = _init_booster(self, init_model)
         if self.backend == "torch":
             raise ValueError(
                 f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}"
@@ -312,7 +314,10 @@ class _SelectiveEstimator(BaseEstimator):
             esr=esr,
             metric=metric,
             user_callbacks=callbacks,
+            init_model=init_booster,
         )
+        if init_booster is not None:  # the init model's intercept is in its first trees
+            objective._write_intercept(booster, np.zeros_like(np.asarray(objective.intercept_)))  # noqa: SLF001
         self.objective_ = objective
         self.loss_ = loss
         self.booster_ = booster
@@ -385,6 +390,7 @@ class _SelectiveEstimator(BaseEstimator):
         esr,
         metric,
         user_callbacks=(),
+        init_model=None,
     ):
         from ..gbdt._lightgbm import _MIN_ROWS_ALIASES, _param, import_lightgbm
 
@@ -462,6 +468,7 @@ class _SelectiveEstimator(BaseEstimator):
             valid_names=names_v,
             feval=feval,
             callbacks=callbacks,
+            init_model=init_model,
         )
         stops = esr or _stops_early(user_callbacks)
         best = (
@@ -485,6 +492,7 @@ class _SelectiveEstimator(BaseEstimator):
         esr,
         metric,
         user_callbacks=(),
+        init_model=None,
     ):
         from ..gbdt._xgboost import import_xgboost
 
@@ -717,6 +725,41 @@ class _SelectiveEstimator(BaseEstimator):
         tags.input_tags.sparse = self.backend != "torch"
         tags.non_deterministic = self.backend == "torch" and self.random_state is None
         return tags
+
+
+def _init_booster(est, init_model):
+    """``init_model=`` of ``fit`` (LightGBM's continued training) as a booster whose raw scores
+    include its intercept, or ``None``."""
+    if init_model is None:
+        return None
+    if est.backend != "lightgbm":
+        raise ValueError(
+            f"`init_model` (continued training) is supported on backend='lightgbm'; got backend={est.backend!r}"
+        )
+    from ..gbdt._lightgbm import booster_with_intercept, import_lightgbm
+
+    lgb = import_lightgbm()
+    if isinstance(init_model, _SelectiveEstimator):
+        if type(init_model) is not type(est) or getattr(init_model, "backend", None) != "lightgbm":
+            raise TypeError(
+                f"`init_model` must be a fitted {type(est).__name__} with backend='lightgbm' or a "
+                f"lightgbm.Booster; got a {type(init_model).__name__} (backend={init_model.backend!r})"
+            )
+        init_model._check_fitted()  # noqa: SLF001
+        n_iter = init_model.best_iteration_
+        booster = init_model.booster_
+        if n_iter is not None and n_iter < booster.current_iteration():
+            booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=n_iter))
+        return booster_with_intercept(booster, init_model.intercept_)
+    if isinstance(init_model, lgb.Booster):
+        c = getattr(
+            init_model, "_selrank_intercept", 0.0
+        )  # a plain booster: raw scores as they are
+        return booster_with_intercept(init_model, c)
+    raise TypeError(
+        f"`init_model` must be a fitted {type(est).__name__} or a lightgbm.Booster; "
+        f"got {type(init_model).__name__}"
+    )
 
 
 def _user_callbacks(callbacks) -> list:

@@ -146,6 +146,7 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_qid=None,
         eval_sample_weight=None,
         callbacks=None,
+        init_model=None,
     ):
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
@@ -179,6 +180,11 @@ class SelectiveRanker(_SelectiveEstimator):
             ``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]`` (a LightGBM early
             stopping callback replaces the built-in one) or XGBoost ``TrainingCallback``
             objects.
+        init_model : SelectiveRanker or lightgbm.Booster, optional
+            Continue training from this model (LightGBM's ``init_model``; backend
+            ``"lightgbm"``): the new trees start from its predictions, intercept included, and
+            the fitted model predicts with both (``intercept_`` is then 0: the old intercept
+            is in the first tree's leaves).
 
         Returns
         -------
@@ -202,10 +208,10 @@ class SelectiveRanker(_SelectiveEstimator):
             groups_required=True,
         )
         if self.backend == "torch":
-            if callbacks is not None:
+            if callbacks is not None or init_model is not None:
                 raise ValueError(
-                    "`callbacks` are LightGBM / XGBoost training callbacks; backend='torch' takes "
-                    "none (use early_stopping_rounds= and verbose=)"
+                    "`callbacks` and `init_model` are LightGBM / XGBoost training options; "
+                    "backend='torch' takes neither (use early_stopping_rounds= and verbose=)"
                 )
             return self._fit_torch(feats.data, y, groups, w, eval_sets)
         loss = self._build_loss()
@@ -219,6 +225,7 @@ class SelectiveRanker(_SelectiveEstimator):
             n_classes=None,
             metric="ndcg",
             callbacks=callbacks,
+            init_model=init_model,
         )
 
     def _fit_torch(self, X, y, groups: Groups, w, eval_sets):

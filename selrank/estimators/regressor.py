@@ -99,6 +99,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_qid=None,
         eval_sample_weight=None,
         callbacks=None,
+        init_model=None,
     ):
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
@@ -138,6 +139,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             n_classes=None,
             metric="loss",
             callbacks=callbacks,
+            init_model=init_model,
         )
 
     def predict(self, X):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import uuid
 import warnings
 from typing import Any
@@ -457,6 +458,34 @@ def _constant_booster(lgb, train_set, params: dict):
     for tree in range(booster.num_trees()):
         booster.set_leaf_output(tree, 0, 0.0)
     return booster
+
+
+def booster_with_intercept(booster, intercept):
+    """A copy of ``booster`` whose raw scores include ``intercept`` (added to the leaves of the
+    first tree of each class), for continued training: LightGBM continues from an init
+    model's raw scores, which otherwise lack the intercept selrank adds at prediction."""
+    lgb = import_lightgbm()
+    c = np.atleast_1d(np.asarray(intercept, dtype=np.float64))
+    text = booster.model_to_string()
+    if "is_linear=1" in text:
+        raise ValueError("continued training from a linear-tree booster is not supported")
+    for k, ck in enumerate(c):
+        head = f"\nTree={k}\n"
+        start = text.find(head)
+        if start < 0:
+            if ck != 0.0:
+                raise ValueError(
+                    "the init model has no trees to carry its intercept; train at least one round"
+                )
+            continue
+        key = "\nleaf_value="
+        i = text.index(key, start) + len(key)
+        j = text.index("\n", i)
+        leaves = np.array(text[i:j].split(), dtype=np.float64) + ck
+        text = text[:i] + " ".join(repr(float(v)) for v in leaves) + text[j:]
+    # the header's byte sizes of the trees no longer hold; LightGBM parses trees without them
+    text = re.sub(r"\ntree_sizes=[^\n]*", "", text, count=1)
+    return lgb.Booster(model_str=text)
 
 
 _CHECKED = "_selrank_labels_checked"

@@ -183,7 +183,7 @@ def test_callbacks_on_regressor_and_refused_on_torch(rng):
     with pytest.raises(TypeError, match="`callbacks` must be a list"):
         SelectiveRegressor(n_estimators=2, **FAST).fit(X, y, callbacks=lgb.log_evaluation(1))
     pytest.importorskip("torch")
-    with pytest.raises(ValueError, match="backend='torch' takes none"):
+    with pytest.raises(ValueError, match="backend='torch' takes neither"):
         SelectiveRanker(backend="torch", epochs=1).fit(X, y, qid=qid, callbacks=[])
 
 
@@ -252,3 +252,46 @@ def test_grid_search_default_error_score_reports_the_refusal_not_a_score(rng):
     with pytest.warns(UserWarning, match=r"(?s)Scoring failed.*got no query groups.*qid="):
         search.fit(X, y, groups=qid)
     assert np.all(np.isnan(search.cv_results_["mean_test_score"]))
+
+
+# -- init_model: continued training ------------------------------------------------------------
+@pytest.mark.parametrize("loss", ["listwise", "pairwise", "pointwise"])
+def test_init_model_continues_from_the_fitted_model(loss, rng):
+    X, y, qid = ranking(rng)
+    first = SelectiveRanker(loss, n_estimators=10, random_state=0, **FAST).fit(X, y, qid=qid)
+    # one round at a vanishing learning rate predicts what the init model predicts
+    same = SelectiveRanker(loss, n_estimators=1, learning_rate=1e-9, random_state=0, **FAST)
+    same.fit(X, y, qid=qid, init_model=first)
+    np.testing.assert_allclose(same.predict(X), first.predict(X), rtol=1e-7, atol=1e-7)
+    # ten more rounds: the continued model equals one trained 20 rounds from scratch
+    more = SelectiveRanker(loss, n_estimators=10, random_state=0, **FAST)
+    more.fit(X, y, qid=qid, init_model=first)
+    full = SelectiveRanker(loss, n_estimators=20, random_state=0, **FAST).fit(X, y, qid=qid)
+    np.testing.assert_allclose(more.predict(X), full.predict(X), rtol=1e-6, atol=1e-6)
+    assert more.booster_.num_trees() == 20
+
+
+def test_continued_model_saves_and_loads(rng, tmp_path):
+    X, y, qid = ranking(rng)
+    first = SelectiveRanker(n_estimators=5, random_state=0, **FAST).fit(X, y, qid=qid)
+    more = SelectiveRanker(n_estimators=5, random_state=0, **FAST)
+    more.fit(X, y, qid=qid, init_model=first.booster_)  # a booster carries its intercept too
+    more.save(tmp_path / "m.json")
+    back = SelectiveRanker.load(tmp_path / "m.json")
+    np.testing.assert_allclose(back.predict(X), more.predict(X))
+    full = SelectiveRanker(n_estimators=10, random_state=0, **FAST).fit(X, y, qid=qid)
+    np.testing.assert_allclose(more.predict(X), full.predict(X), rtol=1e-6, atol=1e-6)
+
+
+def test_init_model_on_the_regressor_and_refusals(rng):
+    from selrank import SelectiveRegressor
+
+    X, y, qid = ranking(rng)
+    r1 = SelectiveRegressor(n_estimators=10, random_state=0, **FAST).fit(X, y + 3)
+    r2 = SelectiveRegressor(n_estimators=10, random_state=0, **FAST).fit(X, y + 3, init_model=r1)
+    full = SelectiveRegressor(n_estimators=20, random_state=0, **FAST).fit(X, y + 3)
+    np.testing.assert_allclose(r2.predict(X), full.predict(X), rtol=1e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="`init_model` must be a fitted SelectiveRanker"):
+        SelectiveRanker(n_estimators=2, **FAST).fit(X, y, qid=qid, init_model=r1)
+    with pytest.raises(ValueError, match="backend='lightgbm'"):
+        SelectiveRanker(n_estimators=2, backend="xgboost").fit(X, y, qid=qid, init_model=r1)
