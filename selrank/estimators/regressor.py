@@ -104,8 +104,9 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
-        callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``). Returns
-        ``self``.
+        callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
+        ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
+        training from (backend ``"lightgbm"``). Returns ``self``.
         """
         self._check_config()
         feats = self._features(X, reset=True)

@@ -295,3 +295,14 @@ def test_init_model_on_the_regressor_and_refusals(rng):
         SelectiveRanker(n_estimators=2, **FAST).fit(X, y, qid=qid, init_model=r1)
     with pytest.raises(ValueError, match="backend='lightgbm'"):
         SelectiveRanker(n_estimators=2, backend="xgboost").fit(X, y, qid=qid, init_model=r1)
+
+
+def test_init_model_on_a_multiclass_classifier(rng):
+    from selrank import SelectiveClassifier
+
+    X = rng.normal(size=(300, 4))
+    y = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.5, 0.5])  # 3 classes
+    first = SelectiveClassifier(n_estimators=5, random_state=0, **FAST).fit(X, y)
+    more = SelectiveClassifier(n_estimators=5, random_state=0, **FAST).fit(X, y, init_model=first)
+    full = SelectiveClassifier(n_estimators=10, random_state=0, **FAST).fit(X, y)
+    np.testing.assert_allclose(more.predict_proba(X), full.predict_proba(X), rtol=1e-6, atol=1e-6)
