@@ -248,8 +248,75 @@ def _as_group(
         ) from None
 
 
+def check_feature_names(est, X, *, reset: bool) -> None:
+    """Set (``reset``) or compare ``est.feature_names_in_`` from a data frame's columns.
+
+    The check scikit-learn's ``validate_data`` runs for the GBDT estimators, for estimators
+    that are not scikit-learn ``BaseEstimator`` subclasses (:class:`NeuralRanker`): columns
+    reordered, renamed or missing at prediction are refused with scikit-learn's message.
+    """
+    from sklearn.utils.validation import _check_feature_names
+
+    _check_feature_names(est, X, reset=reset)
+
+
+def refuse_ungrouped_scoring(who: str, n_rows: int | None = None) -> None:
+    """Raise for a ranking score asked for without query groups (never one list of all rows).
+
+    What scikit-learn's search and cross-validation do when ``qid`` is not routed: the
+    scorer gets ``(y_true, y_score)`` of a whole fold and would rank it as one query.
+    """
+    rows = f"the {n_rows} rows" if n_rows is not None else "the rows"
+    raise ValueError(
+        f"{who} got no query groups: a ranking metric needs `qid=` (one query id per row) or "
+        f"`group=` (query sizes) and never ranks {rows} as one list. In scikit-learn search or "
+        "cross-validation, route qid per row: sklearn.set_config(enable_metadata_routing=True), "
+        "est.set_fit_request(qid=True), scoring=selrank.estimators.ndcg_scorer(k) (it requests qid), "
+        'cv=GroupKFold(n) and params={"qid": qid, "groups": qid} (docs/estimators.md)'
+    )
+
+
+#: with ``label_scale="auto"`` a ranker's largest target score is this (0.25 x grade 2, the
+#: scale chosen on the LETOR grades 0-2)
+AUTO_TARGET_TOP = 0.5
+
+
+def resolve_label_scale(label_scale: Any, y: np.ndarray) -> float:
+    """The factor from labels to target scores: ``label_scale``, or for ``"auto"``
+    ``AUTO_TARGET_TOP / max|y|`` so that the targets span the same range whatever the label
+    range (0-2 grades, 0-31 click counts, 0-100 scores); 1 when every label is 0."""
+    if isinstance(label_scale, str):
+        if label_scale != "auto":
+            raise ValueError(
+                f"`label_scale` must be a positive number or 'auto'; got {label_scale!r}"
+            )
+        top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+        return AUTO_TARGET_TOP / top if top > 0 else 1.0
+    return float(label_scale)
+
+
 def _as_sample_weight(w, n_rows: int, name: str = "sample_weight"):
     return as_weight(w, n_rows, name, unit="row")
+
+
+def _as_query_or_row_weight(w, groups: Groups, name: str = "sample_weight"):
+    """Per-row weights from one weight per row or, as XGBoost's rankers take it, one per query.
+
+    A per-query weight is repeated over the query's rows, so that the query's loss (weighted
+    by the mean of its rows' weights) carries exactly that weight.
+    """
+    if w is None:
+        return None
+    arr = np.asarray(as_numeric_array(w, name), dtype=np.float64).reshape(-1)
+    if arr.size == groups.n_groups and arr.size != groups.n_rows:
+        per_query = as_weight(arr, groups.n_groups, name, unit="query")
+        return groups.from_grouped(np.repeat(per_query, groups.sizes))
+    if arr.size != groups.n_rows:
+        raise ValueError(
+            f"`{name}` must hold one weight per row ({groups.n_rows}) or one per query "
+            f"({groups.n_groups}, XGBoost's convention); got {arr.size}"
+        )
+    return as_weight(arr, groups.n_rows, name, unit="row")
 
 
 def _eval_list(value, n: int, name: str) -> list:
@@ -285,10 +352,72 @@ def suggest(name: str, valid) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+#: LightGBM's names (and aliases) and XGBoost's for the training objective
+_OBJECTIVE_NAMES = ("objective", "objective_type", "app", "application")
+
+
+def _objective_hint(value: Any) -> str:
+    text = str(value).lower()
+    if "rank" in text or text in ("rank_xendcg", "xendcg"):
+        return (
+            "for ranking pass loss='listwise' (the default, a composite softmax over each query) "
+            "or loss='pairwise' to SelectiveRanker"
+        )
+    if text.startswith(("binary", "multiclass", "softmax", "multi:", "binary:", "cross_entropy")):
+        return "for classification use SelectiveClassifier(loss=...)"
+    return "for regression use SelectiveRegressor(loss='pointwise', link=...) ('identity' is squared error)"
+
+
+def refuse_objective(owner: str, given: dict[str, Any]) -> None:
+    """Refuse LightGBM's / XGBoost's ``objective=`` (a habit from LGBMRanker / XGBRanker)."""
+    for key in _OBJECTIVE_NAMES:
+        if key in given:
+            value = given[key]
+            raise ValueError(
+                f"{owner} got {key}={value!r}: a selrank estimator always trains a selective "
+                f"matching loss, chosen with `loss=` (not LightGBM's / XGBoost's `objective`); "
+                f"{_objective_hint(value)}. For LightGBM's or XGBoost's own {value!r} use "
+                "lightgbm.LGBMRanker / xgboost.XGBRanker"
+            )
+
+
+def as_seed(random_state: Any, name: str = "random_state") -> int | None:
+    """An integer seed from ``random_state`` as scikit-learn takes it.
+
+    ``None`` (a fresh seed per fit), an int, or a ``numpy.random.RandomState`` /
+    ``numpy.random.Generator`` (one seed drawn from it per fit, as scikit-learn's
+    estimators draw from a shared ``RandomState``).
+    """
+    if random_state is None:
+        return None
+    top = int(np.iinfo(np.int32).max)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(top))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(top))
+    if isinstance(random_state, bool) or not isinstance(random_state, int | np.integer):
+        raise TypeError(
+            f"`{name}` must be None, an int, or a numpy.random.RandomState / Generator; "
+            f"got {type(random_state).__name__}"
+        )
+    return int(random_state)
+
+
+def is_verbose(verbose: Any) -> bool:
+    """``verbose`` as LightGBM reads it: ``True`` or a positive number logs; ``False``, 0 and
+    negative numbers (LightGBM's ``verbose=-1``) are silent."""
+    if isinstance(verbose, bool):
+        return verbose
+    if isinstance(verbose, int | float | np.integer | np.floating):
+        return float(verbose) > 0
+    return bool(verbose)
+
+
 def check_parameter_names(
     owner: str, given: dict[str, Any], own, backend: str, backend_names
 ) -> None:
     """Refuse keyword arguments that are neither the estimator's nor the backend's parameters."""
+    refuse_objective(owner, given)
     valid = set(own) | set(backend_names)
     for key in given:
         if key not in valid:

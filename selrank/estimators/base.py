@@ -21,7 +21,9 @@ from ..losses import Loss, get_loss
 from ._validation import (
     Features,
     as_features,
+    as_seed,
     check_parameter_names,
+    is_verbose,
 )
 from .persistence import _FORMAT, _FORMAT_VERSION, ESTIMATOR_CLASSES, _decode, _encode, load
 
@@ -46,8 +48,9 @@ BACKENDS = ("lightgbm", "xgboost", "torch")
 #: Defaults of the GBDT backends when the estimator's own parameter is left at ``None``.
 GBDT_DEFAULTS = {"n_estimators": 1000, "learning_rate": 0.05, "early_stopping_rounds": 50}
 
-#: Target scores of a ranker are ``RANKER_LABEL_SCALE * label`` by default (chosen on the LETOR
-#: validation splits, see docs/estimators.md).
+#: Target scores of a ranker are ``RANKER_LABEL_SCALE * label`` for labels whose largest value
+#: is 2 (chosen on the LETOR validation splits, see docs/estimators.md); the default
+#: ``label_scale="auto"`` is ``2 * RANKER_LABEL_SCALE / max|y|``, the same on LETOR grades.
 RANKER_LABEL_SCALE = 0.25
 
 #: Loss parameters a ranker uses unless given (chosen on the LETOR validation splits): the
@@ -138,7 +141,8 @@ class _SelectiveEstimator(BaseEstimator):
             raise ValueError(f"`backend` must be one of {BACKENDS}; got {self.backend!r}")
         if self.hessian not in HESSIAN_POLICIES:
             raise ValueError(f"`hessian` must be one of {HESSIAN_POLICIES}; got {self.hessian!r}")
-        positive_float(self.label_scale, "label_scale", type(self).__name__)
+        if not (self.label_scale == "auto" and self._kind == "ranker"):
+            positive_float(self.label_scale, "label_scale", type(self).__name__)
         positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
         for name in ("n_estimators", "early_stopping_rounds"):
             v = getattr(self, name)
@@ -240,7 +244,7 @@ class _SelectiveEstimator(BaseEstimator):
         options = {
             "hessian": self.hessian,
             "hessian_floor": self.hessian_floor,
-            "label_scale": self.label_scale,
+            "label_scale": getattr(self, "label_scale_", self.label_scale),  # "auto" resolved
         }
         if self.backend == "xgboost":
             options["min_leaf_hessian"] = float((params or {}).get("min_child_weight", 1e-3))
@@ -258,9 +262,13 @@ class _SelectiveEstimator(BaseEstimator):
         loss: Loss,
         n_classes: int | None,
         metric: str,
+        callbacks=None,
+        init_model=None,
     ):
         """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
         self._check_config()
+        callbacks = _user_callbacks(callbacks)
+        init_booster = _init_booster(self, init_model)
         if self.backend == "torch":
             raise ValueError(
                 f"backend='torch' is available for SelectiveRanker only; got it for {type(self).__name__}"
@@ -305,7 +313,11 @@ class _SelectiveEstimator(BaseEstimator):
             lr=lr,
             esr=esr,
             metric=metric,
+            user_callbacks=callbacks,
+            init_model=init_booster,
         )
+        if init_booster is not None:  # the init model's intercept is in its first trees
+            objective._write_intercept(booster, np.zeros_like(np.asarray(objective.intercept_)))  # noqa: SLF001
         self.objective_ = objective
         self.loss_ = loss
         self.booster_ = booster
@@ -360,7 +372,7 @@ class _SelectiveEstimator(BaseEstimator):
 
     def _progress_enabled(self) -> bool:
         """A progress bar with ``verbose=True`` when stderr is a terminal (never in logs or CI)."""
-        return bool(self.verbose) and sys.stderr.isatty()
+        return is_verbose(self.verbose) and sys.stderr.isatty()
 
     def _fit_lightgbm(
         self,
@@ -377,13 +389,19 @@ class _SelectiveEstimator(BaseEstimator):
         lr,
         esr,
         metric,
+        user_callbacks=(),
+        init_model=None,
     ):
         from ..gbdt._lightgbm import _MIN_ROWS_ALIASES, _param, import_lightgbm
 
         lgb = import_lightgbm()
-        p = {"learning_rate": lr, "verbosity": 1 if self.verbose else -1, "metric": "None"}
+        p = {
+            "learning_rate": lr,
+            "verbosity": 1 if is_verbose(self.verbose) else -1,
+            "metric": "None",
+        }
         if self.random_state is not None:
-            p["seed"] = int(self.random_state)
+            p["seed"] = as_seed(self.random_state)
         if n_classes:
             p["num_class"] = int(n_classes)
         p.update(params)
@@ -431,14 +449,17 @@ class _SelectiveEstimator(BaseEstimator):
                 return name, value, higher
 
             callbacks.append(lgb.record_evaluation(history))
-            if esr:
+            if esr and not _stops_early(user_callbacks):  # the user's early stopping replaces it
                 callbacks.append(
-                    lgb.early_stopping(esr, first_metric_only=True, verbose=bool(self.verbose))
+                    lgb.early_stopping(
+                        esr, first_metric_only=True, verbose=is_verbose(self.verbose)
+                    )
                 )
         if self._progress_enabled():
             from ..gbdt._progress import lightgbm_progress
 
             callbacks.append(lightgbm_progress(n_rounds, type(self).__name__))
+        callbacks.extend(user_callbacks)
         booster = objective.train(
             p,
             train,
@@ -447,9 +468,11 @@ class _SelectiveEstimator(BaseEstimator):
             valid_names=names_v,
             feval=feval,
             callbacks=callbacks,
+            init_model=init_model,
         )
+        stops = esr or _stops_early(user_callbacks)
         best = (
-            int(booster.best_iteration) if valids and esr and booster.best_iteration > 0 else None
+            int(booster.best_iteration) if valids and stops and booster.best_iteration > 0 else None
         )
         return booster, best, history
 
@@ -468,18 +491,20 @@ class _SelectiveEstimator(BaseEstimator):
         lr,
         esr,
         metric,
+        user_callbacks=(),
+        init_model=None,
     ):
         from ..gbdt._xgboost import import_xgboost
 
         xgb = import_xgboost()
         p = {
             "eta": lr,
-            "verbosity": 1 if self.verbose else 0,
+            "verbosity": 1 if is_verbose(self.verbose) else 0,
             "tree_method": "hist",
             "disable_default_eval_metric": 1,
         }
         if self.random_state is not None:
-            p["seed"] = int(self.random_state)
+            p["seed"] = as_seed(self.random_state)
         if n_classes:
             p["num_class"] = int(n_classes)
         p.update(params)
@@ -532,6 +557,7 @@ class _SelectiveEstimator(BaseEstimator):
             from ..gbdt._progress import xgboost_progress
 
             callbacks.append(xgboost_progress(n_rounds, type(self).__name__))
+        callbacks.extend(user_callbacks)
         higher = metric == "ndcg"
         booster = objective.train(
             p,
@@ -591,9 +617,9 @@ class _SelectiveEstimator(BaseEstimator):
     def decision_function(self, X):
         """Model scores (score space, intercept included)."""
         self._check_fitted()
+        feats = self._features(X, reset=False)  # names, order and width as in fit, every backend
         if hasattr(self, "model_"):
-            return np.asarray(A.to_numpy(self.model_.predict(X)), dtype=np.float64)
-        feats = self._features(X, reset=False)
+            return np.asarray(A.to_numpy(self.model_.predict(feats.data)), dtype=np.float64)
         return np.asarray(
             self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
             dtype=np.float64,
@@ -699,6 +725,58 @@ class _SelectiveEstimator(BaseEstimator):
         tags.input_tags.sparse = self.backend != "torch"
         tags.non_deterministic = self.backend == "torch" and self.random_state is None
         return tags
+
+
+def _init_booster(est, init_model):
+    """``init_model=`` of ``fit`` (LightGBM's continued training) as a booster whose raw scores
+    include its intercept, or ``None``."""
+    if init_model is None:
+        return None
+    if est.backend != "lightgbm":
+        raise ValueError(
+            f"`init_model` (continued training) is supported on backend='lightgbm'; got backend={est.backend!r}"
+        )
+    from ..gbdt._lightgbm import booster_with_intercept, import_lightgbm
+
+    lgb = import_lightgbm()
+    if isinstance(init_model, _SelectiveEstimator):
+        if type(init_model) is not type(est) or getattr(init_model, "backend", None) != "lightgbm":
+            raise TypeError(
+                f"`init_model` must be a fitted {type(est).__name__} with backend='lightgbm' or a "
+                f"lightgbm.Booster; got a {type(init_model).__name__} (backend={init_model.backend!r})"
+            )
+        init_model._check_fitted()  # noqa: SLF001
+        n_iter = init_model.best_iteration_
+        booster = init_model.booster_
+        if n_iter is not None and n_iter < booster.current_iteration():
+            booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=n_iter))
+        return booster_with_intercept(booster, init_model.intercept_)
+    if isinstance(init_model, lgb.Booster):
+        c = getattr(
+            init_model, "_selrank_intercept", 0.0
+        )  # a plain booster: raw scores as they are
+        return booster_with_intercept(init_model, c)
+    raise TypeError(
+        f"`init_model` must be a fitted {type(est).__name__} or a lightgbm.Booster; "
+        f"got {type(init_model).__name__}"
+    )
+
+
+def _user_callbacks(callbacks) -> list:
+    """The ``callbacks=`` of ``fit`` (LightGBM's / XGBoost's training callbacks) as a list."""
+    if callbacks is None:
+        return []
+    if callable(callbacks) or not isinstance(callbacks, list | tuple):
+        raise TypeError(
+            "`callbacks` must be a list of training callbacks, e.g. [lightgbm.early_stopping(20), "
+            f"lightgbm.log_evaluation(10)]; got {type(callbacks).__name__}"
+        )
+    return list(callbacks)
+
+
+def _stops_early(callbacks) -> bool:
+    """Whether the user's callbacks include LightGBM's early stopping (it replaces the built-in one)."""
+    return any(type(cb).__name__ == "_EarlyStoppingCallback" for cb in callbacks)
 
 
 def _lightgbm_names(names: list[str] | None) -> list[str] | None:

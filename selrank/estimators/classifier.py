@@ -102,10 +102,23 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             )
         return loss
 
-    def fit(self, X, y, *, sample_weight=None, eval_set=None, eval_sample_weight=None):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        sample_weight=None,
+        eval_set=None,
+        eval_sample_weight=None,
+        callbacks=None,
+        init_model=None,
+    ):
         """Fit class labels ``y`` (any hashable values; NaN and continuous targets are refused).
 
-        ``X`` as in :meth:`SelectiveRanker.fit`. Returns ``self``.
+        ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
+        callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
+        ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
+        training from (backend ``"lightgbm"``). Returns ``self``.
         """
         from sklearn.utils.multiclass import check_classification_targets
 
@@ -152,6 +165,8 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             loss=loss,
             n_classes=n_classes,
             metric="loss",
+            callbacks=callbacks,
+            init_model=init_model,
         )
 
     def _fitted_extra(self) -> tuple[str, ...]:

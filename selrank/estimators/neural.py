@@ -37,6 +37,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 from .._groups import Groups, as_groups
 from .._validation import as_numeric_array, as_vector, as_weight
 from ..torch._base import RankingHead
+from ._validation import (
+    _as_group,
+    as_seed,
+    check_feature_names,
+    is_verbose,
+    refuse_ungrouped_scoring,
+)
 
 logger = logging.getLogger("selrank")
 
@@ -273,7 +280,7 @@ class NeuralRanker:
         drives early stopping.
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"``.
-    random_state : int or None
+    random_state : int, numpy RandomState / Generator, or None
         Seeds weight initialisation, dropout and the query order; the same value gives the
         same model (on the same device and thread count).
     verbose : bool
@@ -421,10 +428,13 @@ class NeuralRanker:
             )
         if self.random_state is not None and (
             isinstance(self.random_state, bool)
-            or not isinstance(self.random_state, numbers.Integral)
+            or not isinstance(
+                self.random_state, numbers.Integral | np.random.RandomState | np.random.Generator
+            )
         ):
             raise TypeError(
-                f"`random_state` of NeuralRanker must be an int or None; got {self.random_state!r}"
+                "`random_state` of NeuralRanker must be None, an int, or a numpy RandomState / "
+                f"Generator; got {self.random_state!r}"
             )
         return hidden
 
@@ -470,7 +480,7 @@ class NeuralRanker:
             Query sizes (summing to ``n_samples``); ``[1] * n`` is ``n`` one-row queries.
         qid : array-like, optional
             One query id per row instead of ``group`` (rows of a query need not be
-            adjacent). Neither: all rows are one query.
+            adjacent). Neither: all rows are one query, with a warning.
         sample_weight : array-like, optional
             One weight per row or per query.
         eval_set : list of (X, y) pairs, optional
@@ -485,8 +495,11 @@ class NeuralRanker:
         """
         hidden = self._check_params()
         device = _device(self.device)
+        check_feature_names(self, X, reset=True)
         X = _features(X)
         y = _labels(y, X.shape[0])
+        if group is None and qid is None:  # warns, as SelectiveRanker does
+            _as_group(None, X.shape[0], required="warn")
         groups = as_groups(group, X.shape[0], qid=qid)
         w = self._row_weights(sample_weight, groups)
         evals = self._eval_data(eval_set, eval_group, X.shape[1], eval_qid)
@@ -520,11 +533,9 @@ class NeuralRanker:
         return self
 
     def _seed(self, rank: int, world: int) -> int:
-        seed = (
-            self.random_state
-            if self.random_state is not None
-            else int(np.random.default_rng().integers(2**62))
-        )
+        seed = as_seed(self.random_state)
+        if seed is None:
+            seed = int(np.random.default_rng().integers(2**62))
         if world > 1:  # every rank must draw the same query order
             t = torch.tensor([seed], dtype=torch.int64)
             torch.distributed.broadcast(t, src=0)
@@ -620,9 +631,11 @@ class NeuralRanker:
         """Mean NDCG@k (the first ``eval_at``) of the predictions; ``group`` sizes or ``qid`` ids as in :meth:`fit`."""
         from ..metrics import ndcg
 
-        X = _features(X)
-        y = _labels(y, X.shape[0])
-        return float(ndcg(y, self.predict(X), group, qid=qid, k=self._eval_ks()[0]))
+        scores = self.predict(X)  # checks X (columns as in fit)
+        y = _labels(y, scores.shape[0])
+        if group is None and qid is None:
+            refuse_ungrouped_scoring("NeuralRanker.score", scores.shape[0])
+        return float(ndcg(y, scores, group, qid=qid, k=self._eval_ks()[0]))
 
     # -- persistence --------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
@@ -646,6 +659,8 @@ class NeuralRanker:
             )
         fitted = {k: getattr(self, k) for k in _FITTED}
         fitted["n_features_in_"] = int(fitted["n_features_in_"])
+        if hasattr(self, "feature_names_in_"):
+            fitted["feature_names_in_"] = [str(c) for c in self.feature_names_in_]
         doc = {
             "format": _FORMAT,
             "version": _FORMAT_VERSION,
@@ -699,7 +714,7 @@ class NeuralRanker:
         hidden = est._check_params()
         fitted = json.loads(doc["fitted"])
         for k, v in fitted.items():
-            setattr(est, k, v)
+            setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
         est.feature_mean_ = doc["feature_mean"].numpy()
         est.feature_scale_ = doc["feature_scale"].numpy()
         model = MLPScorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
@@ -714,6 +729,7 @@ class NeuralRanker:
             raise NotFittedError(
                 "this NeuralRanker is not fitted yet; call fit(X, y, group=...) first"
             )
+        check_feature_names(self, X, reset=False)
         X = _features(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -782,6 +798,7 @@ class NeuralRanker:
                 raise TypeError(
                     f"eval_set[{i}] must be an (X, y) pair; got {type(pair).__name__}"
                 ) from None
+            check_feature_names(self, Xe, reset=False)  # columns as in the training frame
             Xe = _features(Xe, f"eval_set[{i}] X")
             if Xe.shape[1] != n_features:
                 raise ValueError(
@@ -800,7 +817,7 @@ class NeuralRanker:
         return out
 
     def _progress(self, rank: int):
-        return _Progress(bool(self.verbose) and rank == 0, int(self.epochs))
+        return _Progress(is_verbose(self.verbose) and rank == 0, int(self.epochs))
 
 
 class _Progress:

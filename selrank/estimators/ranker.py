@@ -7,8 +7,14 @@ from typing import Any
 
 from .._groups import Groups
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
-from ._validation import _as_float_labels, _as_group, _as_sample_weight, as_features
-from .base import RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
+from ._validation import (
+    _as_float_labels,
+    _as_group,
+    _as_query_or_row_weight,
+    refuse_ungrouped_scoring,
+    resolve_label_scale,
+)
+from .base import RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
 
 
 class SelectiveRanker(_SelectiveEstimator):
@@ -28,8 +34,11 @@ class SelectiveRanker(_SelectiveEstimator):
         Further loss / link / scaling parameters (``alpha``, ``beta``, ``gamma``, ``cap``,
         ``pairs``, ...). Unless given, the listwise loss uses ``gamma=4``
         (:data:`RANKER_LOSS_DEFAULTS`).
-    label_scale : float, default 0.25
-        Target scores are ``label_scale * label``.
+    label_scale : float or "auto", default "auto"
+        Target scores are ``label_scale * label``. ``"auto"`` divides by the largest training
+        label: ``0.5 / max|y|`` (0.25 for LETOR grades 0-2, the scale chosen on them), so a
+        monotone relabelling to a wider range (click counts 0-31, scores 0-100) neither
+        saturates nor collapses the fit; the value used is ``label_scale_``.
     hessian : {"floor", "exact", "upper", "constant"}
         Hessian policy (:class:`selrank.gbdt.GBDTObjective`).
     hessian_floor : float
@@ -44,8 +53,12 @@ class SelectiveRanker(_SelectiveEstimator):
         stopping (default 50; 0 disables).
     eval_at : int or sequence of int
         Cut-off ``k`` of NDCG@k for early stopping (the first one).
-    random_state : int, optional
-    verbose : bool
+    random_state : int, numpy RandomState / Generator, optional
+        As in scikit-learn: an int seeds every fit alike; a ``RandomState`` gives one seed per
+        fit drawn from it.
+    verbose : bool or int
+        ``True`` or a positive number logs training; ``False``, 0 and negative numbers
+        (LightGBM's ``verbose=-1``) are silent.
     **backend_params
         Passed to the backend unchanged: LightGBM / XGBoost parameters (``num_leaves``,
         ``min_data_in_leaf``, ``max_depth``, ``device="cuda"``, ...) or NeuralRanker's
@@ -68,6 +81,16 @@ class SelectiveRanker(_SelectiveEstimator):
     """
 
     _kind = "ranker"
+    _EXPECTED_FAILED_CHECKS = {
+        **_SelectiveEstimator._EXPECTED_FAILED_CHECKS,
+        "check_fit_score_takes_y": (
+            "score(X, y) without qid/group is refused: a ranking score never ranks all rows "
+            "as one list (issue 18); the check passes no query ids"
+        ),
+        "check_pipeline_consistency": (
+            "compares score(X, y) without qid/group, which a ranker refuses (issue 18)"
+        ),
+    }
     _default_loss = "listwise"
     _loss_defaults = RANKER_LOSS_DEFAULTS
 
@@ -79,7 +102,7 @@ class SelectiveRanker(_SelectiveEstimator):
         scaling=None,
         target=None,
         loss_params=None,
-        label_scale: float = RANKER_LABEL_SCALE,
+        label_scale: float | str = "auto",
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         backend: str = "lightgbm",
@@ -129,6 +152,8 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_group=None,
         eval_qid=None,
         eval_sample_weight=None,
+        callbacks=None,
+        init_model=None,
     ):
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
@@ -148,14 +173,25 @@ class SelectiveRanker(_SelectiveEstimator):
             One query id per row instead (XGBoost's ``qid``), each query's rows contiguous.
             Give ``group`` or ``qid``; ``qid`` is the one scikit-learn's cross-validation
             can route and split (``docs/estimators.md``).
-        sample_weight : array-like of shape (n_rows,), optional
-            Per-row weights; a query's loss is weighted by the mean of its rows' weights.
+        sample_weight : array-like of shape (n_rows,) or (n_queries,), optional
+            Per-row weights (a query's loss is weighted by the mean of its rows' weights) or,
+            as XGBoost's rankers take them, one weight per query.
         eval_set : list of (X, y), optional
             Validation data; the first drives early stopping on NDCG@``eval_at``. Its
             labels, groups and weights are checked before boosting starts.
         eval_group, eval_qid : list of arrays
             Query sizes or per-row ids, one per ``eval_set`` item.
         eval_sample_weight : list, optional
+        callbacks : list, optional
+            Training callbacks of the GBDT backend, as in ``LGBMRanker.fit``:
+            ``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]`` (a LightGBM early
+            stopping callback replaces the built-in one) or XGBoost ``TrainingCallback``
+            objects.
+        init_model : SelectiveRanker or lightgbm.Booster, optional
+            Continue training from this model (LightGBM's ``init_model``; backend
+            ``"lightgbm"``): the new trees start from its predictions, intercept included, and
+            the fitted model predicts with both (``intercept_`` is then 0: the old intercept
+            is in the first tree's leaves).
 
         Returns
         -------
@@ -166,7 +202,8 @@ class SelectiveRanker(_SelectiveEstimator):
         n = feats.n_rows
         y = _as_float_labels(y, n)
         groups = _as_group(group, n, qid=qid, required="warn")
-        w = _as_sample_weight(sample_weight, n)
+        self.label_scale_ = resolve_label_scale(self.label_scale, y)
+        w = _as_query_or_row_weight(sample_weight, groups)
         eval_sets = _eval_sets(
             self,
             eval_set,
@@ -178,6 +215,11 @@ class SelectiveRanker(_SelectiveEstimator):
             groups_required=True,
         )
         if self.backend == "torch":
+            if callbacks is not None or init_model is not None:
+                raise ValueError(
+                    "`callbacks` and `init_model` are LightGBM / XGBoost training options; "
+                    "backend='torch' takes neither (use early_stopping_rounds= and verbose=)"
+                )
             return self._fit_torch(feats.data, y, groups, w, eval_sets)
         loss = self._build_loss()
         return self._fit(
@@ -189,6 +231,8 @@ class SelectiveRanker(_SelectiveEstimator):
             loss=loss,
             n_classes=None,
             metric="ndcg",
+            callbacks=callbacks,
+            init_model=init_model,
         )
 
     def _fit_torch(self, X, y, groups: Groups, w, eval_sets):
@@ -219,9 +263,9 @@ class SelectiveRanker(_SelectiveEstimator):
                 raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
         kwargs.update(self._backend_params)
         # target scores are label_scale * label on every backend
-        scale = 1.0 if "label_scale" in accepted else float(self.label_scale)
+        scale = 1.0 if "label_scale" in accepted else float(self.label_scale_)
         if "label_scale" in accepted:
-            kwargs.setdefault("label_scale", self.label_scale)
+            kwargs.setdefault("label_scale", self.label_scale_)
         model = NeuralRanker(**kwargs)
         fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
         if eval_sets:
@@ -232,6 +276,9 @@ class SelectiveRanker(_SelectiveEstimator):
         self.loss_ = kwargs["loss"]
         return self
 
+    def _fitted_extra(self) -> tuple[str, ...]:
+        return ("label_scale_",)  # the scale label_scale="auto" resolved to (save / load)
+
     def predict(self, X):
         """Ranking scores (higher ranks first), intercept included."""
         return self.decision_function(X)
@@ -239,17 +286,21 @@ class SelectiveRanker(_SelectiveEstimator):
     def score(self, X, y, *, group=None, qid=None, sample_weight=None):
         """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged.
 
-        ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`. In scikit-learn
+        ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`; without them the
+        score is refused (it never ranks all rows as one list). In scikit-learn
         cross-validation route ``qid`` to it: ``est.set_score_request(qid=True)`` (or use
         :func:`selrank.estimators.ndcg_scorer`).
         """
         from ..metrics import ndcg
 
         self._check_fitted()
-        n = as_features(X).n_rows
+        scores = self.predict(X)  # checks X first (width and columns as in fit)
+        n = scores.shape[0]
         y = _as_float_labels(y, n)
-        groups = _as_group(group, n, qid=qid, required="warn")
-        return float(ndcg(y, self.predict(X), groups, k=self._eval_ks()[0]))
+        if group is None and qid is None:
+            refuse_ungrouped_scoring(f"{type(self).__name__}.score", n)
+        groups = _as_group(group, n, qid=qid)
+        return float(ndcg(y, scores, groups, k=self._eval_ks()[0]))
 
 
 def ndcg_scorer(k: int | None = 10, **ndcg_options):
@@ -258,7 +309,8 @@ def ndcg_scorer(k: int | None = 10, **ndcg_options):
     For ``cross_val_score`` / ``GridSearchCV`` on ranking data: with
     ``sklearn.set_config(enable_metadata_routing=True)``, pass ``params={"qid": qid,
     "groups": qid}`` (the estimator's ``set_fit_request(qid=True)``, a ``GroupKFold`` on the
-    same ids). The scorer requests ``qid`` itself.
+    same ids). The scorer requests ``qid`` itself; called without ``qid`` (routing not
+    enabled, or ``params`` without ``qid``) it raises instead of ranking the fold as one list.
 
     Parameters
     ----------
@@ -289,6 +341,8 @@ def ndcg_scorer(k: int | None = 10, **ndcg_options):
     from ..metrics import ndcg
 
     def ndcg_at_k(y_true, y_score, *, qid=None, group=None):
+        if qid is None and group is None:
+            refuse_ungrouped_scoring(f"ndcg_scorer(k={k})", len(y_true))
         return float(ndcg(y_true, y_score, group, qid=qid, k=k, **ndcg_options))
 
     scorer = make_scorer(ndcg_at_k, greater_is_better=True)

@@ -98,10 +98,15 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_group=None,
         eval_qid=None,
         eval_sample_weight=None,
+        callbacks=None,
+        init_model=None,
     ):
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
-        ``X`` as in :meth:`SelectiveRanker.fit`. Returns ``self``.
+        ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
+        callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
+        ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
+        training from (backend ``"lightgbm"``). Returns ``self``.
         """
         self._check_config()
         feats = self._features(X, reset=True)
@@ -134,6 +139,8 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             loss=loss,
             n_classes=None,
             metric="loss",
+            callbacks=callbacks,
+            init_model=init_model,
         )
 
     def predict(self, X):

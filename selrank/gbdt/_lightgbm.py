@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
+import uuid
 import warnings
 from typing import Any
 
@@ -11,7 +13,7 @@ import numpy as np
 
 from .. import _array as A
 from ..losses import Loss
-from ._objective import GBDTObjective, _Binding
+from ._objective import GBDTObjective, _Binding, _intercept_value
 
 __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 
@@ -89,6 +91,7 @@ class LightGBMObjective(GBDTObjective):
 
     def __init__(self, loss: Loss | str = "listwise", **options):
         super().__init__(loss, **options)
+        self._starts_key()
         if not _passes_group():
             # LightGBM < 4.7 accepts only 2 or 3 arguments; a group then comes from the options
             params = [
@@ -152,6 +155,7 @@ class LightGBMObjective(GBDTObjective):
             min_leaf_hessian=None if mlh is None else float(mlh),
             min_leaf_rows=None if mlr is None else int(mlr),
         )
+        _require_checked_labels(dataset)  # after the checks that the built Dataset still allows
         b.source = dataset
         return b
 
@@ -166,6 +170,53 @@ class LightGBMObjective(GBDTObjective):
         return g, h
 
     # -- intercept and prediction ----------------------------------------------------------------------
+    def _check_start(self, b: _Binding, y_pred) -> None:
+        """Also record the constant a training actually started from (the intercept its trees
+        were grown on): 0 on LightGBM's scikit-learn route without ``init_score``."""
+        if not b.calls and A.is_numpy(y_pred) and y_pred.size:
+            flat = y_pred.reshape(y_pred.shape[0], -1)
+            if np.all(flat == flat[:1]):
+                starts = _TRAINING_STARTS.setdefault(self._starts_key(), [])
+                c = np.asarray(flat[0], dtype=np.float64).copy()
+                if not any(c.shape == d.shape and np.array_equal(c, d) for d in starts):
+                    starts.append(c)  # distinct constants only
+        super()._check_start(b, y_pred)
+
+    def _starts_key(self) -> str:
+        # LightGBM's scikit-learn API trains a deep copy of the objective: the copies share
+        # this key, so the objective the user holds sees where training started
+        key = self.__dict__.get("_starts_token")
+        if key is None:
+            key = self.__dict__["_starts_token"] = uuid.uuid4().hex
+        return key
+
+    def booster_intercept(self, booster, intercept=None):
+        """The intercept ``booster`` was trained from (a float, or one value per class).
+
+        Stored in the booster by :meth:`train`; for a booster LightGBM trained directly
+        (``lightgbm.train`` or ``LGBMRegressor(objective=obj)``) the constant its training
+        started from, as this objective saw it (0 without an ``init_score``), so predictions
+        match the trees whenever ``fit_intercept`` is called; a ``ValueError`` when it saw
+        trainings start from different constants.
+        """
+        if intercept is not None or self._read_intercept(booster) is not None:
+            return super().booster_intercept(booster, intercept)
+        starts: list = []
+        for c in _TRAINING_STARTS.get(self._starts_key(), []):
+            if not any(c.shape == d.shape and np.array_equal(c, d) for d in starts):
+                starts.append(c)
+        if len(starts) == 1:
+            return _intercept_value(starts[0])
+        if len(starts) > 1:
+            shown = ", ".join(str(np.round(d, 6).tolist()) for d in starts[:4])
+            raise ValueError(
+                f"this booster carries no intercept (it was not trained with obj.train) and the objective saw "
+                f"trainings start from {len(starts)} different constants ({shown}): which one this booster "
+                "started from is unknown. Train with obj.train(...), which stores the intercept in the booster, "
+                "or pass intercept="
+            )
+        return super().booster_intercept(booster, intercept)
+
     def fit_intercept(
         self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
     ):
@@ -178,12 +229,14 @@ class LightGBMObjective(GBDTObjective):
                 n_classes = int(nc) if nc is not None and int(nc) > 1 else None
             if self.structure == "multiclass" and n_classes is None:
                 n_classes = int(np.max(_label_of(dataset))) + 1
-            return super().fit_intercept(
+            out = super().fit_intercept(
                 _label_of(dataset),
                 group=_group_of(dataset),
                 sample_weight=_weight_of(dataset),
                 n_classes=n_classes,
             )
+            _mark_checked(dataset)
+            return out
         return super().fit_intercept(
             label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes
         )
@@ -405,6 +458,74 @@ def _constant_booster(lgb, train_set, params: dict):
     for tree in range(booster.num_trees()):
         booster.set_leaf_output(tree, 0, 0.0)
     return booster
+
+
+def booster_with_intercept(booster, intercept):
+    """A copy of ``booster`` whose raw scores include ``intercept`` (added to the leaves of the
+    first tree of each class), for continued training: LightGBM continues from an init
+    model's raw scores, which otherwise lack the intercept selrank adds at prediction."""
+    lgb = import_lightgbm()
+    c = np.atleast_1d(np.asarray(intercept, dtype=np.float64))
+    text = booster.model_to_string()
+    if "is_linear=1" in text:
+        raise ValueError("continued training from a linear-tree booster is not supported")
+    for k, ck in enumerate(c):
+        head = f"\nTree={k}\n"
+        start = text.find(head)
+        if start < 0:
+            if ck != 0.0:
+                raise ValueError(
+                    "the init model has no trees to carry its intercept; train at least one round"
+                )
+            continue
+        key = "\nleaf_value="
+        i = text.index(key, start) + len(key)
+        j = text.index("\n", i)
+        leaves = np.array(text[i:j].split(), dtype=np.float64) + ck
+        text = text[:i] + " ".join(repr(float(v)) for v in leaves) + text[j:]
+    # the header's byte sizes of the trees no longer hold; LightGBM parses trees without them
+    text = re.sub(r"\ntree_sizes=[^\n]*", "", text, count=1)
+    return lgb.Booster(model_str=text)
+
+
+_CHECKED = "_selrank_labels_checked"
+#: constant starting scores of trainings, per objective (and its copies); see _check_start
+_TRAINING_STARTS: dict[str, list] = {}
+
+
+def _mark_checked(dataset) -> None:
+    """Record that selrank validated this Dataset's labels (and whether before LightGBM built it)."""
+    try:
+        setattr(dataset, _CHECKED, "raw" if not _constructed(dataset) else "constructed")
+    except AttributeError:  # pragma: no cover - a Dataset-like object without attributes
+        pass
+
+
+def _require_checked_labels(dataset) -> None:
+    """Refuse a training Dataset whose raw labels selrank never saw.
+
+    LightGBM replaces NaN labels with 0 (and infinite ones with +-1e300) when it builds a
+    Dataset, before a custom objective is called: a plain ``lightgbm.train(params, train)``
+    would train on the replaced values silently. :meth:`LightGBMObjective.set_init_score`
+    and :meth:`LightGBMObjective.train` check the labels before LightGBM builds the Dataset.
+    """
+    source, seen = dataset, set()
+    while source is not None and id(source) not in seen:  # lgb.cv folds are subsets
+        if getattr(source, _CHECKED, None) is not None:
+            return
+        seen.add(id(source))
+        source = (
+            getattr(source, "reference", None)
+            if getattr(source, "used_indices", None) is not None
+            else None
+        )
+    raise ValueError(
+        "this lightgbm.Dataset reached the selrank objective without its labels checked: LightGBM "
+        "replaces NaN labels with 0 (and infinite ones with +-1e300) when it builds the Dataset, "
+        "so the objective cannot see them. Call obj.set_init_score(train_set, *valid_sets) before "
+        "lightgbm.train (it checks the labels and sets the starting constant), or train with "
+        "obj.train(params, train_set, ...)"
+    )
 
 
 def _constructed(dataset) -> bool:

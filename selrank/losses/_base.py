@@ -336,8 +336,35 @@ def group_weights(groups: Groups, sample_weight, name: str = "sample_weight") ->
     return groups.mean_per_group(groups.to_grouped(w))
 
 
-def bind_groups(group, n_rows: int) -> Groups:
-    """Groups of a group loss from query sizes or a :class:`Groups` (ids come as ``qid=``)."""
+def refuse_other_family(owner: str, takes: str, params: dict) -> None:
+    """Refuse a ``link=`` given to a softmax loss (it takes a scaling), or a ``scaling=`` given
+    to a pointwise / pairwise loss (they take a link), saying which loss takes which."""
+    if takes == "scaling" and "link" in params:
+        raise ValueError(
+            f"{owner} is a composite-softmax (listwise) loss: it takes a `scaling`, not a `link` "
+            f"(got link={params['link']!r}); links are for the pointwise and pairwise losses. "
+            f"Give {owner}(scaling=...) alone, or use Pointwise(link=...) / Pairwise(link=...)"
+        )
+    if takes == "link" and "scaling" in params:
+        raise ValueError(
+            f"{owner} takes a `link`, not a `scaling` (got scaling={params['scaling']!r}); "
+            f"scalings are for the listwise loss. Give {owner}(link=...) alone, or use "
+            "Listwise(scaling=...)"
+        )
+
+
+def bind_groups(group, n_rows: int, loss: str = "this ranking loss") -> Groups:
+    """Groups of a group loss from query sizes or a :class:`Groups` (ids come as ``qid=``).
+
+    No groups is refused: a query loss never treats all rows as one list by default (one
+    list is ``group=[n_rows]``, said explicitly).
+    """
+    if group is None:
+        raise ValueError(
+            f"{loss} compares documents within a query and needs query groups, but none were "
+            f"given: pass `group=` (query sizes adding up to {n_rows}) or `qid=` (one query id per "
+            f"row); for one list of all {n_rows} rows pass group=[{n_rows}]"
+        )
     return as_groups(group, n_rows)
 
 

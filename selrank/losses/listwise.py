@@ -15,7 +15,15 @@ from ..scalings import (
     composite_softmax_hess_diag,
     get_scaling,
 )
-from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
+from ._base import (
+    BoundLoss,
+    Loss,
+    as_target_array,
+    bind_groups,
+    check_target,
+    group_weights,
+    refuse_other_family,
+)
 
 __all__ = ["Listwise"]
 
@@ -38,6 +46,7 @@ def configure_softmax(
     loss, owner: str, scaling, gamma: float, target: str, scaling_params: dict
 ) -> None:
     """Validate and store the parameters of a composite-softmax loss (listwise or multi-class)."""
+    refuse_other_family(owner, "scaling", scaling_params)
     loss.scaling = get_scaling(scaling, **scaling_params)
     loss.gamma = positive_float(gamma, "gamma", owner)
     loss.target = check_target(target, owner)
@@ -273,7 +282,7 @@ class Listwise(Loss):
             raise ValueError(
                 f"`y_true` of a listwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}"
             )
-        groups = bind_groups(group, int(y.shape[0]))
+        groups = bind_groups(group, int(y.shape[0]), f"{type(self).__name__} (a listwise loss)")
         wg = group_weights(groups, sample_weight)
         if self.target == "link":
             link_target_lists(groups.to_grouped(y), groups.sum, self.scaling.alpha, "query")

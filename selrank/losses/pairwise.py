@@ -7,7 +7,15 @@ import numpy as np
 from .. import _array as A
 from ..links import Link, Sinh, get_link
 from . import _kernels
-from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
+from ._base import (
+    BoundLoss,
+    Loss,
+    as_target_array,
+    bind_groups,
+    check_target,
+    group_weights,
+    refuse_other_family,
+)
 
 __all__ = ["Pairwise", "PAIR_METHODS", "scatter_add"]
 
@@ -133,6 +141,7 @@ class Pairwise(Loss):
         target: str = "score",
         **link_params,
     ):
+        refuse_other_family("Pairwise", "link", link_params)
         if link is None:
             link = Sinh(cap=3.0) if not link_params else get_link("sinh", **link_params)
             link_params = {}
@@ -168,7 +177,7 @@ class Pairwise(Loss):
                 f"`y_true` of a pairwise loss must be 1-D (one score per document); got shape {tuple(y.shape)}"
             )
         n = int(y.shape[0])
-        groups = bind_groups(group, n)
+        groups = bind_groups(group, n, f"{type(self).__name__} (a pairwise loss)")
         wg = group_weights(groups, sample_weight)
         return _BoundPairwise(self, y, groups, wg)
 

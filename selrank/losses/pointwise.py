@@ -6,7 +6,14 @@ import numpy as np
 
 from .. import _array as A
 from ..links import Link, get_link
-from ._base import BoundLoss, Loss, as_target_array, as_weight, check_target
+from ._base import (
+    BoundLoss,
+    Loss,
+    as_target_array,
+    as_weight,
+    check_target,
+    refuse_other_family,
+)
 
 __all__ = ["Pointwise"]
 
@@ -56,6 +63,7 @@ class Pointwise(Loss):
     ]
 
     def __init__(self, link: Link | str = "exp", *, target: str = "score", **link_params):
+        refuse_other_family("Pointwise", "link", link_params)
         self.link = get_link(link, **link_params)
         self.target = check_target(target, "Pointwise")
         self._params = {"link": self.link, "target": target}

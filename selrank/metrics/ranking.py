@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._groups import Groups, as_groups
-from .._validation import REDUCTIONS
+from .._validation import REDUCTIONS, as_numeric_array
 from .._validation import as_vector as _as_vector
 from .._validation import check_choice as _check_choice
 from ._kernels import TIES, Ranking, cumulative_table, log_factorial, rank_groups, segment_sum
@@ -99,10 +99,35 @@ def _column(x: Any, data: Any, name: str) -> Any:
     return x
 
 
+def _rows_as_queries(y_true, y_score, group, qid):
+    """scikit-learn's ``ndcg_score`` convention: 2-D ``(n_queries, n_docs)`` arrays, one query
+    per row, become flat rows with ``group = [n_docs] * n_queries``."""
+    if isinstance(y_true, str) or isinstance(y_score, str):
+        return y_true, y_score, group
+    yt, ys = (
+        np.asarray(as_numeric_array(y_true, "y_true")),
+        np.asarray(as_numeric_array(y_score, "y_score")),
+    )
+    if ys.shape != yt.shape:
+        raise ValueError(
+            f"2-D `y_true` and `y_score` (one query per row, scikit-learn's convention) must have the "
+            f"same shape; got {yt.shape} and {ys.shape}"
+        )
+    if group is not None or qid is not None:
+        raise ValueError(
+            f"`y_true` of shape {yt.shape} is one query per row (scikit-learn's convention) and "
+            "`group` / `qid` describe flat rows: give 1-D arrays with `group` / `qid`, or 2-D arrays alone"
+        )
+    return yt.reshape(-1), ys.reshape(-1), np.full(yt.shape[0], yt.shape[1])
+
+
 def _prepare(y_true, y_score, group, data, qid=None) -> tuple[np.ndarray, np.ndarray, Groups]:
     """Labels, scores and groups (``group``: query sizes, ``qid``: per-row query ids, or column names)."""
-    label = _as_vector(_column(y_true, data, "y_true"), "y_true").astype(np.float64)
-    score = _as_vector(_column(y_score, data, "y_score"), "y_score")
+    y_true, y_score = _column(y_true, data, "y_true"), _column(y_score, data, "y_score")
+    if np.ndim(y_true) == 2:
+        y_true, y_score, group = _rows_as_queries(y_true, y_score, group, qid)
+    label = _as_vector(y_true, "y_true").astype(np.float64)
+    score = _as_vector(y_score, "y_score")
     if score.dtype.kind != "f":
         score = score.astype(np.float64)
     if label.shape != score.shape:
@@ -652,7 +677,9 @@ _COMMON_DOC = """
         one-row queries. ``None`` (and no ``qid``) makes all rows one query.
     qid : array-like or None
         One query id per row instead (XGBoost's ``qid``; rows of a query need not be
-        adjacent). Give ``group`` or ``qid``, not both.
+        adjacent). Give ``group`` or ``qid``, not both. 2-D ``y_true`` / ``y_score`` of shape
+        ``(n_queries, n_docs)`` without either are one query per row (scikit-learn's
+        ``ndcg_score`` convention).
     k : int or None
         Cut-off; ``None`` uses the whole list."""
 

@@ -3,11 +3,14 @@
 Batches of ranked lists arrive as dense ``[batch, list]`` tensors in which short lists are
 padded. Users mark the padding in one of three ways, all accepted by every head:
 
-* a boolean ``mask`` (``True`` for a real item),
+* a boolean ``mask`` (``True`` for a real item — the opposite of PyTorch's
+  ``key_padding_mask``, which is ``True`` for padding: pass ``~key_padding_mask``),
 * a ``lengths`` tensor (the first ``lengths[b]`` items of list ``b`` are real),
-* a *sentinel* label (``padding_value``, default ``-1``) in ``y_true`` — used only when
-  neither ``mask`` nor ``lengths`` is given, so soft targets that may equal the sentinel
-  (teacher scores) are safe once a mask is passed (or ``padding_value=None``).
+* a *sentinel* label (``padding_value``, default ``-1``) in ``y_true`` — it marks padding
+  when neither ``mask`` nor ``lengths`` is given. With a mask or lengths, an item marked
+  real whose label is the sentinel is refused (an inverted ``key_padding_mask`` puts the
+  ``-1`` labels of the pads among the real items); targets that may genuinely equal the
+  sentinel (teacher scores) need ``padding_value=None``.
 
 Everything that touches padding lives here, so a head's own code never repeats a masking
 block (allRank's mistake):
@@ -127,6 +130,27 @@ def _lengths_mask(lengths: Any, shape: tuple, device) -> torch.Tensor:
     return torch.arange(shape[1], device=device)[None, :] < lengths[:, None]
 
 
+def _refuse_real_sentinels(y_true: torch.Tensor, valid: torch.Tensor, padding_value, by: str):
+    """Refuse items marked real (by ``mask`` or ``lengths``) whose label is the padding sentinel."""
+    hit = valid & (y_true == padding_value)
+    if not bool(hit.any()):
+        return
+    count = int(hit.sum())
+    first = torch.nonzero(hit)[0].tolist()
+    if by == "mask":
+        why = (
+            "selrank's `mask` is True for REAL items, while PyTorch's key_padding_mask "
+            "(nn.MultiheadAttention, nn.Transformer) is True for PADDING: pass mask=~key_padding_mask"
+        )
+    else:
+        why = "`lengths` counts padded items as real: check that it holds each list's real length"
+    raise ValueError(
+        f"`{by}` marks as real {count} item(s) whose label is the padding value {float(padding_value)!r} "
+        f"(first at index {first}); {why}. If {float(padding_value)!r} is a genuine target (e.g. a "
+        "teacher score), pass padding_value=None to the head"
+    )
+
+
 def padding_mask(
     y_true: torch.Tensor,
     *,
@@ -145,8 +169,9 @@ def padding_mask(
     lengths : int tensor of shape ``[batch]``, optional
         Number of real items at the start of each list.
     padding_value : float or None
-        Sentinel label of padded items, used only when neither ``mask`` nor ``lengths`` is
-        given; ``None`` means no padding.
+        Sentinel label of padded items: it marks the padding when neither ``mask`` nor
+        ``lengths`` is given, and with them an item marked real must not carry it (refused:
+        the mask is inverted or the lengths too long). ``None`` means no sentinel.
 
     Examples
     --------
@@ -154,16 +179,26 @@ def padding_mask(
     >>> y = torch.tensor([[2.0, 0.0, -1.0], [1.0, -1.0, -1.0]])
     >>> padding_mask(y).tolist()
     [[True, True, False], [True, False, False]]
-    >>> padding_mask(y, lengths=torch.tensor([3, 1])).tolist()
-    [[True, True, True], [True, False, False]]
+    >>> padding_mask(y, lengths=torch.tensor([2, 1])).tolist()
+    [[True, True, False], [True, False, False]]
+    >>> padding_mask(y, mask=torch.tensor([[False, False, True], [False, True, True]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: `mask` marks as real 3 item(s) whose label is the padding value -1.0 ...
     """
     shape = tuple(y_true.shape)
     if mask is not None and lengths is not None:
         raise ValueError("give at most one of `mask` and `lengths`; got both")
-    if mask is not None:
-        return _as_bool_mask(mask, shape, y_true.device)
-    if lengths is not None:
-        return _lengths_mask(lengths, shape, y_true.device)
+    if mask is not None or lengths is not None:
+        if mask is not None:
+            valid = _as_bool_mask(mask, shape, y_true.device)
+        else:
+            valid = _lengths_mask(lengths, shape, y_true.device)
+        if padding_value is not None:
+            _refuse_real_sentinels(
+                y_true, valid, padding_value, "mask" if lengths is None else "lengths"
+            )
+        return valid
     if padding_value is None:
         return torch.ones(shape, dtype=torch.bool, device=y_true.device)
     return y_true != padding_value

@@ -149,8 +149,10 @@ def test_backend_names_and_aliases_are_accepted(rng):
 def test_saturated_listwise_start_is_refused_with_the_fix(rng):
     """Issue 11: labels x50 collapsed the default listwise model (prediction std 2e-10)."""
     X, y, sizes = ranking(rng)
+    # (issue 18: the default label_scale="auto" scales the labels by design; a fixed scale
+    # that saturates the loss is still refused)
     with pytest.raises(ValueError, match=r"saturated.*label_scale=0\.0133"):
-        SelectiveRanker(n_estimators=5, **FAST).fit(X, 50 * y, group=sizes)
+        SelectiveRanker(n_estimators=5, label_scale=0.25, **FAST).fit(X, 50 * y, group=sizes)
     fixed = SelectiveRanker(n_estimators=20, label_scale=0.25 / 50, **FAST).fit(
         X, 50 * y, group=sizes
     )

@@ -247,8 +247,10 @@ def test_warns_when_not_started_from_the_intercept(rng):
     X = rng.normal(size=(200, 2))
     y = X[:, 0] + 10.0
     obj = lightgbm_objective("pointwise", link="identity")
+    train = lgb.Dataset(X, y)
+    obj.fit_intercept(train)  # labels checked, but no init score set
     with pytest.warns(UserWarning, match="instead of the loss's optimal constant"):
-        lgb.train({**PARAMS, "objective": obj}, lgb.Dataset(X, y), 2)
+        lgb.train({**PARAMS, "objective": obj}, train, 2)
 
 
 def test_objective_is_a_lightgbm_objective():

@@ -612,7 +612,7 @@ def test_unordered_query_ids_equal_grouped(rng):
         ({"y_true": [1, 0], "y_score": [0.1, 0.2], "reduction": "max"}, "reduction"),
         ({"y_true": [1, 0], "y_score": [0.1, 0.2], "group": [1, 2, 3]}, "add up"),
         ({"y_true": [], "y_score": []}, "empty"),
-        ({"y_true": [[1, 0]], "y_score": [[0.1, 0.2]]}, "1-D"),
+        ({"y_true": [[[1, 0]]], "y_score": [[[0.1, 0.2]]]}, "1-D"),  # (2-D: one query per row)
         ({"y_true": [2000, 0], "y_score": [0.1, 0.2]}, "overflows"),
     ],
 )

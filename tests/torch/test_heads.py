@@ -347,14 +347,13 @@ def test_distillation_smelu_clips_low_teacher_scores(rng):
     z3 = z.clone().requires_grad_(True)
     head(z3, moved, mask=torch.ones(1, 5, dtype=torch.bool)).backward()
     assert not torch.allclose(z3.grad, z1.grad)
-    # a negative teacher score equal to the sentinel is fine once a mask is given
-    assert torch.isfinite(
-        head(
-            z,
-            torch.full((1, 5), -1.0, dtype=torch.float64),
-            mask=torch.ones(1, 5, dtype=torch.bool),
-        )
-    )
+    # a teacher score equal to the sentinel needs padding_value=None (issue 18: with the
+    # default sentinel a mask marking it real is refused as a likely inverted mask)
+    sentinel = torch.full((1, 5), -1.0, dtype=torch.float64)
+    with pytest.raises(ValueError, match="padding value -1.0"):
+        head(z, sentinel, mask=torch.ones(1, 5, dtype=torch.bool))
+    plain = ListwiseLoss("smelu", c=1.0, reduction="sum", padding_value=None)
+    assert torch.isfinite(plain(z, sentinel, mask=torch.ones(1, 5, dtype=torch.bool)))
 
 
 def test_distillation_soft_link_targets():
