@@ -137,7 +137,7 @@ class SelectiveRanker(_SelectiveEstimator):
         params = super()._loss_arguments()
         if isinstance(self.loss, str) and self.loss.lower() == "weighted_pairwise":
             # the |delta NDCG| gains 2**label - 1 of the unscaled labels
-            params.setdefault("gain_scale", float(self.label_scale))
+            params.setdefault("gain_scale", float(getattr(self, "label_scale_", self.label_scale)))
         return params
 
     def fit(

@@ -195,7 +195,7 @@ def test_registry_and_estimator_gain_scale():
     y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
     est = SelectiveRanker(loss="weighted_pairwise", n_estimators=5)
     est.fit(X, y, group=[100, 100, 100])
-    assert est.loss_.gain_scale == est.label_scale
+    assert est.loss_.gain_scale == est.label_scale_ == 0.25  # "auto": 0.5 / the largest label (2)
     assert np.all(np.isfinite(est.predict(X)))
 
 
