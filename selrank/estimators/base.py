@@ -22,7 +22,15 @@ from ._validation import (
     as_features,
     check_parameter_names,
 )
-from .persistence import _FORMAT, _FORMAT_VERSION, ESTIMATOR_CLASSES, _decode, _encode, load
+from .persistence import (
+    _FORMAT,
+    _FORMAT_VERSION,
+    ESTIMATOR_CLASSES,
+    _decode,
+    _encode,
+    document_checksum,
+    load,
+)
 
 logger = logging.getLogger("selrank")
 
@@ -646,7 +654,9 @@ class _SelectiveEstimator(BaseEstimator):
                 {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fitted.items()}
             ),
             "model": model,
+            "intercept_in_model": bool(self.objective_.intercept_in_model(self.booster_)),
         }
+        doc["checksum"] = document_checksum(doc)
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(doc, fh)
 
@@ -675,6 +685,7 @@ class _SelectiveEstimator(BaseEstimator):
         model = doc["model"] if self.backend == "lightgbm" else base64.b64decode(doc["model"])
         self.booster_ = self.objective_.load_model(model)
         self.objective_._write_intercept(self.booster_, self.intercept_)  # noqa: SLF001 (files before 0.2)
+        self.objective_.fold_intercept(self.booster_)  # format 1: the model lacked it (no-op in 2)
 
     # -- scikit-learn tags ----------------------------------------------------------------------------------
     #: scikit-learn checks that cannot apply, with the reason (scikit-learn >= 1.6 has no tag for
