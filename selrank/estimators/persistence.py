@@ -2,7 +2,7 @@
 
 Format versions
 ---------------
-1 (selrank 0.2): the booster's model without its intercept (selrank added it when predicting).
+1 (selrank 0.1): the booster's model without its intercept (selrank added it when predicting).
 2: the intercept inside the booster's model (LightGBM: the first tree's leaves; XGBoost: its
 ``base_score``), ``"intercept_in_model": true``, and ``"checksum"``: the SHA-256 of the
 canonical JSON of every other field, so a damaged file is refused before any library parses
@@ -237,7 +237,7 @@ def load(path: str | os.PathLike, *, expected: type | None = None, isolate: bool
 
     The file is JSON; nothing in it is executed. It is checked before any library parses
     the model: the structure of every field, finite intercepts, and the checksum written by
-    ``save()`` (format 2). Files without a checksum (format 1, selrank 0.2) have their model
+    ``save()`` (format 2). Files without a checksum (format 1, selrank 0.1) have their model
     parsed first in a child process (``isolate=None``); ``isolate=True`` does that for every
     file (for model files from others: a checksum catches damage, not a forged file),
     ``False`` never. A damaged file raises ``ValueError`` naming it.

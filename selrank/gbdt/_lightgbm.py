@@ -34,7 +34,7 @@ _NUM_CLASS_ALIASES = ("num_class", "num_classes")
 _MAX_BINDINGS = 16
 #: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
 _INTERCEPT_LINE = "selrank_intercept:"
-#: Second trailer line (selrank >= 0.3): the trees already hold the intercept. Model text
+#: Second trailer line (estimator file format 2): the trees already hold the intercept. Model text
 #: without it (older files) is folded when loaded.
 _IN_MODEL_LINE = "selrank_intercept_in_model:"
 

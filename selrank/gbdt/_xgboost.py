@@ -17,7 +17,7 @@ __all__ = ["XGBoostObjective", "xgboost_objective", "import_xgboost"]
 
 #: Booster attribute holding the intercept (saved with the model by XGBoost itself).
 _INTERCEPT_ATTR = "selrank_intercept"
-#: Booster attribute (selrank >= 0.3): ``base_score`` holds the intercept. Models without it
+#: Booster attribute (estimator file format 2): ``base_score`` holds the intercept. Models without it
 #: (older files) are folded when loaded.
 _IN_MODEL_ATTR = "selrank_intercept_in_model"
 
