@@ -101,7 +101,9 @@ def _decode(value):
 def document_checksum(doc: dict) -> str:
     """SHA-256 (hex) of the canonical JSON of ``doc`` without its ``"checksum"`` field."""
     body = {k: v for k, v in doc.items() if k != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    text = json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -115,7 +117,9 @@ def _finite_numbers(value, what: str, where: str):
     except (TypeError, ValueError):
         arr = None
     if arr is None or arr.ndim > 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{where}: {what} must be a finite number or a list of them; got {value!r}")
+        raise ValueError(
+            f"{where}: {what} must be a finite number or a list of them; got {value!r}"
+        )
     return arr
 
 
@@ -153,10 +157,14 @@ def check_document(doc, where: str) -> None:
     _finite_numbers(doc.get("intercept"), "the intercept", where)
     n_feat = doc.get("n_features_in")
     if isinstance(n_feat, bool) or not isinstance(n_feat, int) or n_feat < 1:
-        raise ValueError(f"{where} is damaged: n_features_in must be a positive integer; got {n_feat!r}")
+        raise ValueError(
+            f"{where} is damaged: n_features_in must be a positive integer; got {n_feat!r}"
+        )
     best = doc.get("best_iteration")
     if best is not None and (isinstance(best, bool) or not isinstance(best, int) or best < 1):
-        raise ValueError(f"{where} is damaged: best_iteration must be a positive integer or null; got {best!r}")
+        raise ValueError(
+            f"{where} is damaged: best_iteration must be a positive integer or null; got {best!r}"
+        )
     if backend == "lightgbm":
         text = doc["model"]
         if not text.startswith("tree\n") or "end of trees" not in text:
@@ -225,7 +233,9 @@ def read_document(path: str | os.PathLike, *, isolate: bool | None = None) -> di
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"{where} is not a saved selrank estimator (not JSON: {exc})") from None
     except RecursionError:
-        raise ValueError(f"{where} is not a saved selrank estimator (JSON nested too deep)") from None
+        raise ValueError(
+            f"{where} is not a saved selrank estimator (JSON nested too deep)"
+        ) from None
     check_document(doc, where)
     if isolate or (isolate is None and "checksum" not in doc):
         parse_in_child(doc["params"].get("backend", "lightgbm"), doc["model"], where)
@@ -264,7 +274,9 @@ def load(path: str | os.PathLike, *, expected: type | None = None, isolate: bool
         est = cls(**_decode(doc["params"]))
         est._restore(doc)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{where} is damaged or not readable: {type(exc).__name__}: {exc}") from None
+        raise ValueError(
+            f"{where} is damaged or not readable: {type(exc).__name__}: {exc}"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - the libraries raise their own error types
         if type(exc).__name__ not in ("LightGBMError", "XGBoostError"):
             raise
@@ -283,4 +295,3 @@ def _check_probe(est, where: str) -> None:
         return
     if not np.all(np.isfinite(np.asarray(out, dtype=np.float64))):
         raise ValueError(f"{where} is damaged: its model predicts non-finite scores")
-

@@ -216,7 +216,9 @@ class XGBoostObjective(GBDTObjective):
         if isinstance(X, xgb.DMatrix):
             n = int(X.num_row())
             X.set_base_margin(
-                _margin(np.asarray(self.booster_intercept(booster)), n) if c is None else _margin(c, n)
+                _margin(np.asarray(self.booster_intercept(booster)), n)
+                if c is None
+                else _margin(c, n)
             )
             return np.asarray(booster.predict(X, output_margin=True, **kw), dtype=np.float64)
         margin = None if c is None else _margin(c, int(X.shape[0]))

@@ -195,9 +195,7 @@ def _refused_or_identical(path: Path, X, want) -> str:
 
 
 @pytest.mark.parametrize("backend", ["lightgbm", "xgboost"])
-def test_truncated_at_every_percent_and_flipped_files_never_load_silently(
-    saved, backend, tmp_path
-):
+def test_truncated_at_every_percent_and_flipped_files_never_load_silently(saved, backend, tmp_path):
     path, X, want = saved[backend]
     raw = path.read_bytes()
     bad = tmp_path / "bad.json"
@@ -223,7 +221,7 @@ def test_damaged_format_1_payloads_are_parsed_in_a_child_process(backend, tmp_pa
     doc = json.loads((DATA / name).read_text())
     model = doc["model"]
     bad = tmp_path / name
-    for frac in (0.3, 0.7, 0.95):
+    for frac in (0.4, 0.9):
         cut = dict(doc)
         if backend == "lightgbm":
             cut["model"] = model[: int(len(model) * frac)] + "\nend of trees\n"
