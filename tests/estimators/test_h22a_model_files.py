@@ -13,8 +13,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,51 +29,7 @@ DATA = Path(__file__).parent / "data"
 LGB = {"num_leaves": 4, "min_data_in_leaf": 5, "num_threads": 1, "deterministic": True}
 XGB = {"max_depth": 2, "nthread": 1}
 
-# a child interpreter that must not see selrank: -I drops PYTHONPATH, the user site and the cwd;
-# an editable install (a .pth path entry or an import hook) is removed from the path too
-_PLAIN = r"""
-import os, sys
-sys.path[:] = [p for p in sys.path if not os.path.isfile(os.path.join(p or ".", "selrank", "__init__.py"))]
-sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
-
-
-class _NoSelrank:  # a wheel install leaves selrank/_packaged_data in site-packages: block it too
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name == "selrank" or name.startswith("selrank."):
-            raise ImportError("selrank is hidden from this process")
-
-
-sys.meta_path.insert(0, _NoSelrank())
-import json, numpy as np
-jobs, X = json.loads(sys.stdin.read()), None
-out = {}
-for name, (kind, path, X) in jobs.items():
-    X = np.asarray(X)
-    if kind == "lightgbm":
-        import lightgbm as lgb
-        pred = lgb.Booster(model_file=path).predict(X, raw_score=True)
-    else:
-        import xgboost as xgb
-        pred = xgb.Booster(model_file=path).predict(xgb.DMatrix(X), output_margin=True)
-    out[name] = np.asarray(pred, dtype=np.float64).tolist()
-assert not any(m == "selrank" or m.startswith("selrank.") for m in sys.modules)
-print(json.dumps(out))
-"""
-
-
-def _plain_predictions(jobs: dict) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", _PLAIN],
-        input=json.dumps(jobs),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=os.path.dirname(sys.executable),
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return {k: np.asarray(v) for k, v in json.loads(done.stdout).items()}
+from ._plain_runtime import plain_predictions as _plain_predictions  # noqa: E402
 
 
 def _data(rng, n=240):
