@@ -596,13 +596,28 @@ class _SelectiveEstimator(BaseEstimator):
             )
 
     def decision_function(self, X):
-        """Model scores (score space, intercept included)."""
+        """Model scores (score space, intercept included).
+
+        A 2-D float NumPy array with the fitted number of columns (and a model fitted without
+        column names) goes straight to the booster (online scoring: ``docs/benchmarks.md``);
+        anything else is checked as in ``fit``.
+        """
         self._check_fitted()
         if hasattr(self, "model_"):
             return np.asarray(A.to_numpy(self.model_.predict(X)), dtype=np.float64)
-        feats = self._features(X, reset=False)
+        if (
+            type(X) is np.ndarray
+            and X.ndim == 2
+            and X.dtype.kind == "f"
+            and X.shape[0] > 0
+            and X.shape[1] == self.n_features_in_
+            and getattr(self, "feature_names_in_", None) is None
+        ):
+            data = X  # the fast path: what _features would return unchanged
+        else:
+            data = self._features(X, reset=False).data
         return np.asarray(
-            self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
+            self.objective_.predict(self.booster_, data, n_iterations=self.best_iteration_),
             dtype=np.float64,
         )
 
