@@ -224,9 +224,11 @@ class LightGBMObjective(GBDTObjective):
     def predict(self, booster, X, *, intercept=None, n_iterations: int | None = None, **kwargs):
         """Scores of ``booster`` on ``X`` including the intercept it was trained from.
 
-        ``raw_score`` plus :meth:`~GBDTObjective.booster_intercept` (stored in the booster by
-        :meth:`train` and :meth:`save_model`), from the first ``n_iterations`` rounds (all:
-        ``None``); further keyword arguments go to :meth:`lightgbm.Booster.predict`.
+        The raw score of a booster from :meth:`train` (whose first trees hold the intercept:
+        :meth:`~GBDTObjective.intercept_in_model`); for other boosters the raw score plus
+        :meth:`~GBDTObjective.booster_intercept`. ``intercept=`` is added to the raw score
+        as given. From the first ``n_iterations`` rounds (all: ``None``); further keyword
+        arguments go to :meth:`lightgbm.Booster.predict`.
         """
         c = self.booster_offset(booster, intercept)
         if n_iterations is not None:

@@ -747,6 +747,7 @@ class GBDTObjective:
         twin = type(self).__new__(type(self))
         twin.__setstate__(self.__getstate__())
         twin._fitted_intercepts = []  # noqa: SLF001
+        twin._warned = set(self._warned)  # noqa: SLF001 (a warning given once stays given)
         return twin
 
     def _adopt(self, twin) -> None:

@@ -200,10 +200,11 @@ class XGBoostObjective(GBDTObjective):
     ):
         """Scores on ``X`` (an array, CuPy array, DataFrame or DMatrix) including the intercept.
 
-        XGBoost adds its ``base_score`` (0.5 for custom objectives) when no base margin is
-        given; this passes the booster's intercept (:meth:`~GBDTObjective.booster_intercept`,
-        stored by :meth:`train`) as the base margin instead, so the scores are
-        ``intercept + trees``.
+        Boosters from :meth:`train` hold the intercept as their ``base_score``: they are
+        predicted as plain XGBoost predicts them. For other boosters (``base_score`` 0.5 or an
+        estimate) the intercept (:meth:`~GBDTObjective.booster_intercept`) is passed as the base
+        margin instead, so the scores are ``intercept + trees``. ``intercept=`` forces that
+        base margin.
         """
         xgb = import_xgboost()
         if n_iterations is not None:
@@ -260,7 +261,7 @@ class XGBoostObjective(GBDTObjective):
             ref = np.asarray(booster.predict(probe, output_margin=True), dtype=np.float64)
             if plain.shape == ref.shape and np.allclose(plain, ref, rtol=1e-6, atol=1e-6):
                 return True
-        except xgb.core.XGBoostError:
+        except Exception:  # noqa: BLE001 - XGBoostError, or a probe XGBoost cannot build
             pass
         if old is not None:
             booster.set_param({"base_score": old})
