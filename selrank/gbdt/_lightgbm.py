@@ -226,8 +226,8 @@ class LightGBMObjective(GBDTObjective):
 
         The raw score of a booster from :meth:`train` (whose first trees hold the intercept:
         :meth:`~GBDTObjective.intercept_in_model`); for other boosters the raw score plus
-        :meth:`~GBDTObjective.booster_intercept`. ``intercept=`` is added to the raw score
-        as given. From the first ``n_iterations`` rounds (all: ``None``); further keyword
+        :meth:`~GBDTObjective.booster_intercept`. ``intercept=`` replaces the booster's
+        intercept (as a base margin does in XGBoost). From the first ``n_iterations`` rounds (all: ``None``); further keyword
         arguments go to :meth:`lightgbm.Booster.predict`.
         """
         c = self.booster_offset(booster, intercept)

@@ -726,8 +726,15 @@ class GBDTObjective:
         return False
 
     def booster_offset(self, booster, intercept=None):
-        """What :meth:`predict` adds to the booster's raw output: 0 when the model holds it."""
+        """What :meth:`predict` adds to the booster's raw output: 0 when the model holds it.
+
+        ``intercept=`` replaces the booster's intercept (for a booster that holds one, the
+        difference is added).
+        """
         if intercept is not None:
+            if self.intercept_in_model(booster):
+                held = np.asarray(self.booster_intercept(booster), dtype=np.float64)
+                return _intercept_value(np.asarray(intercept, dtype=np.float64) - held)
             return _intercept_value(intercept)
         if self.intercept_in_model(booster):
             return 0.0
