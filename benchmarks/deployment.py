@@ -218,7 +218,7 @@ def main() -> None:
         - med["xgboost: booster.inplace_predict(margin)"],
     }
     print(
-        "selrank predict overhead over the booster (median us):",
+        "selrank predict overhead over the booster (10th percentiles, us):",
         {k: round(v) for k, v in overhead.items()},
     )
     out = {
