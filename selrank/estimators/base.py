@@ -553,6 +553,10 @@ class _SelectiveEstimator(BaseEstimator):
             callbacks=callbacks or None,
         )
         best = getattr(booster, "best_iteration", None) if evals and esr else None
+        if best is not None and int(best) + 1 < objective.n_rounds(booster):
+            # keep the best rounds only (LightGBM's booster is cut the same way), so that plain
+            # XGBoost, which predicts every tree of a saved model, scores what predict scores
+            booster = booster[: int(best) + 1]
         return booster, (None if best is None else int(best) + 1), history
 
     # -- notebook display ----------------------------------------------------------------------------------

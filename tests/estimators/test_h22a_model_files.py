@@ -58,6 +58,17 @@ def test_plain_libraries_without_selrank_predict_the_estimators_scores(rng, tmp_
             "ranker": SelectiveRanker(n_estimators=8, backend=backend, **extra).fit(
                 X, np.round(y) % 3, qid=qid
             ),
+            # early stopping: the saved booster holds the best rounds only (plain XGBoost
+            # predicts every tree of a model file)
+            "early_stopped": SelectiveRanker(
+                n_estimators=60, early_stopping_rounds=2, backend=backend, **extra
+            ).fit(
+                X[:160],
+                np.round(y[:160]) % 3,
+                qid=qid[:160],
+                eval_set=[(X[160:], np.round(y[160:]) % 3)],
+                eval_qid=[qid[160:]],
+            ),
         }
         for name, m in fitted.items():
             key = f"{backend}_{name}"
@@ -73,8 +84,10 @@ def test_plain_libraries_without_selrank_predict_the_estimators_scores(rng, tmp_
             jobs["xgboost_json"] = ("xgboost", str(path), X.tolist())
     plain = _plain_predictions(jobs)
     for key, m in models.items():
+        if key.endswith("early_stopped"):
+            assert m.best_iteration_ < 60
         want = m.decision_function(X)
-        assert abs(float(np.mean(want))) > 0.05 or "multiclass" in key or "ranker" in key
+        assert abs(float(np.mean(want))) > 0.05 or key.endswith(("multiclass", "ranker", "stopped"))
         np.testing.assert_allclose(plain[key].reshape(want.shape), want, rtol=1e-6, atol=1e-9)
 
 
