@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import sys
 import warnings
 from typing import Any
 
@@ -50,6 +51,9 @@ def import_lightgbm():
 
 
 def _is_dataset(x: Any) -> bool:
+    lgb = sys.modules.get("lightgbm")
+    if lgb is not None and isinstance(x, lgb.Dataset):  # subclasses too
+        return True
     return type(x).__name__ == "Dataset" and type(x).__module__.startswith("lightgbm")
 
 

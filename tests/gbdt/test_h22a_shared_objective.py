@@ -76,3 +76,48 @@ def test_xgboost_objective_shared_by_threads_gives_the_single_thread_boosters(rn
     shared = _in_threads(fit, labels)
     for p1, p2 in zip(alone, shared):
         np.testing.assert_array_equal(p2, p1)
+
+
+class _GatedDataset(lgb.Dataset):
+    """A LightGBM Dataset whose construction waits for an event: it fixes the thread schedule
+    (``obj.train`` constructs the training set between fitting the intercept and boosting)."""
+
+    arrived: threading.Event | None = None
+    gate: threading.Event | None = None
+
+    def construct(self):
+        if self.gate is not None and not self.gate.is_set():
+            self.arrived.set()
+            self.gate.wait(20)
+        return super().construct()
+
+
+@pytest.mark.parametrize("loss", ["pointwise", "listwise"])
+def test_a_training_that_runs_inside_another_does_not_change_it(rng, loss):
+    """Thread A fits its intercept, then waits in its data set's construction while thread B
+    trains on labels 16 times larger with the same objective. selrank 0.1 bound A's gradients
+    with B's Hessian scale (a different booster); each call now has its own copy."""
+    X, qid, labels = _jobs(rng, n_jobs=6)
+    sizes = np.bincount(qid)
+    kw = {"link": "exp"} if loss == "pointwise" else {"label_scale": 0.05}
+    obj = lightgbm_objective(loss, **kw)
+    alone = obj.predict(obj.train(LGB, lgb.Dataset(X, labels[0], group=sizes), 10), X)
+
+    gated = _GatedDataset(X, labels[0], group=sizes)
+    gated.arrived, gated.gate = threading.Event(), threading.Event()
+    out = {}
+
+    def first():
+        out["a"] = obj.predict(obj.train(LGB, gated, 10), X)
+
+    def second():
+        gated.arrived.wait(20)
+        obj.train(LGB, lgb.Dataset(X, labels[5], group=sizes), 10)
+        gated.gate.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    np.testing.assert_array_equal(out["a"], alone)
