@@ -177,6 +177,8 @@ class Groups:
     def sum(self, x):
         """Per-group sum of ``x`` (grouped order, first axis) -> shape ``(n_groups, ...)``."""
         if is_numpy(x):
+            if x.shape[0] == 0:  # reduceat has no empty segments (it reads x[start])
+                return np.zeros((self.n_groups, *x.shape[1:]), dtype=x.dtype)
             return np.add.reduceat(x, self.offsets[:-1], axis=0)
         if is_torch(x):
             import torch
@@ -194,6 +196,8 @@ class Groups:
     def max(self, x):
         """Per-group maximum of ``x`` (grouped order, 1-D) -> shape ``(n_groups,)``."""
         if is_numpy(x):
+            if x.shape[0] == 0:  # the maximum of nothing (reduceat would read x[start])
+                return np.full((self.n_groups, *x.shape[1:]), -np.inf, dtype=x.dtype)
             return np.maximum.reduceat(x, self.offsets[:-1], axis=0)
         if is_torch(x):
             import torch

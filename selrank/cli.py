@@ -1,7 +1,8 @@
-"""Command line: ``selrank train | sensitivity | losses | datasets | demo``.
+"""Command line: ``selrank train | predict | evaluate | sensitivity | losses | datasets | demo``.
 
-``selrank train`` is the library's main job on packaged data: on each of the five official
-folds of a LETOR set (or one, ``--fold``) it trains a gradient-boosted ranker with a selective
+``selrank train`` is the library's main job, on packaged data or on the user's own files (a
+LETOR / MSLR folder ``--data DIR``, a public benchmark by name, or ``--train F --valid F
+--test F``): on each of the five official folds (or one, ``--fold``) it trains a gradient-boosted ranker with a selective
 matching loss (early stopping on the validation split) and LightGBM's built-in ``lambdarank``
 and ``rank_xendcg`` with the same tree parameters, then prints NDCG@1/3/5/10 over the pooled
 test queries (LightGBM's conventions: exponential gain, a query without relevant documents
@@ -15,6 +16,11 @@ Examples
     $ selrank train --dataset mq2008
     $ selrank train --dataset mq2008 --fold 1 --json results.json
     $ selrank train --dataset ohsumed --loss pairwise --backend xgboost --save model.json
+    $ selrank train --dataset mslr-web10k --data ~/data/MSLR-WEB10K --fold 1
+    $ selrank train --data ~/data/my_letor_folder --json results.json.gz
+    $ selrank train --train a.txt --valid b.txt --test c.txt --save model.json.gz
+    $ selrank predict --model model.json.gz --data c.txt --out run.txt --qrels-out c.qrels
+    $ selrank evaluate --qrels c.qrels --run run.txt --metrics ndcg@10,map
     $ selrank sensitivity exp --kind link --param alpha=1.5 --figure exp.png
     $ selrank losses --task ranking
     $ selrank datasets
@@ -28,7 +34,11 @@ import inspect
 import json
 import sys
 import time
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -211,12 +221,143 @@ _NOT_TREE = {
 }
 
 
+PACKAGED = ("mq2008", "ohsumed")
+#: the public benchmarks read from the user's download (selrank.datasets.BENCHMARKS)
+BENCHMARK_NAMES = ("mslr-web10k", "mslr-web30k", "istella-s", "mq2007")
+
+
+@dataclass
+class _Source:
+    """Where ``selrank train`` reads its folds: packaged data, a folder, or three files."""
+
+    name: str
+    folds: list[int]
+    load: Callable[[int], Any]
+    describe: dict[str, Any] = field(default_factory=dict)
+
+
+def _cache_option(args) -> Any:
+    if args.no_cache:
+        return False
+    return Path(args.cache).expanduser() if args.cache else True
+
+
+def _source(args) -> _Source:
+    """Resolve the data options and check that every file exists, before any work."""
+    from .datasets import (
+        benchmark_files,
+        load_benchmark,
+        load_letor,
+        load_ranking_files,
+        load_ranking_folder,
+        ranking_folder_files,
+        ranking_folder_folds,
+    )
+
+    cache = _cache_option(args)
+    singles = {"--train": args.train, "--valid": args.valid, "--test": args.test}
+    if any(v is not None for v in singles.values()):
+        if args.data is not None or args.dataset is not None:
+            raise CLIError("--train/--valid/--test name single files; drop --data and --dataset")
+        missing = [k for k, v in singles.items() if v is None]
+        if missing:
+            raise CLIError(
+                f"single files need --train, --valid and --test (the validation file early-stops "
+                f"every model); missing {', '.join(missing)}"
+            )
+        if args.fold is not None:
+            raise CLIError("--fold picks a fold of a folder; three single files are one split")
+        for option, value in singles.items():
+            if not Path(value).expanduser().is_file():
+                raise CLIError(f"{option} {value}: no such file")
+        paths = [Path(v).expanduser() for v in singles.values()]
+        return _Source(
+            paths[0].stem,
+            [1],
+            lambda k: load_ranking_files(*paths, cache=cache),
+            {
+                "kind": "files",
+                "train": str(paths[0]),
+                "valid": str(paths[1]),
+                "test": str(paths[2]),
+            },
+        )
+    if args.data is not None:
+        root = Path(args.data).expanduser()
+        if args.dataset in PACKAGED:
+            raise CLIError(
+                f"--dataset {args.dataset} is packaged with selrank: drop --data, or name the "
+                f"benchmark your folder holds ({', '.join(BENCHMARK_NAMES)}), or give --data alone"
+            )
+        if not root.is_dir():
+            raise CLIError(
+                f"--data {root}: no such folder (give the folder holding Fold1 ... Fold5, "
+                "or train.txt / vali.txt / test.txt)"
+            )
+        if args.dataset is not None:  # a public benchmark: official layout and counts
+            name = args.dataset
+            n_folds = 1 if name == "istella-s" else 5
+            folds = [args.fold] if args.fold else list(range(1, n_folds + 1))
+            for k in folds:
+                benchmark_files(name, root, k)  # a missing folder or file, before any work
+            verify = not args.no_verify
+            return _Source(
+                name,
+                folds,
+                lambda k: load_benchmark(name, root, k, cache=cache, verify=verify),
+                {"kind": "benchmark", "path": str(root), "verified": verify},
+            )
+        if args.fold is not None:
+            folds = [args.fold]
+        else:
+            folds = ranking_folder_folds(root) or [1]
+        for k in folds:
+            _, vali, _ = ranking_folder_files(root, k)  # raises, naming the layouts it expects
+            if vali is None:
+                raise CLIError(
+                    f"{root} fold {k} has no validation file (vali.txt or valid.txt): "
+                    "selrank train early-stops every model on it"
+                )
+        return _Source(
+            root.name,
+            folds,
+            lambda k: load_ranking_folder(root, k, cache=cache),
+            {"kind": "folder", "path": str(root)},
+        )
+    name = args.dataset or "mq2008"
+    if name in BENCHMARK_NAMES:
+        raise CLIError(
+            f"--dataset {name} is read from your download: add --data DIR, the folder it was "
+            "extracted to (selrank cannot redistribute it; see `selrank datasets`)"
+        )
+    folds = [args.fold] if args.fold else [1, 2, 3, 4, 5]
+    return _Source(name, folds, lambda k: load_letor(name, fold=k), {"kind": "packaged"})
+
+
+def _check_outputs(outputs: dict[str, str | None]) -> None:
+    """Every output path writable and distinct, before any work starts."""
+    from ._files import check_distinct_outputs, check_output_path
+
+    for option, value in outputs.items():
+        if value is not None:
+            check_output_path(value, option)
+    check_distinct_outputs(outputs)
+
+
+def _write_json(path: str, doc: dict) -> None:
+    from ._files import open_write
+
+    with open_write(path, text=True) as fh:
+        json.dump(doc, fh, indent=2, default=str)
+
+
 def _train(args) -> int:
-    from .datasets import load_letor
     from .estimators import SelectiveRanker
     from .metrics import format_comparison, paired_comparison
 
+    _check_outputs({"--save": args.save, "--json": args.json})
     _check_loss_for_ranking(args.loss)
+    source = _source(args)
     kwargs = _selrank_kwargs(args)
     backend_params = _parse_params(args.backend_param, "--backend-param")
     tree_params = (
@@ -226,12 +367,21 @@ def _train(args) -> int:
     )
     n_rounds = int(backend_params.get("n_estimators", MAX_ROUNDS))
     esr = int(backend_params.get("early_stopping_rounds", PATIENCE))
-    folds = [args.fold] if args.fold else [1, 2, 3, 4, 5]
+    folds = source.folds
     baselines = [] if args.no_baseline else list(BASELINES)
     name = f"selrank {args.loss}"
     systems = [name] + [f"LightGBM {b}" for b in baselines]
+    # Read (and, for a benchmark, verify) every fold before the first fit, so that a damaged
+    # file is reported before any training; with the cache on, the loop re-reads arrays.
+    loaded = {}
+    for fold in folds:
+        ds = source.load(fold)
+        if ds.train is None or ds.validation is None or ds.test is None:
+            raise CLIError(f"{source.name} fold {fold} lacks a train, validation or test split")
+        if fold == folds[0]:
+            loaded[fold] = ds
 
-    bar = _progress(len(folds) * len(systems), f"{args.dataset}")
+    bar = _progress(len(folds) * len(systems), source.name)
     per_fold: list[dict] = []
     pooled_y: list[np.ndarray] = []
     pooled_group: list[np.ndarray] = []
@@ -240,10 +390,8 @@ def _train(args) -> int:
     seconds = {s: 0.0 for s in systems}
     n_queries = 0
     for fold in folds:
-        split = load_letor(args.dataset, fold=fold)
+        split = loaded.pop(fold, None) or source.load(fold)
         tr, va, te = split.train, split.validation, split.test
-        if tr is None or va is None or te is None:  # packaged LETOR folds always have all three
-            raise CLIError(f"{args.dataset} fold {fold} lacks a train, validation or test split")
         scores = {}
         t0 = time.perf_counter()
         model = SelectiveRanker(**kwargs).fit(
@@ -301,8 +449,10 @@ def _train(args) -> int:
     scores = {s: np.concatenate(pooled[s]) for s in systems}
     means = {s: _per_query_ndcg_means(y, scores[s], group) for s in systems}
     where = f"fold {folds[0]}" if len(folds) == 1 else f"{len(folds)} folds"
+    if source.describe["kind"] == "files":
+        where = "one split"
     print(
-        f"{args.dataset}, {where}: {n_queries} test queries"
+        f"{source.name}, {where}: {n_queries} test queries"
         + ("" if len(folds) == 1 else " (each fold's test split, pooled)")
     )
     header = (
@@ -323,7 +473,8 @@ def _train(args) -> int:
         " rounds: mean trees after early stopping)"
     )
     doc = {
-        "dataset": args.dataset,
+        "dataset": source.name,
+        "source": source.describe,
         "folds": folds,
         "test_queries": n_queries,
         "parameters": {
@@ -375,8 +526,149 @@ def _train(args) -> int:
             "otherwise parity = no significant difference)"
         )
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(doc, fh, indent=2, default=str)
+        _write_json(args.json, doc)
+        print(f"results written to {args.json}")
+    return 0
+
+
+def _load_model(path: str):
+    """A model file written by ``save()``: a GBDT estimator (JSON) or a NeuralRanker (torch)."""
+    from ._files import open_read
+
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise CLIError(f"--model {p}: no such file")
+    try:
+        with open_read(p) as fh:
+            head = fh.read(64).lstrip()
+    except (EOFError, OSError, zlib.error) as exc:
+        raise CLIError(
+            f"--model {p}: cannot be read, the gzip stream is truncated or corrupt "
+            f"({type(exc).__name__}: {exc}); copy the file again"
+        ) from None
+    if head.startswith(b"{"):
+        from .estimators import load
+
+        return load(p)
+    if head.startswith(b"PK"):  # torch.save's zip container
+        from .estimators import NeuralRanker
+
+        return NeuralRanker.load(p)
+    raise CLIError(
+        f"--model {p}: not a selrank model file (expected the JSON written by save() of a "
+        "selrank estimator, or a NeuralRanker file)"
+    )
+
+
+def _predict(args) -> int:
+    from .datasets import read_svmlight
+    from .metrics import labels_to_qrels, scores_to_run, write_qrels, write_run
+
+    _check_outputs({"--out": args.out, "--qrels-out": args.qrels_out})
+    model = _load_model(args.model)
+    data = Path(args.data).expanduser()
+    if not data.is_file():
+        raise CLIError(f"--data {data}: no such file")
+    width = int(model.n_features_in_)
+    split = read_svmlight(data, n_features=width, keep_comments=True)
+    docid = split.docid
+    named = docid is not None and bool(np.all(docid != ""))
+    docno = docid if named else None  # else each row's index in the file, as labels_to_qrels
+    t0 = time.perf_counter()
+    scores = np.asarray(model.predict(split.X), dtype=np.float64)
+    seconds = time.perf_counter() - t0
+    run = scores_to_run(scores, split.group, qid=split.qid, docno=docno, tag=args.tag)
+    write_run(run, args.out)
+    print(
+        f"{split.n_rows} documents of {split.n_queries} queries scored in {seconds:.2f} s; "
+        f"TREC run written to {args.out} (documents named by "
+        f"{'their #docid' if named else 'their row in the file, from 0'})"
+    )
+    if args.qrels_out:
+        write_qrels(
+            labels_to_qrels(split.y, split.group, qid=split.qid, docno=docno), args.qrels_out
+        )
+        print(f"the file's labels written as qrels to {args.qrels_out}")
+    return 0
+
+
+def _metric_names(items: Sequence[str] | None) -> list[str]:
+    """The metric names of ``--metrics``, read by the one grammar of ``selrank.metrics``
+    (trec_eval, ir_measures and ranx spellings; ``P.5,10`` is P@5 and P@10)."""
+    from .metrics import parse_metrics
+
+    try:
+        specs = parse_metrics(list(items) if items else ["ndcg@10", "map", "P@10", "recip_rank"])
+    except ValueError as exc:
+        raise CLIError(f"--metrics: {exc}") from None
+    return [spec.name for spec in specs]
+
+
+def _evaluate(args) -> int:
+    from .metrics import evaluate_run, read_qrels, read_run
+
+    _check_outputs({"--json": args.json})
+    metrics = _metric_names(args.metrics)
+    for option, value in [("--qrels", args.qrels)] + [("--run", r) for r in args.run]:
+        if not Path(value).expanduser().is_file():
+            raise CLIError(f"{option} {value}: no such file")
+    qrels = read_qrels(args.qrels)
+    runs = {r: read_run(r) for r in args.run}
+    options = {
+        "metrics": metrics,
+        "relevance_level": args.relevance_level,
+        "gain": args.gain,
+        "queries": args.queries,
+    }
+    frames = {r: evaluate_run(qrels, run, **options) for r, run in runs.items()}
+    width = max(12, *(len(r) for r in runs))
+    print(f"{'run':{width}s}" + "".join(f"{m:>13s}" for m in metrics) + f"{'queries':>9s}")
+    doc: dict[str, Any] = {"qrels": args.qrels, "options": options, "runs": {}}
+    for r, frame in frames.items():
+        means = dict(zip(frame["metric"].to_list(), frame["mean"].to_list()))
+        n = int(frame["n_queries"].max())
+        print(f"{r:{width}s}" + "".join(f"{means[m]:13.4f}" for m in metrics) + f"{n:9d}")
+        doc["runs"][r] = {"summary": frame.to_dicts()}
+        if args.per_query:
+            doc["runs"][r]["per_query"] = evaluate_run(
+                qrels, runs[r], **options, per_query=True
+            ).to_dicts()
+    print(
+        f"(mean over the queries of the qrels{'' if args.queries == 'qrels' else ' and the run'}; "
+        f"trec_eval's conventions: {args.gain} gain, relevant at level >= {args.relevance_level}, "
+        "ties by decreasing docno)"
+    )
+    if args.per_query:
+        for r in runs:
+            print(f"\nper query, {r}:")
+            table = evaluate_run(qrels, runs[r], **options, per_query=True)
+            print("".join(f"{c:>13s}" for c in table.columns))
+            for row in table.iter_rows():
+                print(
+                    "".join(f"{v:>13.4f}" if isinstance(v, float) else f"{v!s:>13s}" for v in row)
+                )
+    if len(runs) > 1:
+        from .metrics import trec_report
+
+        reference = args.reference if args.reference is not None else args.run[0]
+        if reference not in runs:
+            raise CLIError(f"--reference {reference}: not one of the --run files {list(runs)}")
+        named = {r: runs[r] for r in runs}
+        print(f"\npaired comparison against {reference} (per-query differences, Holm):")
+        print(
+            trec_report(
+                qrels,
+                named,
+                metrics=metrics,
+                fmt=args.format,
+                reference=reference,
+                relevance_level=args.relevance_level,
+                gain=args.gain,
+                queries=args.queries,
+            )
+        )
+    if args.json:
+        _write_json(args.json, doc)
         print(f"results written to {args.json}")
     return 0
 
@@ -386,6 +678,7 @@ def _sensitivity(args) -> int:
     from .paper.underspecification import sensitivity_report
     from .scalings import SCALINGS, get_scaling
 
+    _check_outputs({"--figure": args.figure})
     params = _parse_params(args.param, "--param")
     kinds = [k for k, reg in (("link", LINKS), ("scaling", SCALINGS)) if args.name in reg]
     if not kinds:
@@ -430,11 +723,22 @@ def _sensitivity(args) -> int:
 
 
 def _datasets(args) -> int:
-    from .datasets import DWELL_DATASETS, LETOR_DATASETS, data_dirs
+    from .datasets import BENCHMARKS, DWELL_DATASETS, LETOR_DATASETS, cache_dir, data_dirs
 
     print("packaged data directories searched:", ", ".join(str(d) for d in data_dirs()))
     print("LETOR:", ", ".join(sorted(LETOR_DATASETS)), "  (load_letor(name, fold=1..5))")
     print("dwell:", ", ".join(sorted(DWELL_DATASETS)), "  (load_dwell(name))")
+    print(
+        "public benchmarks from your download (selrank train --dataset NAME --data DIR; "
+        "load_benchmark(name, DIR, fold)):"
+    )
+    for b in BENCHMARKS.values():
+        layout = f"{b.subdir}/" if b.n_folds == 1 else "Fold1..Fold5/"
+        print(
+            f"  {b.name:12s} {b.title:16s} {b.n_rows:>10,} rows {b.n_queries:>7,} queries "
+            f"{b.n_features:>4} features  {layout}{{train,vali,test}}.txt  {b.url}"
+        )
+    print(f"binary cache of text files: {cache_dir()} (--cache DIR, $SELRANK_CACHE_DIR)")
     return 0
 
 
@@ -529,12 +833,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser(
         "train",
-        help="train a selective ranker on packaged LETOR data (all five folds, or one) "
-        "and compare it with LightGBM lambdarank and rank_xendcg",
+        help="train a selective ranker on packaged LETOR data or your own files (all five "
+        "folds, or one) and compare it with LightGBM lambdarank and rank_xendcg",
     )
-    t.add_argument("--dataset", default="mq2008", choices=["mq2008", "ohsumed"])
     t.add_argument(
-        "--fold", type=int, choices=[1, 2, 3, 4, 5], help="one fold only (default: all five)"
+        "--dataset",
+        choices=[*PACKAGED, *BENCHMARK_NAMES],
+        help="packaged: mq2008 (the default), ohsumed; a public benchmark read from your "
+        "download with --data DIR (official layout and counts checked)",
+    )
+    t.add_argument(
+        "--data",
+        metavar="DIR",
+        help="a LETOR / MSLR folder: Fold1..Fold5/{train,vali,test}.txt (or train.txt directly; "
+        "each may be .gz)",
+    )
+    t.add_argument("--train", metavar="FILE", help="training file (with --valid and --test)")
+    t.add_argument("--valid", metavar="FILE", help="validation file (early stopping)")
+    t.add_argument("--test", metavar="FILE", help="test file (the report)")
+    t.add_argument(
+        "--fold", type=int, choices=[1, 2, 3, 4, 5], help="one fold only (default: all folds)"
+    )
+    t.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="folder of the binary cache of your text files (default $SELRANK_CACHE_DIR or "
+        "~/.cache/selrank)",
+    )
+    t.add_argument("--no-cache", action="store_true", help="parse the text files every time")
+    t.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="read a benchmark folder whose counts differ from the official release",
     )
     t.add_argument(
         "--loss",
@@ -564,7 +894,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="bootstrap resamples of the confidence intervals",
     )
     t.add_argument(
-        "--save", metavar="PATH", help="save the fitted selrank model (of the last fold)"
+        "--save",
+        metavar="PATH",
+        help="save the fitted selrank model (of the last fold); gzip when PATH ends in .gz",
     )
     t.add_argument(
         "--json",
@@ -573,6 +905,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--no-baseline", action="store_true", help="skip the LightGBM baselines")
     t.set_defaults(func=_train)
+
+    pr = sub.add_parser(
+        "predict", help="score an SVMlight / LETOR file with a saved model; write a TREC run"
+    )
+    pr.add_argument("--model", required=True, metavar="PATH", help="a file written by save()")
+    pr.add_argument("--data", required=True, metavar="FILE", help="SVMlight file (plain or .gz)")
+    pr.add_argument("--out", required=True, metavar="PATH", help="the TREC run (.gz: gzip)")
+    pr.add_argument("--tag", default="selrank", help="the run's name (last column)")
+    pr.add_argument(
+        "--qrels-out", metavar="PATH", help="also write the file's labels as TREC qrels"
+    )
+    pr.set_defaults(func=_predict)
+
+    ev = sub.add_parser("evaluate", help="evaluate TREC runs against qrels, as trec_eval does")
+    ev.add_argument("--qrels", required=True, metavar="PATH")
+    ev.add_argument("--run", required=True, nargs="+", metavar="PATH", help="one or more runs")
+    ev.add_argument(
+        "--metrics",
+        action="append",
+        metavar="LIST",
+        help="comma-separated, repeatable: ndcg@10, map, P@10, recip_rank, recall@100, "
+        "ndcg_cut_10, ... (default ndcg@10,map,P@10,recip_rank)",
+    )
+    ev.add_argument("--relevance-level", type=int, default=1, help="trec_eval -l (default 1)")
+    ev.add_argument("--gain", choices=["linear", "exponential"], default="linear")
+    ev.add_argument(
+        "--queries",
+        choices=["qrels", "both"],
+        default="qrels",
+        help="average over every query of the qrels (trec_eval -c), or those in both",
+    )
+    ev.add_argument("--per-query", action="store_true", help="also print each query")
+    ev.add_argument(
+        "--reference",
+        metavar="PATH",
+        help="with several runs: the run the others are compared to (default the first)",
+    )
+    ev.add_argument(
+        "--format",
+        choices=["text", "markdown", "latex"],
+        default="text",
+        help="with several runs: the comparison table as text, Markdown or LaTeX",
+    )
+    ev.add_argument("--json", metavar="PATH", help="write the results as JSON (.gz: gzip)")
+    ev.set_defaults(func=_evaluate)
 
     s = sub.add_parser("sensitivity", help="h, h', loss curves and BUST of a link or scaling")
     s.add_argument("name", help="a link or scaling name")
@@ -615,7 +992,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as exc:
+    except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"selrank: error: {message}", file=sys.stderr)
         return 2

@@ -22,6 +22,7 @@ ERR_VALUE = 6  # feature value is not a number
 ERR_DUPLICATE = 7  # feature id repeated within a line
 ERR_RANGE = 8  # feature id above the fixed number of features
 NEED_WIDTH = 9  # feature id above the current width: caller widens and parses the chunk again
+NO_ROOM = 10  # more data lines than the output has rows (the file grew after it was counted)
 
 _NL, _CR, _SP, _TAB, _HASH, _COLON = 10, 13, 32, 9, 35, 58
 _POW10 = np.array([10.0**k for k in range(23)])  # exactly representable powers of ten
@@ -179,6 +180,33 @@ def count_lines(buf):
 
 
 @numba.njit(cache=True)
+def count_rows(buf):
+    """``(data lines, newlines)`` of ``buf``: the lines :func:`parse_chunk` turns into rows.
+
+    A line is a data line unless it is blank (spaces, tabs, an ``\\r`` before its newline) or
+    its first non-blank byte is ``#``; the last line may lack its newline. The output is sized
+    from this count, so blank lines cost no memory. One pass, a state per byte (at a line's
+    start or not): as fast on a file of newlines as on data.
+    """
+    n = buf.shape[0]
+    rows = 0
+    lines = 0
+    start = True  # no byte of the current line decided yet
+    for i in range(n):
+        c = buf[i]
+        if start:
+            if c == _SP or c == _TAB or (c == _CR and (i + 1 == n or buf[i + 1] == _NL)):
+                continue
+            start = False
+            if c != _NL and c != _HASH:
+                rows += 1
+        if c == _NL:
+            lines += 1
+            start = True
+    return rows, lines
+
+
+@numba.njit(cache=True)
 def parse_chunk(
     buf,
     first_line,
@@ -199,9 +227,15 @@ def parse_chunk(
     Returns ``(status, rows_written, line, byte_offset, value)``: on error, ``line`` is the
     1-based line number, ``byte_offset`` the position of the offending token in ``buf`` and
     ``value`` the feature id involved (for duplicate / range / width errors).
+
+    Every write is bounds-checked: a data line beyond the last row of ``X`` (a file that grew
+    after its rows were counted) returns ``NO_ROOM`` instead of writing past the arrays.
     """
     n = buf.shape[0]
-    width = X.shape[1]
+    width = min(X.shape[1], seen.shape[0])
+    capacity = min(X.shape[0], y.shape[0], qid.shape[0], line_of_row.shape[0])
+    if keep_comments:
+        capacity = min(capacity, comment_start.shape[0], comment_stop.shape[0])
     row = row0
     line = first_line
     p = 0
@@ -216,6 +250,8 @@ def parse_chunk(
             p += 1
             line += 1
             continue
+        if row >= capacity:
+            return NO_ROOM, row - row0, line, p, 0
         ok, v, p = _parse_float(buf, p, n)
         if not ok:
             return ERR_LABEL, row - row0, line, p, 0
@@ -329,9 +365,9 @@ def max_feature_id(buf):
 def gather_comments(buf, start, stop, out):
     """Copy ``buf[start[i]:stop[i]]`` (whitespace-stripped) into row ``i`` of ``out``."""
     width = out.shape[1]
-    for i in range(start.shape[0]):
-        a = start[i]
-        b = stop[i]
+    for i in range(min(start.shape[0], stop.shape[0], out.shape[0])):
+        a = max(start[i], 0)
+        b = min(stop[i], buf.shape[0])
         while a < b and _is_sep(buf[a]):
             a += 1
         while b > a and _is_sep(buf[b - 1]):
@@ -345,9 +381,9 @@ def gather_comments(buf, start, stop, out):
 def comment_length(buf, start, stop):
     """Longest whitespace-stripped comment among the rows."""
     best = 0
-    for i in range(start.shape[0]):
-        a = start[i]
-        b = stop[i]
+    for i in range(min(start.shape[0], stop.shape[0])):
+        a = max(start[i], 0)
+        b = min(stop[i], buf.shape[0])
         while a < b and _is_sep(buf[a]):
             a += 1
         while b > a and _is_sep(buf[b - 1]):

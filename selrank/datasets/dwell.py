@@ -26,6 +26,7 @@ __all__ = [
     "DwellSplit",
     "dwell_dataset",
     "load_dwell",
+    "MAX_CLICK_ROWS",
     "read_session_clicks",
 ]
 
@@ -109,8 +110,68 @@ class DwellDataset:
         return iter((self.train, self.test))
 
 
-def read_session_clicks(path: str | os.PathLike):
+#: Default row limit of :func:`read_session_clicks` (24 bytes a row: 240 MB of output).
+MAX_CLICK_ROWS = 10_000_000
+
+_CLICK_CHUNK = 8 << 20  # bytes parsed per step
+_CLICK_MAX_LINE = _CLICK_CHUNK  # a click line holds three numbers: the buffer never grows
+_HEADER = b"SessionId\tItemId\tTime"
+_FIELD_NAMES = ("SessionId", "ItemId", "Time")
+# Unix times from 1973 to 5138: 1e8 to 1e11 in seconds, 1e11 to 1e14 in milliseconds
+_UNIX_S = (1e8, 1e11)
+_UNIX_MS = (1e11, 1e14)
+_MAX_TIME_MS = 2.0**53  # beyond this milliseconds are no longer exact in float64
+
+
+def _click_line_error(path: Path, buf: np.ndarray, line: int, offset: int, why: str) -> ValueError:
+    """``path, line L, column C: why; the line reads '...'`` (column counted in characters)."""
+    lo = max(0, offset - _CLICK_MAX_LINE)
+    before = buf[lo:offset].tobytes()
+    start = lo + before.rfind(b"\n") + 1
+    raw = buf[start : offset + 200].tobytes()
+    stop = raw.find(b"\n")
+    text = raw[: len(raw) if stop < 0 else stop].decode("utf-8", "replace").rstrip("\r")
+    column = len(raw[: offset - start].decode("utf-8", "replace")) + 1
+    shown = text if len(text) <= 120 else text[:117] + "..."
+    return ValueError(f"{path}, line {line}, column {column}: {why}; the line reads {shown!r}")
+
+
+def _click_field(buf: np.ndarray, offset: int) -> str:
+    raw = buf[offset : offset + 200].tobytes()
+    for sep in (b"\t", b"\n"):
+        raw = raw.split(sep, 1)[0]
+    return raw.rstrip(b"\r").decode("utf-8", "replace")
+
+
+def read_session_clicks(
+    path: str | os.PathLike,
+    *,
+    time_unit: str = "auto",
+    max_rows: int | None = MAX_CLICK_ROWS,
+):
     """Read a tab-separated ``SessionId ItemId Time`` click log (the YOOCHOOSE 100k format).
+
+    The file (plain or gzip-compressed, recognised by its first bytes) starts with the header
+    line ``SessionId<TAB>ItemId<TAB>Time``; each further line is one click: two integer ids
+    and a Unix time. Blank lines are skipped; spaces around a field are ignored.
+
+    Parameters
+    ----------
+    path : str or path-like
+    time_unit : {"auto", "s", "ms"}
+        Unit of ``Time``. ``"auto"`` (default) reads Unix times from 1973 to 5138, which are
+        1e8 to 1e11 in seconds and 1e11 to 1e14 in milliseconds, so the two never overlap;
+        a column that is not all in one of those ranges (times relative to the start of the
+        log, or a mixture of units) is refused: name the unit.
+    max_rows : int or None
+        Most clicks read (default :data:`MAX_CLICK_ROWS`, ten million: 240 MB of output); a
+        longer log is an error naming the line where the limit is reached. ``None`` reads
+        any number.
+
+    Memory: the file is parsed in 8 MB steps by a compiled kernel, so the working memory is
+    fixed; the output holds 24 bytes a click, at most ``24 * max_rows`` bytes. Blank lines
+    cost nothing, and a line longer than the 8 MB buffer (e.g. a file without line breaks) is
+    refused.
 
     Returns a polars DataFrame with ``session`` (int64), ``item`` (int64) and ``time_ms``
     (int64 Unix milliseconds: the source has millisecond resolution, so this is exact) in file
@@ -119,8 +180,13 @@ def read_session_clicks(path: str | os.PathLike):
     Raises
     ------
     ValueError
-        Naming the file and line, for a wrong header, a missing field or a value that is not a
-        number.
+        Naming the file, line and column: a wrong header, a line without exactly three
+        tab-separated fields, an id that is not an integer (or does not fit into int64), a
+        time that is not a finite number (text that is not UTF-8 is reported the same way), a
+        line longer than 8 MB, more than ``max_rows`` clicks; naming the file: a time unit
+        that cannot be told, truncated or corrupt gzip data.
+    FileNotFoundError
+        When ``path`` does not exist.
 
     Examples
     --------
@@ -129,51 +195,123 @@ def read_session_clicks(path: str | os.PathLike):
     >>> _ = f.write_text("SessionId\\tItemId\\tTime\\n1\\t10\\t1396860669.277\\n1\\t11\\t1396860670\\n")
     >>> read_session_clicks(f)["time_ms"].to_list()
     [1396860669277, 1396860670000]
+    >>> _ = f.write_text("SessionId\\tItemId\\tTime\\n1\\t10\\t1396860669277\\n")
+    >>> read_session_clicks(f)["time_ms"].to_list()  # milliseconds, recognised as such
+    [1396860669277]
     """
+    from .svmlight import _chunks, _LongLine
+
     pl = _pl()
+    kernel = import_optional("selrank.datasets._clicks_kernel", "read_session_clicks", "data")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"click log {path} does not exist")
-    # One string per line (no field splitting by polars), so that every malformed line can be
-    # reported with its number; blank lines are skipped.
-    lines = pl.read_csv(
-        path,
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        infer_schema=False,
-        new_columns=["line"],
-        raise_if_empty=False,
-    ).with_row_index("line_no", offset=1)
-    header = "SessionId\tItemId\tTime"
-    first = lines["line"][0] if lines.height else None
-    if first is None or first.strip() != header:
-        raise ValueError(f"{path}, line 1: expected the header {header!r}; got {first!r}")
-    fields = pl.col("line").str.strip_chars_end("\r").str.split("\t")
+    if time_unit not in ("auto", "s", "ms"):
+        raise ValueError(f"`time_unit` must be 'auto', 's' or 'ms'; got {time_unit!r}")
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int | np.integer) or max_rows < 1
+    ):
+        raise ValueError(f"`max_rows` must be a positive integer or None; got {max_rows!r}")
+    limit = None if max_rows is None else int(max_rows)
 
-    def field(k: int, dtype: Any) -> Any:
-        return fields.list.get(k, null_on_oob=True).str.strip_chars().cast(dtype, strict=False)
-
-    body = lines.slice(1).filter(pl.col("line").str.strip_chars().str.len_bytes() > 0)
-    parsed = body.select(
-        "line_no",
-        "line",
-        fields.list.len().alias("n_fields"),
-        field(0, pl.Int64).alias("session"),
-        field(1, pl.Int64).alias("item"),
-        (field(2, pl.Float64) * 1000.0).round(0).cast(pl.Int64).alias("time_ms"),
-    )
-    bad = parsed.filter(
-        (pl.col("n_fields") != 3)
-        | pl.any_horizontal(pl.col("session", "item", "time_ms").is_null())
-    )
-    if bad.height:
-        line_no, text = bad.row(0)[:2]
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    total = 0
+    line = 1
+    lo = hi = None  # (time, line) of the smallest and largest time
+    try:
+        for k, buf in enumerate(_chunks(path, _CLICK_CHUNK, kernel, _CLICK_MAX_LINE)):
+            start = 0
+            if k == 0:
+                nl = int(buf.tobytes().find(b"\n")) if buf.size else -1
+                first = buf[: len(buf) if nl < 0 else nl].tobytes().rstrip(b"\r").strip(b" ")
+                if first.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+                    first = first[3:]
+                if first != _HEADER:
+                    got = first[:120].decode("utf-8", "replace")
+                    raise ValueError(
+                        f"{path}, line 1: expected the header "
+                        f"{_HEADER.decode()!r} (tab-separated); got {got!r}"
+                    )
+                start, line = (len(buf) if nl < 0 else nl + 1), 2
+            rows = int(kernel.count_rows(buf, start))
+            room = rows if limit is None else min(rows, limit - total)
+            session = np.empty(room, np.int64)
+            item = np.empty(room, np.int64)
+            time = np.empty(room, np.float64)
+            line_of_row = np.empty(room, np.int64)
+            code, n, next_line, offset, fld = kernel.parse_clicks(
+                buf, start, line, session, item, time, line_of_row
+            )
+            if code == kernel.NO_ROOM:
+                raise ValueError(
+                    f"{path}, line {next_line}: the click log has more than max_rows={limit} "
+                    "clicks. Pass a larger `max_rows=` (the output takes 24 bytes a click) or "
+                    "`max_rows=None` to read it all"
+                )
+            if code == kernel.ERR_FIELDS:
+                why = f"expected 3 tab-separated fields (SessionId, ItemId, Time), got {fld}"
+                raise _click_line_error(path, buf, next_line, offset, why)
+            if code != kernel.OK:
+                what = (
+                    "an integer"
+                    if code == kernel.ERR_INT
+                    else "a finite number"
+                    if code == kernel.ERR_TIME_FINITE
+                    else "a number (Unix time)"
+                )
+                why = f"{_FIELD_NAMES[fld]} must be {what}; got {_click_field(buf, offset)!r}"
+                raise _click_line_error(path, buf, next_line, offset, why)
+            if n:
+                i, j = int(np.argmin(time)), int(np.argmax(time))
+                if lo is None or time[i] < lo[0]:
+                    lo = (float(time[i]), int(line_of_row[i]))
+                if hi is None or time[j] > hi[0]:
+                    hi = (float(time[j]), int(line_of_row[j]))
+                parts.append((session[:n], item[:n], time[:n]))
+            total += n
+            line = next_line
+    except _LongLine:
         raise ValueError(
-            f"{path}, line {line_no}: expected integer SessionId, integer ItemId and numeric "
-            f"Time separated by tabs; got {text!r}"
+            f"{path}, line {line}: the line is longer than {_CLICK_MAX_LINE} bytes (no line "
+            "break within it): the file is not a click log or has lost its line breaks"
+        ) from None
+    if line == 1:  # no line at all: not even the header
+        raise ValueError(
+            f"{path}, line 1: expected the header {_HEADER.decode()!r}; the file is empty"
         )
-    return parsed.select("session", "item", "time_ms")
+    if not parts:  # the header only: a valid log without clicks
+        return pl.DataFrame(schema={"session": pl.Int64, "item": pl.Int64, "time_ms": pl.Int64})
+    scale = _click_time_scale(path, time_unit, lo, hi)
+    frames = []
+    for k, (session, item, time) in enumerate(parts):
+        ms = np.rint(time * scale)
+        if np.abs(ms).max() > _MAX_TIME_MS:
+            bad = lo if abs(lo[0]) > abs(hi[0]) else hi  # type: ignore[index]
+            raise ValueError(
+                f"{path}, line {bad[1]}: Time {bad[0]:.17g} is beyond {_MAX_TIME_MS:.3g} "
+                "milliseconds (285,000 years): not a Unix time"
+            )
+        frames.append(
+            pl.DataFrame({"session": session, "item": item, "time_ms": ms.astype(np.int64)})
+        )
+        parts[k] = (session[:0], item[:0], time[:0])  # free each chunk once converted
+    return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
+
+
+def _click_time_scale(path: Path, time_unit: str, lo, hi) -> float:
+    """Milliseconds per unit of ``Time``: 1000 for seconds, 1 for milliseconds."""
+    if time_unit != "auto":
+        return 1000.0 if time_unit == "s" else 1.0
+    for unit, (a, b) in (("s", _UNIX_S), ("ms", _UNIX_MS)):
+        if a <= lo[0] and hi[0] < b:
+            return 1000.0 if unit == "s" else 1.0
+    raise ValueError(
+        f"{path}: cannot tell whether Time is in seconds or milliseconds: it runs from "
+        f"{lo[0]:.17g} (line {lo[1]}) to {hi[0]:.17g} (line {hi[1]}), and Unix times (1973 to "
+        "5138) are 1e8 to 1e11 in seconds and 1e11 to 1e14 in milliseconds: these are not all "
+        "in one of the two. Pass time_unit='s' or time_unit='ms' (a log with times relative "
+        "to its start needs one; a log that mixes units needs fixing first)"
+    )
 
 
 #: A ``time`` column (Unix seconds) above this is in milliseconds or finer (1e11 s is the year 5138).
@@ -218,12 +356,48 @@ def _ids(clicks, column: str, name: str):
     raise TypeError(f"`{name}` column {column!r} must hold integer or string ids; got {dt}")
 
 
-def _clicks_frame(clicks: Any, name: str):
-    """Validate a click table: polars DataFrame with session, item and time or time_ms."""
+def _as_polars(clicks: Any, name: str):
+    """A polars DataFrame from a polars or pandas DataFrame (the pandas index is dropped)."""
     pl = _pl()
-    if not isinstance(clicks, pl.DataFrame):
-        raise TypeError(f"`{name}` must be a polars DataFrame; got {type(clicks).__name__}")
+    if isinstance(clicks, pl.DataFrame):
+        return clicks
+    if type(clicks).__module__.split(".")[0] == "pandas" and hasattr(clicks, "columns"):
+        if not hasattr(clicks, "iloc") or getattr(clicks, "ndim", 2) != 2:
+            raise TypeError(f"`{name}` must be a DataFrame; got a pandas {type(clicks).__name__}")
+        try:
+            return pl.from_pandas(clicks)
+        except ImportError as exc:  # pragma: no cover - pyarrow missing for some dtypes
+            raise ImportError(
+                f"converting the pandas DataFrame `{name}` needs pyarrow for its column types "
+                f"({exc}): pip install pyarrow, or pass a polars DataFrame"
+            ) from exc
+    raise TypeError(
+        f"`{name}` must be a polars or pandas DataFrame with columns session, item and time "
+        f"(seconds) or time_ms; got {type(clicks).__name__}"
+    )
+
+
+def _check_finite(clicks, column: str, name: str) -> None:
+    """Refuse NaN or infinite values of a float column, naming the first row."""
+    pl = _pl()
+    if not clicks.schema[column].is_float():
+        return
+    bad = clicks.select(pl.col(column).is_finite().not_().arg_true().first()).item()
+    if bad is not None:
+        value = clicks[column][bad]
+        raise ValueError(
+            f"`{name}` column {column!r} must hold finite times; row {bad} holds {value}"
+        )
+
+
+def _clicks_frame(clicks: Any, name: str):
+    """Validate a click table: polars or pandas DataFrame with session, item and time or time_ms."""
+    pl = _pl()
+    clicks = _as_polars(clicks, name)
+    if clicks.height == 0:
+        raise ValueError(f"`{name}` holds no clicks")
     if "time_ms" not in clicks.columns and "time" in clicks.columns:
+        _check_finite(clicks, "time", name)
         clicks = _time_ms(clicks, name)
     missing = [c for c in ("session", "item", "time_ms") if c not in clicks.columns]
     if missing:
@@ -231,14 +405,38 @@ def _clicks_frame(clicks: Any, name: str):
             f"`{name}` needs columns session, item and time (seconds) or time_ms; "
             f"missing {missing}; got {clicks.columns}"
         )
+    ms = clicks.schema["time_ms"]
+    if not ms.is_numeric():
+        raise TypeError(
+            f"`{name}` column 'time_ms' must hold Unix milliseconds (numbers); got {ms}"
+        )
+    _check_finite(clicks, "time_ms", name)
+    time_ms = pl.col("time_ms")
     out = clicks.select(
         _ids(clicks, "session", name).alias("session"),
         _ids(clicks, "item", name).alias("item"),
-        pl.col("time_ms").cast(pl.Int64),
+        (time_ms.round(0) if ms.is_float() else time_ms).cast(pl.Int64, strict=False),
     )
     if out.null_count().sum_horizontal().item():
-        raise ValueError(f"`{name}` holds missing values in session, item or time")
+        raise ValueError(
+            f"`{name}` holds missing values in session, item or time (or a time_ms that does "
+            "not fit into int64)"
+        )
     return out
+
+
+def _refuse_no_rows(clicks, name: str) -> None:
+    """Refuse a log with no row: no clicks, or no session with a second click."""
+    pl = _pl()
+    if clicks.height == 0:
+        raise ValueError(f"`{name}` holds no clicks")
+    n_sessions = clicks.select(pl.col("session").n_unique()).item()
+    raise ValueError(
+        f"`{name}` gives no dwell rows: none of its {n_sessions} sessions has a second click "
+        f"({clicks.height} clicks in all). A dwell is the gap to the next click in the same "
+        "session, so a session of one click has none. Check the session column: an id per "
+        "click (e.g. a click or event id instead of a session id) gives this"
+    )
 
 
 def _per_click(clicks):
@@ -375,9 +573,10 @@ def dwell_dataset(
 
     Parameters
     ----------
-    train_clicks, test_clicks : polars.DataFrame
-        Columns ``session``, ``item`` and ``time`` (Unix seconds) or ``time_ms``, e.g. from
-        :func:`read_session_clicks`. Session ids of the two logs are treated separately.
+    train_clicks, test_clicks : polars.DataFrame or pandas.DataFrame
+        Columns ``session``, ``item`` and ``time`` (Unix seconds, or datetimes) or
+        ``time_ms``, e.g. from :func:`read_session_clicks`. Session ids of the two logs are
+        treated separately.
     dtype : float32 or float64
         Dtype of ``X``.
     name : str
@@ -385,6 +584,17 @@ def dwell_dataset(
     Returns
     -------
     DwellDataset
+
+    Raises
+    ------
+    TypeError
+        A table that is not a polars or pandas DataFrame; ids that are not integers or
+        strings; times that are not numbers or datetimes.
+    ValueError
+        A missing column, a missing or non-finite value (naming the column and row), a
+        ``time`` column that looks like milliseconds; and a log that gives no row at all
+        (no clicks, or no session with a second click), which would otherwise surface only
+        later as an empty training set.
 
     Examples
     --------
@@ -402,8 +612,11 @@ def dwell_dataset(
     """
     pl = _pl()
     dt = float_dtype(dtype)
-    train = _per_click(_clicks_frame(train_clicks, "train_clicks"))
-    test = _per_click(_clicks_frame(test_clicks, "test_clicks"))
+    checked = {
+        "train_clicks": _clicks_frame(train_clicks, "train_clicks"),
+        "test_clicks": _clicks_frame(test_clicks, "test_clicks"),
+    }
+    train, test = (_per_click(c) for c in checked.values())
     log_dwell = pl.col("seconds").log1p().alias("log_dwell")
     events = train.with_columns(log_dwell)
     out = {}
@@ -415,6 +628,8 @@ def dwell_dataset(
             .filter(pl.col("seconds").is_not_null())
             .with_columns(pl.col("seconds").log1p().alias("y"))
         )
+        if rows.height == 0:
+            _refuse_no_rows(checked[f"{split_name}_clicks"], f"{split_name}_clicks")
         out[split_name] = _split(rows, split_name, dt)
     return DwellDataset(name, out["train"], out["test"])
 

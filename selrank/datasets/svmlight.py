@@ -27,12 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from .._files import open_write
 from .._groups import Groups
 from ._containers import RankingSplit, float_dtype, import_optional
 
 __all__ = ["read_svmlight", "write_svmlight"]
 
 _CHUNK_BYTES = 64 << 20
+_MAX_LINE_BYTES = 64 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 _strings = getattr(np, "strings", np.char)  # NumPy >= 2 string ufuncs, else the legacy module
 
@@ -59,11 +61,16 @@ def _read_into(fh, view, path: Path, done: int) -> int:
         ) from exc
 
 
-def _chunks(path: Path, chunk_bytes: int, kernel) -> Iterator[np.ndarray]:
+class _LongLine(Exception):
+    """Raised by :func:`_chunks` for a line longer than ``max_line_bytes``."""
+
+
+def _chunks(path: Path, chunk_bytes: int, kernel, max_line_bytes: int) -> Iterator[np.ndarray]:
     """Buffers of whole lines (the last one may lack its newline), as uint8 arrays.
 
     The buffer is reused: each one is valid until the next is requested. A line longer than
-    the buffer doubles it.
+    the buffer grows it, up to ``max_line_bytes``; a longer line raises :class:`_LongLine`
+    (memory stays bounded on a file with no line breaks).
     """
     buf = np.empty(chunk_bytes, dtype=np.uint8)
     carry = 0  # bytes of an unfinished line kept at the start of `buf`
@@ -71,7 +78,11 @@ def _chunks(path: Path, chunk_bytes: int, kernel) -> Iterator[np.ndarray]:
     with _open(path) as fh:
         while True:
             if carry == buf.size:
-                buf = np.concatenate([buf, np.empty_like(buf)])
+                if buf.size >= max_line_bytes:
+                    raise _LongLine
+                wider = np.empty(min(2 * buf.size, max_line_bytes), dtype=np.uint8)
+                wider[:carry] = buf[:carry]
+                buf = wider
             got = _read_into(fh, memoryview(buf)[carry:], path, done)
             done += got
             if not got:
@@ -88,6 +99,14 @@ def _chunks(path: Path, chunk_bytes: int, kernel) -> Iterator[np.ndarray]:
             buf[:carry] = buf[cut + 1 : stop]
 
 
+def _long_line(path: Path, line: int, max_line_bytes: int) -> ValueError:
+    return ValueError(
+        f"{path}, line {line}: the line is longer than max_line_bytes={max_line_bytes} bytes "
+        "(no line break within it): the file is not in SVMlight format or has lost its line "
+        "breaks. If such long lines are real, pass a larger `max_line_bytes=`"
+    )
+
+
 _MESSAGES = {
     1: "the label is not a number; expected '<label> qid:<id> <feature>:<value> ...', got {tok!r}",
     2: "missing query id: expected 'qid:<integer>' after the label, got {tok!r}",
@@ -101,18 +120,31 @@ _MESSAGES = {
 
 
 def _fail(
-    path: Path, code: int, line: int, buf: np.ndarray, offset: int, fid: int, n_features: int | None
+    path: Path,
+    code: int,
+    line: int,
+    buf: np.ndarray,
+    offset: int,
+    fid: int,
+    n_features: int | None,
+    kernel,
 ) -> ValueError:
-    raw = buf.tobytes()
-    start = raw.rfind(b"\n", 0, offset) + 1
-    stop = raw.find(b"\n", offset)
-    stop = len(raw) if stop < 0 else stop
-    text = raw[start:stop].decode("utf-8", "replace").rstrip("\r")
-    tok = raw[offset:stop].split(maxsplit=1)
+    start = int(kernel.last_newline(buf, 0, offset)) + 1  # the line may be long: no copy of it
+    head = buf[start : start + 200].tobytes().split(b"\n", 1)[0]
+    text = head.decode("utf-8", "replace").rstrip("\r")
+    tok = buf[offset : offset + 200].tobytes().split(b"\n", 1)[0].split(maxsplit=1)
     tok_text = tok[0].decode("utf-8", "replace") if tok else ""
     shown = text if len(text) <= 120 else text[:117] + "..."
     why = _MESSAGES[code].format(tok=tok_text, fid=fid, n_features=n_features)
     return ValueError(f"{path}, line {line}: {why}; the line reads {shown!r}")
+
+
+def _changed(path: Path, line: int, n_rows: int, how: str) -> ValueError:
+    return ValueError(
+        f"{path}, line {line}: the file changed while it was read: the first pass counted "
+        f"{n_rows} data lines and the second finds {how}. Read a copy that is no longer being "
+        "written"
+    )
 
 
 def _first_reappearance(qid: np.ndarray) -> int:
@@ -141,10 +173,11 @@ def _available_memory() -> int | None:
 
 
 def _width_bytes(n_rows: int, width: int, dt: np.dtype) -> int:
-    """Memory that scales with the number of features: the dense ``X``, the per-column
-    duplicate tracker (int64) and the ``feature_names`` tuple of ``"f<j>"`` strings."""
+    """Memory of the output: the dense ``X``, the per-column duplicate tracker (int64), the
+    ``feature_names`` tuple of ``"f<j>"`` strings and the per-row ``y``, ``qid`` and line
+    numbers (8 bytes each)."""
     name = sys.getsizeof(f"f{width}") + 8  # the longest name plus its tuple slot
-    return n_rows * width * dt.itemsize + width * 8 + width * name
+    return n_rows * width * dt.itemsize + width * 8 + width * name + 24 * n_rows
 
 
 def _line_of(buf: np.ndarray, offset: int, first_line: int, kernel) -> int:
@@ -203,6 +236,7 @@ def read_svmlight(
     keep_comments: bool = False,
     dtype: Any = np.float32,
     chunk_bytes: int = _CHUNK_BYTES,
+    max_line_bytes: int = _MAX_LINE_BYTES,
 ) -> RankingSplit:
     """Read a LETOR / SVMlight file with query ids into dense arrays.
 
@@ -220,6 +254,16 @@ def read_svmlight(
         Dtype of ``X``. Values are parsed exactly (correctly rounded) to float64 first.
     chunk_bytes : int
         Bytes read per step; peak memory is the output plus about this much.
+    max_line_bytes : int
+        Longest line accepted where it exceeds ``chunk_bytes`` (64 MiB by default: about
+        five million dense features). A line longer than both, e.g. a file with no line
+        breaks, is an error naming its line, so memory stays at the output plus
+        ``max(chunk_bytes, max_line_bytes)``.
+
+    Memory: the output is sized from the number of *data* lines (blank and comment lines
+    cost nothing) counted in a first pass; the parser checks every write against that size,
+    so a file that grows or shrinks between the passes (a log still being written) is an
+    error, never a write past the arrays or a silently different result.
 
     Returns
     -------
@@ -236,8 +280,9 @@ def read_svmlight(
         ``n_features``, a feature repeated on one line, or a query whose rows are not
         contiguous. Also, before anything is allocated, a feature id (or ``n_features``)
         whose dense output, duplicate tracker and feature names would not fit into the
-        available memory (naming the line of the id); and a truncated or corrupt gzip
-        stream (naming the file).
+        available memory (naming the line of the id); a line longer than
+        ``max_line_bytes``; a file that changed while it was read; and a truncated or
+        corrupt gzip stream (naming the file).
     FileNotFoundError
         When ``path`` does not exist.
 
@@ -267,75 +312,90 @@ def read_svmlight(
             raise TypeError(f"`n_features` must be an int or None; got {n_features!r}")
         if n_features < 1:
             raise ValueError(f"`n_features` must be >= 1; got {n_features}")
-    if int(chunk_bytes) < 1:
-        raise ValueError(f"`chunk_bytes` must be >= 1; got {chunk_bytes}")
+    for arg, value in (("chunk_bytes", chunk_bytes), ("max_line_bytes", max_line_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"`{arg}` must be an integer >= 1; got {value!r}")
+    chunk_bytes, max_line_bytes = int(chunk_bytes), max(int(max_line_bytes), int(chunk_bytes))
 
-    # Pass 1: count lines (an upper bound on rows) and size the width from the first chunk,
-    # so the output is allocated once, at its final size.
-    n_lines = 0
+    # Pass 1: count the data lines (blank and comment lines are not rows) and size the width
+    # from the first chunk, so the output is allocated once, at its final size.
+    n_rows = 0
+    n_newlines = 0
     width = int(n_features) if fixed else 0
     width_line = 1  # line of the largest id of the first chunk (for the memory guard)
-    for k, buf in enumerate(_chunks(path, chunk_bytes, kernel)):
-        n_lines += int(kernel.count_lines(buf)) + (buf[-1] != 10)
-        if k == 0 and not fixed:
-            fid, at = kernel.max_feature_id(buf)
-            width = int(fid)
-            width_line = _line_of(buf, int(at), 1, kernel) if at >= 0 else 1
-    _check_width(path, None if fixed else width_line, width, n_lines, dt)
-    X = _dense(path, n_lines, width, dt)
-    y = np.empty(n_lines, dtype=np.float64)
-    qid = np.empty(n_lines, dtype=np.int64)
-    line_of_row = np.empty(n_lines, dtype=np.int64)
+    try:
+        for k, buf in enumerate(_chunks(path, chunk_bytes, kernel, max_line_bytes)):
+            rows, newlines = kernel.count_rows(buf)
+            if k == 0 and not fixed:
+                fid, at = kernel.max_feature_id(buf)
+                width = int(fid)
+                width_line = _line_of(buf, int(at), 1, kernel) if at >= 0 else 1
+            n_rows += int(rows)
+            n_newlines += int(newlines)
+    except _LongLine:
+        raise _long_line(path, n_newlines + 1, max_line_bytes) from None
+    if n_rows == 0:
+        raise ValueError(
+            f"{path} holds no data lines (expected '<label> qid:<id> <id>:<value> ...')"
+        )
+    _check_width(path, None if fixed else width_line, width, n_rows, dt)
+    X = _dense(path, n_rows, width, dt)
+    y = np.empty(n_rows, dtype=np.float64)
+    qid = np.empty(n_rows, dtype=np.int64)
+    line_of_row = np.empty(n_rows, dtype=np.int64)
     seen = np.full(width, -1, dtype=np.int64)
-    c_start = np.zeros(n_lines if keep_comments else 0, dtype=np.int64)
+    c_start = np.zeros(n_rows if keep_comments else 0, dtype=np.int64)
     c_stop = np.zeros_like(c_start)
     comments: list[np.ndarray] = []
 
     # Pass 2: parse.
     row = 0
     line = 1
-    for buf in _chunks(path, chunk_bytes, kernel):
-        while True:
-            code, n_rows, next_line, offset, fid = kernel.parse_chunk(
-                buf,
-                line,
-                row,
-                X,
-                y,
-                qid,
-                line_of_row,
-                seen,
-                fixed,
-                c_start,
-                c_stop,
-                keep_comments,
-            )
-            if code != kernel.NEED_WIDTH:
-                break
-            # A later chunk holds a larger feature id than the first one: widen once for it.
-            top, at = kernel.max_feature_id(buf)
-            if int(top) > int(fid):
-                width, bad_line = int(top), _line_of(buf, int(at), line, kernel)
-            else:
-                width, bad_line = int(fid), next_line
-            _check_width(path, bad_line, width, n_lines, dt, held=X.nbytes + seen.nbytes)
-            wider = _dense(path, n_lines, width, dt)
-            wider[:, : X.shape[1]] = X
-            X = wider
-            seen = np.full(width, -1, dtype=np.int64)
-        if code != kernel.OK:
-            raise _fail(path, code, next_line, buf, offset, fid, n_features)
-        if keep_comments:
-            s, e = c_start[row : row + n_rows], c_stop[row : row + n_rows]
-            out = np.zeros((n_rows, max(1, int(kernel.comment_length(buf, s, e)))), np.uint8)
-            kernel.gather_comments(buf, s, e, out)
-            comments.append(out.view(f"S{out.shape[1]}").reshape(-1))
-        row += n_rows
-        line = next_line
-    if row == 0:
-        raise ValueError(
-            f"{path} holds no data lines (expected '<label> qid:<id> <id>:<value> ...')"
-        )
+    try:
+        for buf in _chunks(path, chunk_bytes, kernel, max_line_bytes):
+            while True:
+                code, n_done, next_line, offset, fid = kernel.parse_chunk(
+                    buf,
+                    line,
+                    row,
+                    X,
+                    y,
+                    qid,
+                    line_of_row,
+                    seen,
+                    fixed,
+                    c_start,
+                    c_stop,
+                    keep_comments,
+                )
+                if code != kernel.NEED_WIDTH:
+                    break
+                # A later chunk holds a larger feature id than the first one: widen once for it.
+                top, at = kernel.max_feature_id(buf)
+                if int(top) > int(fid):
+                    width, bad_line = int(top), _line_of(buf, int(at), line, kernel)
+                else:
+                    width, bad_line = int(fid), next_line
+                _check_width(path, bad_line, width, n_rows, dt, held=X.nbytes + seen.nbytes)
+                wider = _dense(path, n_rows, width, dt)
+                wider[:, : X.shape[1]] = X
+                X = wider
+                seen = np.full(width, -1, dtype=np.int64)
+            if code == kernel.NO_ROOM:
+                raise _changed(path, next_line, n_rows, "more")
+            if code != kernel.OK:
+                raise _fail(path, code, next_line, buf, offset, fid, n_features, kernel)
+            if keep_comments:
+                s, e = c_start[row : row + n_done], c_stop[row : row + n_done]
+                out = np.zeros((n_done, max(1, int(kernel.comment_length(buf, s, e)))), np.uint8)
+                kernel.gather_comments(buf, s, e, out)
+                comments.append(out.view(f"S{out.shape[1]}").reshape(-1))
+            row += n_done
+            line = next_line
+    except _LongLine:
+        raise _long_line(path, line, max_line_bytes) from None
+    if row != n_rows:
+        raise _changed(path, line, n_rows, "fewer")
     X, y, qid, line_of_row = X[:row], y[:row], qid[:row], line_of_row[:row]
 
     groups = Groups.from_ids(qid)
@@ -470,8 +530,7 @@ def write_svmlight(
     line = pl.concat_str(parts, separator=" ", ignore_nulls=True).alias("line")
 
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "wb") as fh:
+    with open_write(path) as fh:  # gzip when the name ends in .gz (selrank._files)
         for lo in range(0, n, int(chunk_rows)):
             hi = min(n, lo + int(chunk_rows))
             frame = pl.from_numpy(X[lo:hi], schema=names, orient="row").with_columns(

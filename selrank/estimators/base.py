@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import _array as A
+from .._files import open_write
 from .._groups import Groups
 from .._validation import positive_float
 from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
@@ -643,6 +644,10 @@ class _SelectiveEstimator(BaseEstimator):
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted estimator to a JSON file (parameters, intercept, the booster's own model).
 
+        A ``path`` ending in ``.gz`` is written gzip-compressed (the package's one rule for the
+        files it writes); :meth:`load` recognises gzip from the file's first bytes. The file
+        appears only once it is complete (written to a temporary file, then renamed).
+
         Losses, links and scalings from the registries are stored by name and parameters; a
         user-defined callable link cannot be, and raises ``TypeError`` (pickle works instead).
         ``backend="torch"`` models are saved with :meth:`selrank.estimators.NeuralRanker.save`
@@ -676,7 +681,7 @@ class _SelectiveEstimator(BaseEstimator):
             "intercept_in_model": bool(self.objective_.intercept_in_model(self.booster_)),
         }
         doc["checksum"] = document_checksum(doc)
-        with open(path, "w", encoding="utf-8") as fh:
+        with open_write(path, text=True) as fh:  # gzip when the name ends in .gz
             json.dump(doc, fh)
 
     def _fitted_extra(self) -> tuple[str, ...]:

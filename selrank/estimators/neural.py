@@ -665,15 +665,23 @@ class NeuralRanker:
             "feature_scale": torch.as_tensor(self.feature_scale_),
         }
         doc["checksum"] = _checksum(doc)
-        torch.save(doc, os.fspath(path))
+        from .._files import open_write
+
+        with open_write(path) as fh:  # gzip when the name ends in .gz
+            torch.save(doc, fh)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: Any = "cpu") -> NeuralRanker:
         """Read a ranker written by :meth:`save` onto ``device``; it predicts as the saved one."""
+        import io
+
+        from .._files import open_read
         from .persistence import _decode
 
         try:
-            doc = torch.load(os.fspath(path), map_location="cpu", weights_only=True)
+            with open_read(path) as fh:  # gzip recognised by its first bytes
+                payload = io.BytesIO(fh.read())
+            doc = torch.load(payload, map_location="cpu", weights_only=True)
         except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
             raise ValueError(
                 f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})"

@@ -225,12 +225,17 @@ def parse_in_child(backend: str, model: str, where: str, timeout: float | None =
 
 def read_document(path: str | os.PathLike, *, isolate: bool | None = None) -> dict:
     """The checked JSON of a saved estimator (see :func:`load`)."""
+    import gzip
+    import zlib
+
+    from .._files import open_read
+
     where = repr(os.fspath(path))
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
+        with open_read(path, text=True) as fh:  # gzip recognised by its first bytes
+            text = fh.read()
+        doc = json.loads(text, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ValueError(f"{where} is not a saved selrank estimator (not JSON: {exc})") from None
     except RecursionError:
         raise ValueError(

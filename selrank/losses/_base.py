@@ -256,6 +256,10 @@ class BoundLoss:
     def loss(self, y_pred, *, reduction: str = "mean"):
         """Weighted loss of ``y_pred``, reduced over units."""
         check_reduction(reduction)
+        if self.n_rows == 0:  # no rows, no units: a zero loss (kept in the caller's graph)
+            xp = A.get_namespace(y_pred)
+            empty = A.as_float_array(y_pred, xp, name="y_pred") * 0.0
+            return xp.reshape(empty, (0,)) if reduction == "none" else xp.sum(empty)
         values = self._values(y_pred)
         xp = A.get_namespace(values)
         w = self._like("unit_weight", self.unit_weight, values)
@@ -264,6 +268,10 @@ class BoundLoss:
         if reduction == "none":
             return values
         total = xp.sum(values)
+        if _has_nan(y_pred, xp) and not _has_nan(total, xp):
+            # a NaN prediction must not hide behind a finite loss (caps, clips and hinges
+            # can drop it from the value while its gradient is NaN)
+            total = total * float("nan")
         if reduction == "sum":
             return total
         return total / max(self.unit_total(values), math.ulp(0.0))
@@ -283,12 +291,22 @@ class BoundLoss:
 
     def grad_hess(self, y_pred):
         """Gradient and Hessian diagonal of ``Σ w·L`` w.r.t. ``y_pred``."""
+        if self.n_rows == 0:  # no rows: empty gradient and Hessian of y_pred's shape
+            empty = A.as_float_array(y_pred, A.get_namespace(y_pred), name="y_pred") * 0.0
+            return empty, empty * 1.0
         g, h = self._grad_hess(y_pred)
         if self.weigh_elements and self.unit_weight is not None:
             w = self._like("unit_weight", self.unit_weight, g)
             if w.ndim < g.ndim:  # one weight per row of an [n, K] array
                 w = A.get_namespace(g).reshape(w, tuple(w.shape) + (1,) * (g.ndim - w.ndim))
             g, h = g * w, h * w
+        xp = A.get_namespace(g)
+        if hasattr(y_pred, "shape") and tuple(y_pred.shape) == tuple(g.shape):
+            if _has_nan(y_pred, xp):
+                # NaN predictions keep NaN derivatives (hinges, caps and sorts can drop them)
+                bad = xp.isnan(y_pred)
+                g = xp.where(bad, g * float("nan"), g)
+                h = xp.where(bad, h * float("nan"), h)
         return g, h
 
     def _values(self, y_pred):
@@ -296,6 +314,11 @@ class BoundLoss:
 
     def _grad_hess(self, y_pred):
         raise NotImplementedError
+
+
+def _has_nan(x, xp) -> bool:
+    """Whether ``x`` (an array of any namespace) holds a NaN: one reduction."""
+    return bool(xp.any(xp.isnan(xp.asarray(x) if A.is_numpy(x) else x)))
 
 
 def group_weights(groups: Groups, sample_weight, name: str = "sample_weight") -> np.ndarray | None:

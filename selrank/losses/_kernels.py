@@ -35,13 +35,13 @@ __all__ = [
     "mix64",
 ]
 
-try:  # numba is optional (the "fast" extra)
-    import numba
+from .._numba import available as _numba_available
+from .._numba import installed as _numba_installed
+from .._numba import numba
 
-    _NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    numba = None
-    _NUMBA = False
+# numba is optional (the "fast" extra) and imported only when a kernel first runs
+# (selrank._numba): the decorations below are lazy, and cached where a location is writable
+_NUMBA = _numba_installed()
 
 # splitmix64 (Steele, Lea & Flood 2014): the counter-based generator of the sampled pairs. The
 # partner of draw t of row r is a pure function of (seed, draw, r, t), so the NumPy sampler of
@@ -76,8 +76,8 @@ _SAFE_EXPONENT = 600.0  # factorised exponentials stay below e**600 (float64 max
 
 
 def available() -> bool:
-    """True when numba is installed (the kernel can run)."""
-    return _NUMBA
+    """True when numba is installed (the kernel can run); imports numba, compiles nothing."""
+    return _NUMBA and _numba_available()
 
 
 def kernel_link(link) -> tuple | None:
@@ -135,12 +135,32 @@ def _capped(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):
     return _f_df(kind, x, e, ie)
 
 
+def _check_query(start, stop, rows, scratch):  # pragma: no cover - jitted
+    """Bounds of one query before a kernel writes into its preallocated arrays: rows
+    ``[start, stop)`` inside the ``rows`` of the output, at most ``scratch`` long (the per-query
+    buffers). Raises instead of writing out of bounds (a bad ``offsets`` is a caller's bug)."""
+    if start < 0 or stop < start or stop > rows or stop - start > scratch:
+        raise IndexError("pairwise kernel: query offsets out of bounds of the arrays")
+
+
+def _check_rows(pred, y, offsets, qweight, grad, hess):  # pragma: no cover - jitted
+    """Sizes of a kernel's per-row and per-query arrays, checked once before it writes."""
+    n = grad.size
+    if pred.size != n or y.size != n or hess.size != n or offsets.size < 1:
+        raise IndexError("pairwise kernel: row arrays of different lengths")
+    if qweight.size != 0 and qweight.size != offsets.size - 1:
+        raise IndexError("pairwise kernel: one query weight per query expected")
+
+
 def _kernel(
     pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, iep, ey, iey
 ):  # pragma: no cover - jitted
     """Accumulate ``side`` 0: ``h(d_hat) - h(d)`` and ``h'(d_hat)``; 1: the prediction terms
     only; 2: the target terms ``h(d)`` only (into ``grad``, subtracted)."""
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    _check_rows(pred, y, offsets, qweight, grad, hess)
+    if not (ep.size == iep.size == ey.size == iey.size):
+        raise IndexError("pairwise kernel: scratch buffers of different lengths")
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     n_groups = offsets.size - 1
     shift = (
@@ -149,6 +169,7 @@ def _kernel(
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     for q in range(n_groups):
         start, stop = offsets[q], offsets[q + 1]
+        _check_query(start, stop, grad.size, ep.size)
         if stop - start < 2:
             continue
         w = qweight[q] if qweight.size else 1.0
@@ -294,41 +315,95 @@ def _query_exponentials(
     return True
 
 
+def _before(a, b):  # pragma: no cover - jitted
+    """Whether value ``a`` ranks strictly before ``b``: larger first, NaN last."""
+    return a > b or (b != b and a == a)
+
+
 def _rank_order(x):  # pragma: no cover - jitted
-    """Positions of ``x`` by decreasing value, ties in position order (what a stable sort
-    gives, without numba's slow mergesort: quicksort, then each run of ties sorted)."""
+    """Positions of ``x`` by decreasing value, ties in position order, NaN last (a stable sort).
+
+    Written out (insertion sort on short lists, a bottom-up merge sort otherwise) rather than
+    through ``np.argsort`` / ``np.sort``: numba compiles its library sorts from a generic
+    template, about 10 CPU seconds on a cold start, where these loops compile in a fraction."""
     n = x.size
-    if n <= 64:  # insertion sort: stable, and cheaper than a library sort on short lists
-        order = np.arange(n)
+    order = np.arange(n)
+    if n <= 64:  # insertion sort: stable, and cheaper than a merge sort on short lists
         for i in range(1, n):
             k = order[i]
             j = i - 1
-            while j >= 0 and x[order[j]] < x[k]:
+            while j >= 0 and _before(x[k], x[order[j]]):
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = k
         return order
-    order = np.argsort(-x)
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and x[order[j]] == x[order[i]]:
-            j += 1
-        if j - i > 1:
-            order[i:j] = np.sort(order[i:j])
-        i = j
-    return order
+    src = order
+    dst = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(x[src[j]], x[src[i]]):  # strictly before: ties keep the left run first
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+def _kth_largest(x, kk):  # pragma: no cover - jitted
+    """The ``kk``-th largest value of ``x`` (no NaN; ``1 <= kk <= x.size``), through a min-heap
+    of the ``kk`` largest: O(n log kk), written out for the same reason as :func:`_rank_order`."""
+    heap = np.empty(kk, dtype=np.float64)
+    size = 0
+    for v in x:
+        if size < kk:  # sift up
+            c = size
+            size += 1
+            while c > 0 and heap[(c - 1) // 2] > v:
+                heap[c] = heap[(c - 1) // 2]
+                c = (c - 1) // 2
+            heap[c] = v
+        elif v > heap[0]:  # replace the smallest, sift down
+            c = 0
+            while True:
+                child = 2 * c + 1
+                if child >= kk:
+                    break
+                if child + 1 < kk and heap[child + 1] < heap[child]:
+                    child += 1
+                if heap[child] >= v:
+                    break
+                heap[c] = heap[child]
+                c = child
+            heap[c] = v
+    return heap[0]
 
 
 def _topk_order(x, kk):  # pragma: no cover - jitted
     """:func:`_rank_order`'s first ``kk`` positions, then the others in position order: all that
     the top-k pairs need (the order among documents below rank ``kk`` does not select pairs),
-    in O(n + kk log kk) instead of a full sort."""
+    in O(n log kk) instead of a full sort."""
     n = x.size
-    if 4 * kk >= n:
+    if 4 * kk >= n or np.isnan(x).any():
         return _rank_order(x)
     negx = -x
-    thr = np.partition(negx.copy(), kk - 1)[kk - 1]
+    thr = -_kth_largest(x, kk)
     top = np.empty(kk, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     cnt = 0
@@ -488,6 +563,13 @@ def _sampled_kernel(
     """
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
     F_lo, F_hi = fcaps
+    _check_rows(pred, y, offsets, qweight, grad, hess)
+    if not (ep.size == iep.size == ey.size == iey.size):
+        raise IndexError("pairwise kernel: scratch buffers of different lengths")
+    if values.size != 0 and values.size != offsets.size - 1:
+        raise IndexError("pairwise kernel: one loss value per query expected")
+    if mode == 2 and distinct and not (ysort.size == blo.size == bhi.size == grad.size):
+        raise IndexError("pairwise kernel: target runs of another length than the rows")
     odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
     shift = (
         math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
@@ -509,6 +591,7 @@ def _sampled_kernel(
         gs, hs = np.empty(longest), np.empty(longest)
     for q in range(offsets.size - 1):
         start, stop = offsets[q], offsets[q + 1]
+        _check_query(start, stop, grad.size, ep.size)
         n = stop - start
         if n < 2:
             continue
@@ -658,6 +741,8 @@ def _sampled_kernel(
             for i in range(start, stop):  # "mean": m draws per document
                 lo_run = blo[i] if distinct else 0
                 run = bhi[i] - lo_run if distinct else 1
+                if lo_run < 0 or run < 0 or lo_run + run > n:  # ysort reads stay in the query
+                    raise IndexError("pairwise kernel: target runs outside their query")
                 c = n - run
                 if c <= 0:
                     continue
@@ -673,6 +758,8 @@ def _sampled_kernel(
                         j = ysort[start + (t if t < lo_run else t + run)]
                     else:
                         j = start + (t if t < i - start else t + 1)
+                    if j < start or j >= stop:  # ysort / runs from another grouping
+                        raise IndexError("pairwise kernel: sampled partner outside its query")
                     yj = y[j]
                     mw = 0.0 if distinct and yi == yj else 1.0
                     # sgn = +1 when i is the pair's upper document a
@@ -717,11 +804,15 @@ def _sampled_kernel(
 if _NUMBA:
     _f_df = numba.njit(inline="always")(_f_df)
     _capped = numba.njit(inline="always")(_capped)
+    _check_query = numba.njit(_check_query)
+    _check_rows = numba.njit(_check_rows)
     # reassociation lets LLVM vectorise the inner loop's sums (results move by rounding only)
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
     _mix64 = numba.njit(inline="always")(mix64)
     _query_exponentials = numba.njit(inline="always")(_query_exponentials)
+    _before = numba.njit(inline="always")(_before)
     _rank_order = numba.njit(_rank_order)
+    _kth_largest = numba.njit(_kth_largest)
     _topk_order = numba.njit(_topk_order)
     _capped_F = numba.njit(inline="always")(_capped_F)
     _pair_value = numba.njit(inline="always")(_pair_value)
@@ -869,3 +960,21 @@ def _run(pred, y, offsets, qweight, distinct, params, side):
         *scratch,
     )
     return grad, hess
+
+
+def warm_up() -> None:
+    """Compile the kernels now, for the argument types the losses and heads pass (one
+    specialisation each), so that a container image or CI cache can hold the compiled code:
+    ``python -c "from selrank.losses._kernels import warm_up; warm_up()"`` after installing.
+    With a writable numba cache (``NUMBA_CACHE_DIR`` or the package folder) later processes
+    load them instead of compiling (``benchmarks/cold_start.py``)."""
+    if not available():
+        return
+    from ..links import Sinh
+
+    params = kernel_link(Sinh(cap=3.0))
+    offsets = np.array([0, 3, 5], dtype=np.int64)
+    pred, y = np.linspace(-1.0, 1.0, 5), np.array([2.0, 0.0, 1.0, 1.0, 0.0])
+    target = pairwise_target_grad(y, offsets, None, False, params)
+    pairwise_grad_hess(pred, y, offsets, None, False, params, target)
+    pairwise_sampled(pred, y, offsets, None, False, params, "topk", 2, 0, None, (0.0, 0.0))

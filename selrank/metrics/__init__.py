@@ -9,6 +9,11 @@
   paired bootstrap CI and Holm's correction.
 * :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
   trec_eval's conventions).
+* :mod:`selrank.metrics.names`: the one grammar of metric names (selrank/ranx, trec_eval and
+  ir_measures spellings) that every function here and the CLI read.
+* :mod:`selrank.metrics.report`: :class:`ComparisonReport` (what :func:`compare` returns for
+  TREC runs: text, Markdown and LaTeX tables); :mod:`selrank.metrics.reporting`:
+  :func:`trec_report` (evaluate or compare runs as printable text; the CLI's entry point).
 * :mod:`selrank.metrics.classification`: single-logit classification metrics (per-class
   AUPRC, precision at a fixed recall, Principle-of-Logit-Separation violations).
 * :mod:`selrank.metrics.region`: errors, pairwise accuracy and ranking metrics inside label or
@@ -38,17 +43,21 @@ from .dwell import (
     session_ranking,
 )
 from .evaluation import compare, evaluate, format_comparison, paired_comparison
+from .names import MetricSpec, parse_metrics
 from .ranking import (
     CONVENTIONS,
     METRICS,
     average_precision,
+    bpref,
     dcg,
     err,
     ndcg,
     parse_metric,
     precision_at_k,
+    r_precision,
     recall_at_k,
     reciprocal_rank,
+    success_at_k,
 )
 from .region import (
     PropernessReport,
@@ -59,6 +68,8 @@ from .region import (
     region_ranking,
     region_report,
 )
+from .report import ComparisonReport
+from .reporting import trec_report
 from .significance import (
     holm,
     paired_bootstrap_ci,
@@ -87,6 +98,9 @@ __all__ = [
     "err",
     "precision_at_k",
     "recall_at_k",
+    "r_precision",
+    "bpref",
+    "success_at_k",
     "evaluate",
     "compare",
     "parse_metric",
@@ -130,6 +144,11 @@ __all__ = [
     "labels_to_qrels",
     "scores_to_run",
     "evaluate_run",
+    # metric names and run comparison reports
+    "parse_metrics",
+    "MetricSpec",
+    "ComparisonReport",
+    "trec_report",
 ]
 
 # The underspecification suite moved to :mod:`selrank.paper` (it sits above the losses); its

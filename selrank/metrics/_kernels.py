@@ -68,6 +68,9 @@ class Ranking:
         Rank (inside the query) of the first row of each block.
     row_block : ndarray of int64 or None
         Block index of each row; ``None`` when every block is a single row.
+    order : ndarray of int64 or None
+        The ranking as indices into the grouped rows (``x_grouped[order]`` puts any other
+        per-row array in ranked order).
     """
 
     groups: Groups
@@ -79,6 +82,7 @@ class Ranking:
     block_size: np.ndarray
     block_pos: np.ndarray
     row_block: np.ndarray | None
+    order: np.ndarray | None = None
 
     @property
     def offsets(self) -> np.ndarray:
@@ -178,10 +182,10 @@ def rank_groups(label: np.ndarray, score: np.ndarray, groups: Groups, ties: str)
             row_block = np.cumsum(new_block) - 1
             return Ranking(
                 groups, ties, ranked_label, pos, row_group,
-                block_start, block_size, pos[block_start], row_block,
+                block_start, block_size, pos[block_start], row_block, order,
             )  # fmt: skip
     ones = np.ones(n, dtype=np.int64)
-    return Ranking(groups, ties, ranked_label, pos, row_group, np.arange(n), ones, pos, None)
+    return Ranking(groups, ties, ranked_label, pos, row_group, np.arange(n), ones, pos, None, order)
 
 
 def cumulative_table(weights: np.ndarray) -> np.ndarray:

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from .._groups import Groups, as_groups
+from . import _compare_runs
 from ._kernels import TIES, rank_groups, segment_sum
+from .names import parse_metrics
 from .ranking import (
     _DEFAULTS,
     CONVENTIONS,
@@ -29,8 +31,8 @@ from .ranking import (
     _prepare,
     _require_polars,
     _validate_labels,
-    parse_metric,
 )
+from .report import ComparisonReport
 from .significance import (
     _CORRECTIONS,
     _adjust,
@@ -61,18 +63,16 @@ def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:
     return base
 
 
-def _parse_metrics(metrics) -> list[tuple[str, str, int | None]]:
-    if isinstance(metrics, str):
-        metrics = [metrics]
+def _parse_metrics(metrics) -> list[tuple[str, str, int | None, str | None]]:
+    """``(name, measure, cut-off, gain forced by the name)`` per metric; names lower-cased."""
     parsed = []
-    for name in metrics:
-        base, k = parse_metric(name)
-        parsed.append((name.strip().lower(), base, k))
-    if not parsed:
-        raise ValueError("`metrics` is empty: give at least one name such as 'ndcg@10'")
-    names = [p[0] for p in parsed]
-    if len(set(names)) != len(names):
-        raise ValueError(f"`metrics` has duplicate names: {names}")
+    for spec in parse_metrics(metrics):
+        if spec.measure == "judged":
+            raise ValueError(
+                f"metric {spec.name!r} needs qrels and a run, where documents may be unjudged "
+                "(selrank.metrics.evaluate_run); with one label per row every row is judged"
+            )
+        parsed.append((spec.name.lower(), spec.measure, spec.k, spec.gain))
     return parsed
 
 
@@ -86,12 +86,12 @@ def _per_query_tables(label, score, groups, parsed, settings, relevance_threshol
         "max_grade": max_grade,
     }
     values, masks = {}, {}
-    for name, base, k in parsed:
+    for name, base, k, forced_gain in parsed:
         metric = METRICS[base]
         policy = settings["no_relevant"]
         if policy == "one" and not metric.normalised:
             policy = "zero"  # defined metrics are 0 there; "one" only fills 0/0
-        v, no_rel = metric.kernel(rk, k, **opts)
+        v, no_rel = metric.kernel(rk, k, **{**opts, "gain": forced_gain or opts["gain"]})
         values[name] = _apply_policy(v, no_rel, policy)
         masks[name] = no_rel
     return values, masks
@@ -101,8 +101,8 @@ def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
     opts = {"gain": settings["gain"], "relevance_threshold": relevance_threshold}
     if max_grade is not None:
         opts["max_grade"] = max_grade
-    for _, base, _ in parsed:
-        _validate_labels(label, base, opts)
+    for _, base, _, forced_gain in parsed:
+        _validate_labels(label, base, {**opts, "gain": forced_gain or opts["gain"]})
 
 
 def evaluate(
@@ -136,7 +136,11 @@ def evaluate(
         the length of ``group``.
     metrics : str or sequence of str
         Names ``"ndcg"``, ``"dcg"``, ``"map"``, ``"mrr"``, ``"err"``, ``"precision"``,
-        ``"recall"``, each optionally with a cut-off ``"@k"`` (``"ndcg@10"``).
+        ``"recall"``, ``"success"``, each optionally with a cut-off ``"@k"``
+        (``"ndcg@10"``), and ``"rprec"``, ``"bpref"``; trec_eval and ir_measures spellings
+        (``"ndcg_cut_10"``, ``"P@5"``, ``"AP"``, ``"RR"``, ``"Rprec"``) work too, as a list
+        or one comma-separated string (:func:`~selrank.metrics.names.parse_metrics`). The
+        frame shows the names lower-cased.
     gain, ties, no_relevant, capped : optional
         As in the metric functions; ``None`` takes the value from ``conventions`` or the
         library default (``"exponential"``, ``"average"``, ``"one"``, ``False``).
@@ -194,10 +198,10 @@ def evaluate(
         }
         frame = pl.DataFrame(cols)
         return frame.with_columns(
-            [pl.Series(name, values[name], nan_to_null=True) for name, _, _ in parsed]
+            [pl.Series(name, values[name], nan_to_null=True) for name, *_ in parsed]
         )
     rows = []
-    for name, _, _ in parsed:
+    for name, *_ in parsed:
         v = values[name]
         kept = v[~np.isnan(v)]
         rows.append(
@@ -218,10 +222,11 @@ def evaluate(
 
 
 def compare(
-    systems: Mapping[str, Any],
-    y_true,
+    systems: Any,
+    y_true=None,
     group=None,
     *,
+    runs=None,
     qid=None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     baseline: str | None = None,
@@ -236,24 +241,45 @@ def compare(
     relevance_threshold: float = 0.0,
     max_grade: float | None = None,
     conventions: str | None = None,
+    confidence: float = 0.95,
+    relevance_level: int = 1,
+    queries: str = "qrels",
     data=None,
 ):
     """Compare the rankings of several systems on the same queries with a paired test.
 
-    Each system's per-query metric values are paired with the baseline's on the queries
-    every system keeps (the exclusion policy depends only on labels, so the set is the
-    same for all systems).
+    Two inputs:
+
+    * **TREC runs** (the ranx workflow): ``compare(qrels, runs=[...], metrics=[...])`` or
+      ``compare(runs, qrels)`` (or ``compare(qrels, runs)`` when the qrels are a
+      :class:`~selrank.metrics.Qrels` or a path). ``qrels`` is a :class:`~selrank.metrics.Qrels`, a mapping
+      ``{qid: {docno: rel}}`` or a qrels file path; ``runs`` a list of runs
+      (:class:`~selrank.metrics.Run`, ``{qid: {docno: score}}`` or run file paths, named by
+      their tag, or ``run_1``, ...) or a mapping ``name -> run``. Each run is evaluated as
+      :func:`~selrank.metrics.evaluate_run` does (trec_eval's conventions, every query of
+      the qrels), and every run is compared with the ``baseline`` as in
+      :func:`paired_comparison`: mean per-query difference, bootstrap CI, the paired
+      ``test``, Holm's correction over the runs compared on each metric and a verdict.
+      Returns a :class:`~selrank.metrics.report.ComparisonReport` (``print`` it, or
+      ``.to_markdown()``, ``.to_latex()``; ``.table`` is the frame).
+    * **Arrays of scores** (below): each system's per-query metric values are paired with
+      the baseline's on the queries every system keeps (the exclusion policy depends only
+      on labels, so the set is the same for all systems); returns a frame of p-values.
 
     Parameters
     ----------
-    systems : mapping of name -> scores
-        Scores per system (arrays, tensors, Series or column names of ``data``).
+    systems : mapping of name -> scores, or qrels / runs
+        Scores per system (arrays, tensors, Series or column names of ``data``); or the
+        qrels with ``runs=``, or the runs with the qrels as ``y_true``.
     y_true, group, qid
-        As in :func:`evaluate` (``group``: query sizes; ``qid``: per-row query ids).
+        As in :func:`evaluate` (``group``: query sizes; ``qid``: per-row query ids). For
+        runs: the qrels (or nothing, with ``runs=``).
+    runs : sequence or mapping of runs, optional
+        The TREC runs to compare, the qrels being the first argument.
     metrics : str or sequence of str
     baseline : str or None
         System the others are tested against; the first one by default.
-    test : {"permutation", "t"}
+    test : {"permutation", "t"} (runs: also "wilcoxon")
         Paired sign-flip randomisation test (:func:`paired_permutation_test`) or paired
         t-test (:func:`paired_t_test`). Both are two-sided and need only NumPy.
     n_resamples : int
@@ -261,14 +287,20 @@ def compare(
     seed : int or numpy.random.Generator
         Seed of the permutation test.
     correction : {None, "holm", "bonferroni"}
-        Adjust the p-values over all (metric, system) tests of the call.
+        Adjust the p-values over all (metric, system) tests of the call. With runs the
+        report always applies Holm's correction per metric (None or "holm").
     gain, ties, no_relevant, capped, relevance_threshold, max_grade, conventions, data
-        As in :func:`evaluate`.
+        As in :func:`evaluate`. With runs, ``gain``, ``ties``, ``no_relevant`` and
+        ``max_grade`` are :func:`~selrank.metrics.evaluate_run`'s (default: trec_eval's).
+    confidence, relevance_level, queries
+        For runs: the level of the CIs and verdicts (as in :func:`paired_comparison`), and
+        :func:`~selrank.metrics.evaluate_run`'s ``relevance_level`` and ``queries``
+        (``"both"``: only the queries every run retrieves for).
 
     Returns
     -------
-    polars.DataFrame
-        One row per (metric, system): ``metric``, ``system``, ``mean``, ``diff`` (system
+    ComparisonReport (runs) or polars.DataFrame (arrays)
+        Arrays: one row per (metric, system): ``metric``, ``system``, ``mean``, ``diff`` (system
         minus baseline), ``p_value`` (null for the baseline), ``n_queries``,
         ``n_better`` and ``n_worse`` (queries where the system beats or trails the
         baseline), ``test``.
@@ -283,6 +315,20 @@ def compare(
     >>> df.select("system", "p_value").row(1)[1] < 0.01
     True
     """
+    if _compare_runs.is_trec_input(systems, y_true, runs, data, group, qid):
+        if correction not in (None, "holm"):
+            raise ValueError(
+                f"runs are compared with Holm's correction per metric; got correction={correction!r}"
+            )
+        table = paired_comparison(
+            systems, y_true, group, runs=runs, qid=qid, reference=baseline, metrics=metrics,
+            confidence=confidence, n_resamples=n_resamples, test=test, seed=seed, gain=gain,
+            ties=ties, no_relevant=no_relevant, capped=capped,
+            relevance_threshold=relevance_threshold, max_grade=max_grade,
+            conventions=conventions, relevance_level=relevance_level, queries=queries, data=data,
+        )  # fmt: skip
+        return ComparisonReport(table, confidence=confidence)
+    _no_run_options(y_true, runs, relevance_level, queries)
     pl = _require_polars()
     if not isinstance(systems, Mapping) or len(systems) < 2:
         raise ValueError("`systems` must map at least two names to their scores")
@@ -311,7 +357,7 @@ def compare(
         )
     rows: list[dict[str, Any]] = []
     p_index: list[int] = []
-    for metric, _, _ in parsed:
+    for metric, *_ in parsed:
         base_v = per_system[baseline][metric]
         kept = ~np.isnan(base_v)
         for name in names:
@@ -376,11 +422,38 @@ def _explicit_groups(group, qid, n_rows: int, data) -> Groups:
     return Groups.from_sizes(_as_vector(_column(group, data, "group"), "group"), n_rows)
 
 
+def _no_array_options(**given) -> None:
+    """Refuse the array-only options in a comparison of TREC runs."""
+    if given.pop("relevance_threshold") != 0.0:
+        raise TypeError(
+            "`relevance_threshold` applies to arrays of labels; for TREC runs give "
+            "`relevance_level` (rel >= level is relevant, trec_eval -l)"
+        )
+    for name, value in given.items():
+        if value is not None:
+            raise TypeError(
+                f"`{name}` applies to arrays of scores, not to TREC runs: the qrels give the "
+                "queries and labels, and runs follow trec_eval's conventions (set `gain`, "
+                "`ties`, `no_relevant` to change them)"
+            )
+
+
+def _no_run_options(y_true, runs, relevance_level, queries) -> None:
+    if y_true is None:
+        raise TypeError("give the labels `y_true` (or TREC runs and their qrels)")
+    if relevance_level != 1 or queries != "qrels":
+        raise TypeError(
+            "`relevance_level` and `queries` apply to TREC runs; with arrays use "
+            "`relevance_threshold` and `no_relevant`"
+        )
+
+
 def paired_comparison(
-    systems: Mapping[str, Any],
-    y_true,
+    systems: Any,
+    y_true=None,
     group=None,
     *,
+    runs=None,
     qid=None,
     reference: str | None = None,
     candidate: str | None = None,
@@ -397,6 +470,8 @@ def paired_comparison(
     relevance_threshold: float = 0.0,
     max_grade: float | None = None,
     conventions: str | None = None,
+    relevance_level: int = 1,
+    queries: str = "qrels",
     data=None,
 ):
     """Each system against a reference: mean per-query difference, bootstrap CI, test, verdict.
@@ -474,7 +549,14 @@ def paired_comparison(
     >>> df.select("system", "verdict").rows()
     [('model', 'better'), ('model, reordered ties', 'better')]
     """
-    pl = _require_polars()
+    _require_polars()
+    trec = _compare_runs.is_trec_input(systems, y_true, runs, data, group, qid)
+    if trec:
+        _no_array_options(group=group, qid=qid, data=data, conventions=conventions,
+                          capped=capped, relevance_threshold=relevance_threshold)  # fmt: skip
+        qrels, systems = _compare_runs.resolve(systems, y_true, runs)
+    else:
+        _no_run_options(y_true, runs, relevance_level, queries)
     if not isinstance(systems, Mapping) or len(systems) < 2:
         raise ValueError("`systems` must map at least two names to their scores")
     names = [str(s) for s in systems]
@@ -496,6 +578,15 @@ def paired_comparison(
         raise ValueError(f"`confidence` must be a float in [0.5, 1); got {confidence!r}")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 100:
         raise ValueError(f"`n_resamples` must be an int >= 100; got {n_resamples!r}")
+    if trec:
+        metric_names, per_system, _ = _compare_runs.per_query_values(
+            qrels, dict(systems), metrics, relevance_level=relevance_level, ties=ties,
+            gain=gain, no_relevant=no_relevant, max_grade=max_grade, queries=queries,
+        )  # fmt: skip
+        return _paired_table(
+            per_system, metric_names, pairs, confidence=confidence,
+            n_resamples=n_resamples, ci=ci, test=test, seed=seed,
+        )  # fmt: skip
     parsed = _parse_metrics(metrics)
     settings = _settings(conventions, gain, ties, no_relevant, capped)
     label = _as_vector(_column(y_true, data, "y_true"), "y_true")
@@ -508,9 +599,18 @@ def paired_comparison(
         per_system[name], _ = _per_query_tables(
             lab, score, groups, parsed, settings, relevance_threshold, max_grade
         )
+    return _paired_table(
+        per_system, [p[0] for p in parsed], pairs, confidence=confidence,
+        n_resamples=n_resamples, ci=ci, test=test, seed=seed,
+    )  # fmt: skip
+
+
+def _paired_table(per_system, metric_names, pairs, *, confidence, n_resamples, ci, test, seed):
+    """paired_comparison's frame from ``{system: {metric: per-query values}}`` (NaN: left out)."""
+    pl = _require_polars()
     alpha = 1.0 - confidence
     rows = []
-    for metric, _, _ in parsed:
+    for metric in metric_names:
         # the exclusion policy depends on labels only: the same queries for every system
         kept = ~np.isnan(per_system[pairs[0][1]][metric])
         block: list[dict[str, Any]] = []
@@ -570,7 +670,7 @@ def _signed(x: float, digits: int) -> str:
 
 
 def format_comparison(frame, *, digits: int = 3) -> str:
-    """One line per row of :func:`paired_comparison`, for people.
+    """One line per row of :func:`paired_comparison` (or of a ComparisonReport), for people.
 
     ``"model vs noise: ΔNDCG@5 = +0.210 [+0.190, +0.230], p = 1e-40 (t-test, Holm) → better"``.
     The interval is the bootstrap CI of the mean per-query difference; ``p`` is the
@@ -585,6 +685,7 @@ def format_comparison(frame, *, digits: int = 3) -> str:
     >>> print(format_comparison(pl.DataFrame([row])))
     a vs b: ΔNDCG@10 = +0.004 [−0.006, +0.013], p = 0.42 (t-test, Holm; 784 queries) → parity
     """
+    frame = getattr(frame, "table", frame)  # a ComparisonReport: its frame
     tests = {"t": "t-test", "wilcoxon": "Wilcoxon", "permutation": "permutation"}
     lines = []
     for r in frame.iter_rows(named=True):

@@ -38,6 +38,7 @@ from .._validation import REDUCTIONS
 from .._validation import as_vector as _as_vector
 from .._validation import check_choice as _check_choice
 from ._kernels import TIES, Ranking, cumulative_table, log_factorial, rank_groups, segment_sum
+from .names import parse_metric_name
 
 __all__ = [
     "ndcg",
@@ -47,6 +48,9 @@ __all__ = [
     "err",
     "precision_at_k",
     "recall_at_k",
+    "r_precision",
+    "bpref",
+    "success_at_k",
     "parse_metric",
     "METRICS",
     "CONVENTIONS",
@@ -436,6 +440,84 @@ def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray:
     return np.where(inside, step / (pos[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
 
 
+def _per_query(rk: Ranking, given: np.ndarray | None, default: np.ndarray) -> np.ndarray:
+    return default if given is None else np.asarray(given, dtype=np.float64)
+
+
+def _k_rprec(rk, k, *, relevance_threshold=0.0, n_relevant=None, **_):
+    """R-precision: relevant rows among the top ``R`` over ``R`` (trec_eval's ``Rprec``).
+
+    ``R`` is the number of relevant rows of the query, or ``n_relevant`` (per query: all
+    judged relevant documents, when the rows are a run). A tie block straddling rank ``R``
+    counts its relevant rows by the expected share of the block inside the top ``R``.
+    """
+    rel = _relevant(rk, relevance_threshold)
+    r = _per_query(rk, n_relevant, rk.group_sum(rel).astype(np.float64))
+    cut = r[rk.block_group()]
+    a = rk.block_pos
+    b = a + rk.block_size
+    inside = (np.minimum(b, cut) - np.minimum(a, cut)) / rk.block_size
+    hits = rk.group_sum(rel * rk.to_rows(inside))
+    out = np.zeros(rk.n_groups)
+    np.divide(hits, r, out=out, where=r > 0)
+    return out, r == 0
+
+
+def _k_success(rk, k, *, relevance_threshold=0.0, **_):
+    """1 if a relevant row is in the top ``k`` (trec_eval's ``success``, ranx's ``hit_rate``).
+
+    With tied scores, the probability of it over the orderings: only the first tie block
+    holding a relevant row matters; with ``m`` rows, ``r`` relevant and ``m'`` of them inside
+    the cut-off, no relevant row makes it with probability ``C(m - r, m') / C(m, m')``.
+    """
+    rel = _relevant(rk, relevance_threshold)
+    rb, before, _ = _block_relevance(rk, rel)
+    blk = np.flatnonzero((rb > 0) & (before == 0))
+    m, r, a = rk.block_size[blk], rb[blk], rk.block_pos[blk]
+    m_in = m if k is None else np.clip(k - a, 0, m)
+    lf = log_factorial(rk.max_size)
+    ok = (m - r) >= m_in  # else a relevant row is surely inside
+    nr, mi = np.where(ok, m - r, 0), np.where(ok, m_in, 0)
+    log_none = (lf[nr] - lf[mi] - lf[nr - mi]) - (lf[m] - lf[mi] - lf[m - mi])
+    p_none = np.where(ok, np.exp(log_none), 0.0)
+    out = np.bincount(rk.block_group()[blk], weights=1.0 - p_none, minlength=rk.n_groups)
+    return np.minimum(out, 1.0), rk.group_sum(rel) == 0
+
+
+def _k_bpref(rk, k, *, relevance_threshold=0.0, n_relevant=None, n_nonrelevant=None,
+             judged=None, **_):  # fmt: skip
+    r"""Binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it.
+
+    .. math:: \mathrm{bpref} = \frac{1}{R} \sum_{\text{relevant } r}
+              \Big(1 - \frac{\min(n_r, R)}{\min(N, R)}\Big),
+
+    with ``n_r`` the judged non-relevant rows ranked above ``r``, ``R`` the relevant and
+    ``N`` the judged non-relevant documents of the query (all rows, or ``n_relevant`` /
+    ``n_nonrelevant`` and the ``judged`` row mask, in ranked order, for a run). Unjudged
+    rows are ignored. In a tie block with ``n`` judged non-relevant rows, the number of them
+    ahead of a given relevant row of the block is uniform on ``0..n`` over the orderings,
+    which gives the exact expectation of ``min(B + X, R)``.
+    """
+    rel = _relevant(rk, relevance_threshold)
+    judged_rows = np.ones(rel.size, dtype=bool) if judged is None else np.asarray(judged, bool)
+    nonrel = (judged_rows & (rel == 0)).astype(np.int64)
+    r = _per_query(rk, n_relevant, rk.group_sum(rel).astype(np.float64))
+    n_tot = _per_query(rk, n_nonrelevant, rk.group_sum(nonrel).astype(np.float64))
+    rb, _, _ = _block_relevance(rk, rel)
+    nb, before, _ = _block_relevance(rk, nonrel)
+    grp = rk.block_group()
+    cap, den = r[grp], np.minimum(n_tot, r)[grp]
+    # E[min(B + X, R)] with X uniform on 0..n (n: judged non-relevant rows of the block)
+    c = np.clip(cap - before, 0, nb + 1)
+    expected = (c * before + c * (c - 1) / 2 + (nb + 1 - c) * cap) / (nb + 1)
+    penalty = np.zeros(rb.size)
+    np.divide(expected, den, out=penalty, where=den > 0)
+    total = np.bincount(grp, weights=rb * (1.0 - penalty), minlength=rk.n_groups)
+    out = np.zeros(rk.n_groups)
+    np.divide(total, r, out=out, where=r > 0)
+    return out, r == 0
+
+
 # --------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------
@@ -457,11 +539,17 @@ METRICS: dict[str, _Metric] = {
     "err": _Metric(_k_err, False, True, "expected reciprocal rank"),
     "precision": _Metric(_k_precision, False, False, "precision at k"),
     "recall": _Metric(_k_recall, True, False, "recall at k"),
+    "rprec": _Metric(_k_rprec, True, False, "R-precision (precision at R)"),
+    "bpref": _Metric(_k_bpref, True, False, "binary preference"),
+    "success": _Metric(_k_success, False, False, "success at k (a relevant row in the top k)"),
 }
 
 
 def parse_metric(name: str) -> tuple[str, int | None]:
     """Split a metric name such as ``"ndcg@10"`` into ``("ndcg", 10)``.
+
+    The grammar is :func:`selrank.metrics.names.parse_metric_name`'s: selrank/ranx,
+    trec_eval and ir_measures spellings (``"ndcg_cut_10"``, ``"P@5"``, ``"AP"``) all work.
 
     Examples
     --------
@@ -469,17 +557,11 @@ def parse_metric(name: str) -> tuple[str, int | None]:
     ('ndcg', 10)
     >>> parse_metric("MAP")
     ('map', None)
+    >>> parse_metric("P_5")
+    ('precision', 5)
     """
-    if not isinstance(name, str):
-        raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
-    base, sep, cut = name.strip().lower().partition("@")
-    if base not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; choose one of {sorted(METRICS)} (+ '@k')")
-    if not sep:
-        return base, None
-    if not cut.isdigit() or int(cut) <= 0:
-        raise ValueError(f"metric {name!r}: the cut-off after '@' must be a positive integer")
-    return base, int(cut)
+    spec = parse_metric_name(name)
+    return spec.measure, spec.k
 
 
 def _resolve_policy(no_relevant: str, metric: _Metric, name: str) -> str:
@@ -891,7 +973,137 @@ def recall_at_k(
     )  # fmt: skip
 
 
-for _f in (ndcg, dcg, average_precision, reciprocal_rank, err, precision_at_k, recall_at_k):
+def r_precision(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    qid=None,
+    relevance_threshold: float = 0.0,
+    ties: str = "average",
+    no_relevant: str = "one",
+    reduction: str = "mean",
+    data=None,
+):
+    """R-precision: the fraction of relevant rows among the top ``R``, ``R`` the relevant rows.
+
+    trec_eval's ``Rprec`` (equal to recall at ``R``). A row is relevant when its label is
+    ``> relevance_threshold``.
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+    no_relevant : {"one", "zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> r_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6])  # R = 2: one relevant in the top 2
+    0.5
+    """
+    return _metric_call(
+        "rprec", y_true, y_score, group, k=None, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, qid=qid, options={"relevance_threshold": relevance_threshold},
+    )  # fmt: skip
+
+
+def bpref(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    qid=None,
+    relevance_threshold: float = 0.0,
+    ties: str = "average",
+    no_relevant: str = "one",
+    reduction: str = "mean",
+    data=None,
+):
+    r"""Binary preference (Buckley & Voorhees, SIGIR 2004), trec_eval's ``bpref``.
+
+    .. math:: \mathrm{bpref} = \frac{1}{R} \sum_{\text{relevant } r}
+              \Big(1 - \frac{\min(n_r, R)}{\min(N, R)}\Big),
+
+    ``n_r`` the non-relevant rows ranked above ``r``, ``R`` and ``N`` the relevant and
+    non-relevant rows of the query (every row counts as judged here; runs with unjudged
+    documents go through :func:`~selrank.metrics.evaluate_run`).
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+        ``"average"`` is the exact expectation over tied orderings.
+    no_relevant : {"one", "zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> bpref([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6])  # (1 + (1 - 1/2)) / 2
+    0.75
+    """
+    return _metric_call(
+        "bpref", y_true, y_score, group, k=None, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, qid=qid, options={"relevance_threshold": relevance_threshold},
+    )  # fmt: skip
+
+
+def success_at_k(
+    y_true,
+    y_score,
+    group=None,
+    *,
+    qid=None,
+    k: int | None = None,
+    relevance_threshold: float = 0.0,
+    ties: str = "average",
+    no_relevant: str = "zero",
+    reduction: str = "mean",
+    data=None,
+):
+    """1 if a relevant row is in the top ``k``, else 0 (trec_eval ``success``, ranx ``hit_rate``).
+
+    With ``ties="average"`` it is the probability of that over the orderings of tied scores.
+
+    Parameters
+    ----------%s
+    relevance_threshold : float
+    ties : {"average", "pessimistic", "optimistic", "stable"}
+    no_relevant : {"zero", "exclude"}
+    reduction : {"mean", "sum", "none"}
+    data : DataFrame, optional
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> success_at_k([0, 0, 1], [0.9, 0.8, 0.7], group=[2, 1], k=1, reduction="none")
+    array([0., 1.])
+    >>> success_at_k([0, 1], [0.5, 0.5], k=1)  # a tie: the relevant row is first half the time
+    0.5
+    """
+    return _metric_call(
+        "success", y_true, y_score, group, k=k, ties=ties, no_relevant=no_relevant,
+        reduction=reduction, data=data, qid=qid, options={"relevance_threshold": relevance_threshold},
+    )  # fmt: skip
+
+
+for _f in (
+    ndcg, dcg, average_precision, reciprocal_rank, err, precision_at_k, recall_at_k,
+    r_precision, bpref, success_at_k,
+):  # fmt: skip
     if _f.__doc__:  # None under `python -OO`
         _f.__doc__ = _f.__doc__ % _COMMON_DOC
 del _f

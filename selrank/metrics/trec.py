@@ -35,8 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from .._files import open_write
 from .._groups import Groups, as_groups
 from ._kernels import rank_groups, segment_sum
+from .names import parse_metrics
 from .ranking import (
     GAINS,
     METRICS,
@@ -44,6 +46,7 @@ from .ranking import (
     _apply_policy,
     _as_vector,
     _check_choice,
+    _cutoff_table,
     _ideal_dcg,
     _require_polars,
 )
@@ -315,10 +318,16 @@ class Run(_TrecMapping):
 
 
 def _as_qrels(qrels: Any) -> Qrels:
+    """Qrels from a :class:`Qrels`, a nested mapping or a path to a qrels file."""
+    if isinstance(qrels, str | os.PathLike):
+        return read_qrels(qrels)
     return qrels if isinstance(qrels, Qrels) else Qrels(qrels)
 
 
 def _as_run(run: Any) -> Run:
+    """A run from a :class:`Run`, a nested mapping or a path to a run file."""
+    if isinstance(run, str | os.PathLike):
+        return read_run(run)
     return run if isinstance(run, Run) else Run(run)
 
 
@@ -339,15 +348,56 @@ def _fail(path: Path, lineno: int, raw: bytes, why: str) -> ValueError:
     return ValueError(f"{path}, line {lineno}: {why}; the line reads {_shown(raw)}")
 
 
-def _raw_lines(fh) -> Iterator[bytes]:
-    """Lines of a binary stream, without their ``\\n``."""
-    tail = b""
+_MAX_LINE = _BLOCK  # longest line accepted: a TREC line holds a few short fields
+
+
+class _LongLine(Exception):
+    """A line longer than ``_MAX_LINE`` (raised by :func:`_raw_lines` with its line number)."""
+
+
+_NON_EMPTY = re.compile(rb"[^\n]+")
+
+
+def _raw_lines(fh) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of the non-empty lines of a binary stream, without ``\\n``.
+
+    Linear time and bounded memory whatever the line lengths: the pieces of an unfinished
+    line are kept in a list and joined once, and a line longer than ``_MAX_LINE`` raises
+    :class:`_LongLine` instead of growing without bound. Runs of empty lines are skipped
+    and counted in C (``re.finditer``, ``bytes.count``), so a file of newlines reads at the
+    speed of its decompression rather than at one Python step per line.
+    """
+    pending: list[bytes] = []  # pieces of the unfinished line
+    size = 0
+    lineno = 1  # number of the line that starts with `pending` (or the next block)
     while block := fh.read(_BLOCK):
-        lines = (tail + block).split(b"\n")
-        tail = lines.pop()
-        yield from lines
-    if tail:
-        yield tail
+        cut = block.find(b"\n")
+        if cut < 0:
+            pending.append(block)
+            size += len(block)
+            if size > _MAX_LINE:
+                raise _LongLine(lineno)
+            continue
+        first = block[:cut]
+        if pending:
+            pending.append(first)
+            first = b"".join(pending)
+            if len(first) > _MAX_LINE:
+                raise _LongLine(lineno)
+        if first:
+            yield lineno, first
+        lineno += 1
+        last = block.rfind(b"\n")
+        pos = cut + 1  # start of line `lineno`
+        for m in _NON_EMPTY.finditer(block, pos, last):
+            lineno += block.count(b"\n", pos, m.start())
+            pos = m.start()
+            yield lineno, m.group()
+        lineno += block.count(b"\n", pos, last + 1)
+        tail = block[last + 1 :]
+        pending, size = [tail], len(tail)
+    if size:
+        yield lineno, b"".join(pending)
 
 
 def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
@@ -363,10 +413,15 @@ def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
     lineno = 0
     try:
         with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
-            for lineno, raw in enumerate(_raw_lines(fh), start=1):  # noqa: B007
+            for lineno, raw in _raw_lines(fh):
                 fields = raw.split()
                 if fields and not fields[0].startswith(b"#"):
                     yield lineno, raw, fields
+    except _LongLine as exc:
+        raise ValueError(
+            f"{path}, line {exc.args[0]}: the line is longer than {_MAX_LINE >> 20} MiB (no "
+            f"line break within it); expected short {layout} lines: is this a TREC file?"
+        ) from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         raise ValueError(
             f"{path}: the gzip data is truncated or corrupt after line {lineno} ({exc})"
@@ -379,6 +434,29 @@ def _first_line(path: Path, layout: str, qid: bytes, docno: bytes) -> int:
         if fields[0] == qid and fields[2] == docno:
             return lineno
     return -1  # pragma: no cover - the duplicate was read from this file
+
+
+# Numbers as trec_eval reads them: C's atol (the relevance) and atof (the score) take the longest
+# numeric prefix of a field. A field is accepted only where that prefix is the whole field, so
+# every value read here is the value trec_eval reads; anything else ('1_0', which Python's int()
+# reads as 10 and trec_eval as 1; '2e1', which atol reads as 2; '1.5'; 'high') is refused.
+_REL = re.compile(rb"([+-]?[0-9]+)(?:\.0*)?")
+_RANK = re.compile(rb"[+-]?[0-9]+")
+_SCORE = re.compile(
+    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.I
+)
+_ATOL = re.compile(rb"[+-]?[0-9]+")
+_ATOF = re.compile(
+    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|infinity|inf|nan)", re.I
+)
+
+
+def _trec_eval_reads(text: bytes, integer: bool) -> str:
+    """What trec_eval's atol / atof make of ``text`` (the longest numeric prefix), for messages."""
+    m = (_ATOL if integer else _ATOF).match(text)
+    if m is None:
+        return "0"
+    return str(int(m.group())) if integer else repr(float(m.group()))
 
 
 def _utf8(field: bytes) -> str:
@@ -403,7 +481,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     ------
     ValueError
         Naming the file and line: a line without exactly 4 fields, a relevance that is not an
-        integer (``1.0`` is accepted, ``1.5`` and ``high`` are not), a document judged twice
+        integer (``1.0`` is accepted; ``1.5``, ``1_0`` and ``high``, which trec_eval
+        reads as 1, 1 and 0, are not), a document judged twice
         for the same query (trec_eval refuses those too), a file with no judgment, text that
         is not UTF-8, or truncated or corrupt gzip data.
     FileNotFoundError
@@ -435,17 +514,14 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             doc = docno.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
-        try:
-            rel = int(rel_text)
-        except ValueError:
-            try:
-                value = float(rel_text)
-            except ValueError:
-                value = math.nan
-            if not (math.isfinite(value) and value.is_integer()):
-                why = f"the relevance (4th field) must be an integer, got {_utf8(rel_text)!r}"
-                raise _fail(path, lineno, raw, why) from None
-            rel = int(value)
+        m = _REL.fullmatch(rel_text)
+        if m is None:
+            why = (
+                f"the relevance (4th field) must be an integer, got {_utf8(rel_text)!r} "
+                f"(trec_eval would read it as {_trec_eval_reads(rel_text, True)})"
+            )
+            raise _fail(path, lineno, raw, why)
+        rel = int(m.group(1))
         if doc in docs:
             first = _first_line(path, _QRELS_LAYOUT, qid, docno)
             raise ValueError(
@@ -513,18 +589,16 @@ def read_run(path: str | os.PathLike) -> Run:
                 tag = tag_text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise _fail(path, lineno, raw, f"not valid UTF-8 text ({exc.reason})") from None
-        try:
-            int(rank_text)
-        except ValueError:
+        if _RANK.fullmatch(rank_text) is None:
             why = f"the rank (4th field) must be an integer, got {_utf8(rank_text)!r}"
-            raise _fail(path, lineno, raw, why) from None
-        try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if math.isnan(score):
-            why = f"the score (5th field) must be a number, got {_utf8(score_text)!r}"
             raise _fail(path, lineno, raw, why)
+        if _SCORE.fullmatch(score_text) is None:
+            why = (
+                f"the score (5th field) must be a number, got {_utf8(score_text)!r} "
+                f"(trec_eval would read it as {_trec_eval_reads(score_text, False)})"
+            )
+            raise _fail(path, lineno, raw, why)
+        score = float(score_text)
         if doc in docs:
             first = _first_line(path, _RUN_LAYOUT, qid, docno)
             raise ValueError(
@@ -544,15 +618,11 @@ def read_run(path: str | os.PathLike) -> Run:
 
 
 def _write_text(path: Path, chunks: Iterator[str]) -> None:
-    """Write text chunks as UTF-8; gzip (reproducible: no timestamp) when ``path`` ends in .gz."""
-    with open(path, "wb") as raw:
-        if path.suffix == ".gz":
-            with gzip.GzipFile("", "wb", compresslevel=6, fileobj=raw, mtime=0) as gz:
-                for chunk in chunks:
-                    gz.write(chunk.encode("utf-8"))
-        else:
-            for chunk in chunks:
-                raw.write(chunk.encode("utf-8"))
+    """Write text chunks as UTF-8; gzip (reproducible: no timestamp) when ``path`` ends in .gz
+    (the package's one rule, :mod:`selrank._files`); the file appears once complete."""
+    with open_write(path) as fh:
+        for chunk in chunks:
+            fh.write(chunk.encode("utf-8"))
 
 
 def _trec_order(docs: Mapping[str, float]) -> list[str]:
@@ -780,59 +850,13 @@ def labels_to_qrels(y_true, group=None, *, qid=None, docno=None) -> Qrels:
 # Evaluation
 # --------------------------------------------------------------------------------------
 
-# Metric names of trec_eval, ranx and ir_measures (lower-cased) -> selrank's base metric.
-_ALIASES = {
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "map": "map", "ap": "map", "map_cut": "map",
-    "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
-    "precision": "precision", "p": "precision", "set_p": "precision",
-    "recall": "recall", "r": "recall", "set_recall": "recall",
-}  # fmt: skip
-_NEEDS_CUT = ("ndcg_cut", "map_cut")
-_NO_CUT = ("set_p", "set_recall", "recip_rank")
-_NAME = re.compile(r"([a-z_]+?)(?:[@_.](\d+))?")
-_ACCEPTED = (
-    "ndcg, ndcg@k, ndcg_cut_k, nDCG@k; map, map@k, map_cut_k, AP, AP@k; mrr, mrr@k, "
-    "recip_rank, RR, RR@k; precision@k, P@k, P_k, precision/set_P (whole list); "
-    "recall@k, R@k, recall_k, recall/set_recall (whole list)"
-)
 TREC_TIES = ("trec_eval", "average", "pessimistic", "optimistic")
 QUERIES = ("qrels", "both")
 
 
-def _parse_trec_metric(name: Any) -> tuple[str, int | None]:
-    """``"ndcg_cut_10"``, ``"nDCG@10"``, ``"ndcg@10"`` -> ``("ndcg", 10)``."""
-    if not isinstance(name, str):
-        raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
-    m = _NAME.fullmatch(name.strip().lower())
-    base = m.group(1) if m else None
-    if base not in _ALIASES:
-        raise ValueError(f"unknown metric {name!r}; accepted names: {_ACCEPTED}")
-    k = None if m.group(2) is None else int(m.group(2))
-    if k is None and base in _NEEDS_CUT:
-        raise ValueError(f"metric {name!r} needs a cut-off, e.g. '{base}_10'")
-    if k is not None and base in _NO_CUT:
-        raise ValueError(f"metric {name!r}: {base} takes no cut-off")
-    if k is not None and k <= 0:
-        raise ValueError(f"metric {name!r}: the cut-off must be a positive integer")
-    return _ALIASES[base], k
-
-
-def _parse_trec_metrics(metrics: Any) -> list[tuple[str, str, int | None]]:
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    parsed, seen = [], {}
-    for name in metrics:
-        base, k = _parse_trec_metric(name)
-        if (base, k) in seen:
-            raise ValueError(
-                f"`metrics` names the same measure twice: {seen[(base, k)]!r} and {name!r}"
-            )
-        seen[(base, k)] = name
-        parsed.append((name.strip(), base, k))
-    if not parsed:
-        raise ValueError("`metrics` is empty: give at least one name such as 'ndcg@10'")
-    return parsed
+def _parse_trec_metrics(metrics: Any) -> list[tuple[str, str, int | None, str | None]]:
+    """``(name as given, measure, cut-off, gain forced by the name)`` per metric."""
+    return [(s.name, s.measure, s.k, s.gain) for s in parse_metrics(metrics)]
 
 
 @dataclass
@@ -844,7 +868,9 @@ class _Evaluation:
     no_rel: dict[str, np.ndarray]
 
 
-def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, queries, policy):
+def _evaluate(
+    qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, queries, policy, max_grade=None
+):
     if queries == "qrels":
         qids = sorted(qrels)
     else:
@@ -858,13 +884,17 @@ def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, qu
     # Judged documents: negative judgments count as non-relevant with gain 0 (trec_eval).
     judged = [qrels[q] for q in qids]
     j_sizes = np.fromiter((len(d) for d in judged), np.int64, n_q)
-    j_label = np.fromiter((r for d in judged for r in d.values()), np.float64, int(j_sizes.sum()))
-    j_label = np.maximum(j_label, 0.0)
+    j_raw = np.fromiter((r for d in judged for r in d.values()), np.float64, int(j_sizes.sum()))
+    j_label = np.maximum(j_raw, 0.0)
     j_groups = Groups.from_sizes(j_sizes)
-    n_relevant = segment_sum((j_label >= relevance_level).astype(np.int64), j_groups.offsets[:-1])
+    starts = j_groups.offsets[:-1]
+    n_relevant = segment_sum((j_label >= relevance_level).astype(np.int64), starts)
+    # bpref's judged non-relevant: 0 <= rel < level (negative judgments count as unjudged)
+    n_nonrel = segment_sum(((j_raw >= 0) & (j_raw < relevance_level)).astype(np.int64), starts)
+    top_grade = np.maximum.reduceat(j_label, starts)
     # Retrieved documents, each query's in decreasing docno order so that a stable sort by
     # score breaks ties as trec_eval does; unjudged documents get label 0.
-    label, score, sizes, where = [], [], [], []
+    label, score, sizes, where, in_pool = [], [], [], [], []
     for i, q in enumerate(qids):
         docs = run.get(q)
         if not docs:
@@ -873,13 +903,15 @@ def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, qu
         names = sorted(docs, reverse=True)
         score.extend([docs[d] for d in names])
         label.extend([rel.get(d, 0) for d in names])
+        in_pool.extend([d in rel for d in names])
         sizes.append(len(names))
         where.append(i)
     n_docs = np.zeros(n_q, dtype=np.int64)
     n_docs[where] = sizes
     rk = None
     if sizes:
-        label_arr = np.maximum(np.asarray(label, dtype=np.float64), 0.0)
+        raw_arr = np.asarray(label, dtype=np.float64)
+        label_arr = np.maximum(raw_arr, 0.0)
         score_arr = np.asarray(score, dtype=np.float64)
         if ties == "trec_eval":
             with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
@@ -889,22 +921,53 @@ def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, qu
             "stable" if ties == "trec_eval" else ties,
         )  # fmt: skip
         rel_ret = rk.group_sum((rk.label >= relevance_level).astype(np.int64))
+        pool = np.asarray(in_pool, dtype=bool)[rk.order]
+        judged_ret = pool & (raw_arr[rk.order] >= 0)  # bpref: negative judgments are skipped
+    if max_grade is None:
+        max_grade = float(j_label.max())
+    elif j_label.max() > max_grade:
+        raise ValueError(
+            f"`max_grade` is {max_grade!r} but the qrels have grades up to {j_label.max():g}"
+        )
     # Labels are integers, so the kernels' `label > level - 1` is trec_eval's `rel >= level`.
     opts = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False}
     rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
     values, no_rel = {}, {}
-    for name, base, k in parsed:
-        # NDCG's numerator is the DCG kernel on the retrieved documents; the other kernels
-        # give the metric itself, normalised by the retrieved rows.
+    for name, base, k, forced_gain in parsed:
+        g = forced_gain or gain
         full = np.zeros(n_q)
+        if base == "judged":
+            # fraction of the top min(k, retrieved) in the qrels (ir_measures' Judged@k)
+            if rk is not None:
+                inside = rk.expected_weight(_cutoff_table(rk.max_size, k))
+                depth = rk.sizes if k is None else np.minimum(rk.sizes, k)
+                full[where] = rk.group_sum(pool * inside) / depth
+            mask = n_relevant == 0
+            values[name] = full.copy()
+            if policy == "exclude":
+                values[name][mask] = np.nan
+            no_rel[name] = mask
+            continue
         if rk is not None:
-            full[where] = METRICS["dcg" if base == "ndcg" else base].kernel(rk, k, **opts)[0]
+            # NDCG's numerator is the DCG kernel on the retrieved documents; the other
+            # kernels give the metric itself, normalised by the retrieved rows (or, for
+            # R-precision and bpref, by the judged counts passed in).
+            extra: dict[str, Any] = {}
+            if base in ("rprec", "bpref"):
+                extra = {"n_relevant": n_relevant[where], "n_nonrelevant": n_nonrel[where],
+                         "judged": judged_ret}  # fmt: skip
+            elif base == "err":
+                extra = {"max_grade": max_grade}
+            kernel = METRICS["dcg" if base == "ndcg" else base].kernel
+            full[where] = kernel(rk, k, **{**opts, "gain": g, **extra})[0]
         if base == "ndcg":
             # the ideal DCG of all judged documents, retrieved or not, as trec_eval's
-            ideal = _ideal_dcg(rk_judged, k, gain)
+            ideal = _ideal_dcg(rk_judged, k, g)
             mask = ideal <= 0
             np.divide(full, ideal, out=full, where=~mask)
             np.minimum(full, 1.0, out=full)  # rounding can push a perfect ranking above 1
+        elif base in ("dcg", "err"):
+            mask = top_grade <= 0  # graded measures: no document with a positive grade
         else:
             mask = n_relevant == 0
             if base in ("map", "recall") and rk is not None:
@@ -919,6 +982,29 @@ def _evaluate(qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, qu
     return _Evaluation(qids, n_docs, n_relevant, values, no_rel)
 
 
+def _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade) -> dict[str, Any]:
+    """Check :func:`evaluate_run`'s options; the keyword arguments of :func:`_evaluate`."""
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | np.integer):
+        raise TypeError(f"`relevance_level` must be an int >= 1; got {relevance_level!r}")
+    if relevance_level < 1:
+        raise ValueError(f"`relevance_level` must be an int >= 1; got {relevance_level!r}")
+    _check_choice(ties, "ties", TREC_TIES)
+    _check_choice(gain, "gain", GAINS)
+    _check_choice(queries, "queries", QUERIES)
+    _check_choice(no_relevant, "no_relevant", NO_RELEVANT)
+    if max_grade is not None and (
+        isinstance(max_grade, bool)
+        or not isinstance(max_grade, int | float | np.number)
+        or not (math.isfinite(float(max_grade)) and max_grade >= 0)
+    ):
+        raise ValueError(f"`max_grade` must be a number >= 0 or None; got {max_grade!r}")
+    return {
+        "relevance_level": int(relevance_level), "ties": ties, "gain": gain,
+        "queries": queries, "policy": no_relevant,
+        "max_grade": None if max_grade is None else float(max_grade),
+    }  # fmt: skip
+
+
 def evaluate_run(
     qrels: Qrels | Mapping,
     run: Run | Mapping,
@@ -929,6 +1015,7 @@ def evaluate_run(
     gain: str = "linear",
     queries: str = "qrels",
     no_relevant: str = "zero",
+    max_grade: int | None = None,
     per_query: bool = False,
 ):
     """Evaluate a TREC run against qrels, as trec_eval does, into a tidy polars frame.
@@ -956,18 +1043,28 @@ def evaluate_run(
       pytrec_eval returns).
     * A query without relevant documents scores 0 (``no_relevant="zero"``).
     * Gains are linear (the relevance value); P@k divides by ``k``, AP@k by ``R``.
+    * ``Rprec`` counts the relevant documents among the first ``R`` retrieved, over ``R``.
+      ``bpref`` follows trec_eval's ``m_bpref.c``: unjudged documents and negative
+      judgments are skipped, ``N`` counts the judged documents with ``0 <= rel < level``.
+      ``success@k`` is 1 when a relevant document is in the top ``k``.
+    * ``judged@k`` (ir_measures' ``Judged@k``) is the fraction of the top ``min(k, n_ret)``
+      retrieved documents that the qrels judge (any value, negative too).
+    * ERR@k uses ``R_i = (2^rel - 1) / 2^max_grade`` (gdeval's, with ``max_grade=4``).
 
     Parameters
     ----------
-    qrels : Qrels or mapping qid -> {docno: rel}
-    run : Run or mapping qid -> {docno: score}
+    qrels : Qrels, mapping qid -> {docno: rel}, or path of a qrels file
+    run : Run, mapping qid -> {docno: score}, or path of a run file
     metrics : str or sequence of str
-        Case-insensitive names in selrank/ranx, trec_eval or ir_measures style:
+        Case-insensitive names in selrank/ranx, trec_eval or ir_measures style, one list or
+        one comma-separated string (:func:`~selrank.metrics.names.parse_metrics`):
         ``ndcg``, ``ndcg@k`` = ``ndcg_cut_k`` = ``nDCG@k``; ``map``, ``map@k`` =
         ``map_cut_k`` = ``AP@k``; ``mrr`` = ``recip_rank`` = ``RR``, ``mrr@k`` = ``RR@k``;
         ``precision@k`` = ``P@k`` = ``P_k``; ``recall@k`` = ``R@k`` = ``recall_k``;
-        ``precision`` / ``set_P`` and ``recall`` / ``set_recall`` over the whole run.
-        trec_eval's dotted form (``ndcg_cut.10``) works too.
+        ``precision`` / ``set_P`` and ``recall`` / ``set_recall`` over the whole run;
+        ``Rprec``; ``bpref``; ``success@k`` = ``success_k`` = ``Success@k`` =
+        ``hit_rate@k``; ``judged@k`` = ``Judged@k``; ``err@k`` = ``ERR@k``.
+        trec_eval's dotted form (``ndcg_cut.10``, ``P.5,10``) works too.
     relevance_level : int
         ``rel >= relevance_level`` is relevant for MAP, MRR, precision and recall
         (trec_eval ``-l``); NDCG uses the graded values.
@@ -982,6 +1079,9 @@ def evaluate_run(
         Value of NDCG, MAP, MRR and recall on a query without relevant judged documents
         (``"one"`` leaves precision at 0; ``"exclude"`` drops such queries from every
         metric), as in :func:`~selrank.metrics.evaluate`.
+    max_grade : int or None
+        ERR's highest grade; ``None`` takes the largest relevance in the qrels. gdeval (and
+        ir_measures' ``ERR@k``) use 4.
     per_query : bool
         One row per query instead of the summary.
 
@@ -1005,29 +1105,19 @@ def evaluate_run(
     [('q1', 3, 2, 0.4796..., 0.5), ('q2', 0, 1, 0.0, 0.0)]
     """
     parsed = _parse_trec_metrics(metrics)
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int | np.integer):
-        raise TypeError(f"`relevance_level` must be an int >= 1; got {relevance_level!r}")
-    if relevance_level < 1:
-        raise ValueError(f"`relevance_level` must be an int >= 1; got {relevance_level!r}")
-    _check_choice(ties, "ties", TREC_TIES)
-    _check_choice(gain, "gain", GAINS)
-    _check_choice(queries, "queries", QUERIES)
-    _check_choice(no_relevant, "no_relevant", NO_RELEVANT)
+    options = _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade)
     pl = _require_polars()
-    ev = _evaluate(
-        _as_qrels(qrels), _as_run(run), parsed, relevance_level=int(relevance_level),
-        ties=ties, gain=gain, queries=queries, policy=no_relevant,
-    )  # fmt: skip
+    ev = _evaluate(_as_qrels(qrels), _as_run(run), parsed, **options)
     if per_query:
         frame = pl.DataFrame(
             {"query": ev.qids, "n_docs": ev.n_docs, "n_relevant": ev.n_relevant},
             schema={"query": pl.String, "n_docs": pl.Int64, "n_relevant": pl.Int64},
         )
         return frame.with_columns(
-            [pl.Series(name, ev.values[name], nan_to_null=True) for name, _, _ in parsed]
+            [pl.Series(name, ev.values[name], nan_to_null=True) for name, *_ in parsed]
         )
     rows = []
-    for name, _, _ in parsed:
+    for name, *_ in parsed:
         v = ev.values[name]
         kept = v[~np.isnan(v)]
         rows.append(

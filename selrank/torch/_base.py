@@ -250,8 +250,9 @@ class RankingHead(nn.Module):
 
     def _values(self, z, y, lists):
         valid = lists.valid
-        if valid.numel() and not lists.any_real:
-            # nothing real in the batch: a zero loss that keeps the graph (finite gradient)
+        if not valid.numel() or not lists.any_real:
+            # nothing real in the batch (no lists, empty lists or all padding): a zero loss
+            # that keeps the graph (a zero, finite gradient)
             zeros = torch.where(valid, z, torch.zeros((), dtype=z.dtype, device=z.device)) * 0.0
             if self.unit == "batch":
                 return zeros.sum().reshape(1)

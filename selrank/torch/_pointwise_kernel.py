@@ -43,16 +43,19 @@ from ..links import Exp
 
 __all__ = ["available", "exp_bregman_grad"]
 
-try:  # numba is optional (the "fast" extra)
-    import numba
+from .._numba import available as _numba_available
+from .._numba import installed as _numba_installed
+from .._numba import numba
 
-    _NUMBA = True
-except ImportError:  # pragma: no cover - exercised only without numba
-    numba = None
-    _NUMBA = False
+# numba is optional (the "fast" extra) and imported only when a kernel first runs
+# (selrank._numba): the decorations below are lazy, and cached where a location is writable
+_NUMBA = _numba_installed()
 
 
 def _kernel(zh, z, a, b, thr, two, six, lo, hi):  # pragma: no cover - jitted
+    n = zh.shape[0]
+    if z.shape[0] != n or a.shape[0] != n or b.shape[0] != n:  # bounds of the writes below
+        raise IndexError("exp link kernel: arrays of different lengths")
     inside = True  # every score in [lo, hi] (the caps; NaN is not): else the caller discards
     for i in range(zh.shape[0]):
         ea = a[i]
@@ -78,15 +81,14 @@ if _NUMBA:
 
 
 def available() -> bool:
-    """True when numba is installed (the kernel can run)."""
-    return _NUMBA
+    """True when numba is installed (the kernel can run); imports numba, compiles nothing."""
+    return _NUMBA and _numba_available()
 
 
 def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
     """``link.bregman_grad(z_hat, z)`` through the kernel, or None where it does not apply."""
     if not (
-        _NUMBA
-        and type(link) is Exp
+        type(link) is Exp
         and link.alpha == 1.0
         and link.beta == 0.0
         and z_hat.dtype in (torch.float32, torch.float64)
@@ -98,6 +100,7 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         and z_hat.is_contiguous()
         and z.is_contiguous()
         and not (z_hat.requires_grad or z.requires_grad)
+        and available()
     ):
         return None
     lo, hi = float(link._lo), float(link._hi)
@@ -123,3 +126,14 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         hi,
     )
     return (values, grad) if inside else None
+
+
+def warm_up() -> None:
+    """Compile the kernel for float32 and float64 now (see
+    :func:`selrank.losses._kernels.warm_up`)."""
+    if not available():
+        return
+    link = Exp()
+    for dtype in (torch.float32, torch.float64):
+        z = torch.linspace(-1.0, 1.0, 8, dtype=dtype)
+        exp_bregman_grad(link, z, torch.zeros(8, dtype=dtype))

@@ -191,10 +191,12 @@ def test_card():
 def test_read_session_clicks_errors(tmp_path):
     f = tmp_path / "clicks.txt"
     f.write_text("SessionId\tItemId\tTime\n1\t5\t10.5\n\n1\tx\t11\n")
-    with pytest.raises(ValueError, match=re.escape(f"{f}, line 4: expected integer SessionId")):
+    with pytest.raises(
+        ValueError, match=re.escape(f"{f}, line 4, column 3: ItemId must be an integer; got 'x'")
+    ):
         read_session_clicks(f)
     f.write_text("SessionId\tItemId\tTime\n1\t5\t10.5\t3\n")
-    with pytest.raises(ValueError, match=re.escape(f"{f}, line 2:")):
+    with pytest.raises(ValueError, match=re.escape(f"{f}, line 2, column 10: expected 3 tab")):
         read_session_clicks(f)
     f.write_text("session,item,time\n1,5,10\n")
     with pytest.raises(ValueError, match=re.escape(f"{f}, line 1: expected the header")):
@@ -205,7 +207,7 @@ def test_read_session_clicks_errors(tmp_path):
 
 def test_dwell_dataset_validates():
     good = pl.DataFrame({"session": [1, 1], "item": [1, 2], "time": [0.0, 1.0]})
-    with pytest.raises(TypeError, match="polars DataFrame"):
+    with pytest.raises(TypeError, match="polars or pandas DataFrame"):
         dwell_dataset({"session": [1]}, good)
     with pytest.raises(ValueError, match=r"missing \['item'\]"):
         dwell_dataset(good.drop("item"), good)

@@ -17,14 +17,17 @@ import pytest
 from selrank.metrics import (
     METRICS,
     average_precision,
+    bpref,
     dcg,
     err,
     evaluate,
     ndcg,
     parse_metric,
     precision_at_k,
+    r_precision,
     recall_at_k,
     reciprocal_rank,
+    success_at_k,
 )
 
 # --------------------------------------------------------------------------------------
@@ -93,6 +96,34 @@ def ref_recall(lab, k, thr=0.0):
     return sum(rel if k is None else rel[:k]) / R
 
 
+def ref_rprec(lab, thr=0.0):
+    rel = [x > thr for x in lab]
+    R = sum(rel)
+    return None if R == 0 else sum(rel[:R]) / R
+
+
+def ref_bpref(lab, thr=0.0):
+    """trec_eval's m_bpref.c, every row judged."""
+    rel = [x > thr for x in lab]
+    R, N = sum(rel), len(rel) - sum(rel)
+    if R == 0:
+        return None
+    total, nonrel = 0.0, 0
+    for r in rel:
+        if not r:
+            nonrel += 1
+        elif nonrel > 0:
+            total += 1.0 - min(nonrel, R) / min(N, R)
+        else:
+            total += 1.0
+    return total / R
+
+
+def ref_success(lab, k, thr=0.0):
+    rel = [x > thr for x in lab]
+    return float(any(rel if k is None else rel[:k]))
+
+
 def orderings(lab, sc, ties):
     """Label sequences of the rankings a tie policy stands for (all of them for 'average')."""
     idx = range(len(lab))
@@ -125,6 +156,12 @@ def ref_metric(name, lab, sc, ties, k, **kw):
             v = ref_err(order, k, kw["gmax"])
         elif name == "precision":
             v = ref_precision(order, k, kw.get("capped", False))
+        elif name == "rprec":
+            v = ref_rprec(order)
+        elif name == "bpref":
+            v = ref_bpref(order)
+        elif name == "success":
+            v = ref_success(order, k)
         else:
             v = ref_recall(order, k)
         if v is None:
@@ -180,7 +217,11 @@ def tied_queries(rng):
 FUNCS = {
     "ndcg": ndcg, "dcg": dcg, "map": average_precision, "mrr": reciprocal_rank,
     "err": err, "precision": precision_at_k, "recall": recall_at_k,
+    "rprec": lambda *a, k=None, **kw: r_precision(*a, **kw),
+    "bpref": lambda *a, k=None, **kw: bpref(*a, **kw),
+    "success": success_at_k,
 }  # fmt: skip
+NO_CUTOFF = ("rprec", "bpref")
 
 
 def test_function_table_covers_registry():
@@ -188,8 +229,10 @@ def test_function_table_covers_registry():
 
 
 @pytest.mark.parametrize("ties", ["average", "stable", "pessimistic", "optimistic"])
-@pytest.mark.parametrize("k", [None, 1, 3])
-@pytest.mark.parametrize("name", sorted(METRICS))
+@pytest.mark.parametrize(
+    ("name", "k"),
+    [(n, k) for n in sorted(METRICS) for k in ([None] if n in NO_CUTOFF else [None, 1, 3])],
+)
 def test_matches_reference_with_ties(tied_queries, name, k, ties):
     y, s, sizes = tied_queries
     kw = {}
@@ -611,7 +654,9 @@ def test_negative_labels_allowed_where_meaningful():
 def test_parse_metric():
     assert parse_metric("NDCG@5") == ("ndcg", 5)
     assert parse_metric("recall") == ("recall", None)
-    with pytest.raises(ValueError, match=r"choose one of \['dcg', 'err', 'map'"):
+    assert parse_metric("ndcg_cut_10") == ("ndcg", 10)
+    assert parse_metric("Success@5") == ("success", 5)
+    with pytest.raises(ValueError, match=r"unknown metric 'auc@5'; accepted names: ndcg, "):
         parse_metric("auc@5")
     for bad in ("ndcg@0", "ndcg@x", "ndcg@-1"):
         with pytest.raises(ValueError, match="positive integer"):

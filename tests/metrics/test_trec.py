@@ -89,10 +89,15 @@ PAIRS = [
     ("recall_100", "recall_100"),
     ("set_P", "set_P"),
     ("recall", "set_recall"),
+    ("Rprec", "Rprec"),
+    ("bpref", "bpref"),
+    ("success_1", "success_1"),
+    ("Success@5", "success_5"),
+    ("hit_rate@10", "success_10"),
 ]
 PYTREC_MEASURES = {
     "ndcg", "ndcg_cut.5,10", "map", "map_cut.5,100", "recip_rank", "P.5,10",
-    "recall.5,100", "set_P", "set_recall",
+    "recall.5,100", "set_P", "set_recall", "Rprec", "bpref", "success.1,5,10",
 }  # fmt: skip
 
 
@@ -581,7 +586,10 @@ def test_metric_name_styles():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"metrics": "Rprec"}, ValueError, "unknown metric 'Rprec'; accepted names: ndcg, "),
+        ({"metrics": "infAP"}, ValueError, "unknown metric 'infAP'; accepted names: ndcg, "),
+        ({"metrics": "bpref@10"}, ValueError, "bpref takes no cut-off"),
+        ({"metrics": "P(rel=2)@5"}, ValueError, "parameters in parentheses"),
+        ({"max_grade": -1}, ValueError, "`max_grade` must be a number >= 0"),
         ({"metrics": "ndcg_cut"}, ValueError, "needs a cut-off, e.g. 'ndcg_cut_10'"),
         ({"metrics": "set_P@5"}, ValueError, "set_p takes no cut-off"),
         ({"metrics": "ndcg@0"}, ValueError, "the cut-off must be a positive integer"),
