@@ -39,6 +39,7 @@ from typing import Any
 
 from .base import BACKENDS, GBDT_DEFAULTS, RANKER_LABEL_SCALE, RANKER_LOSS_DEFAULTS
 from .classifier import SelectiveClassifier
+from .export import EXPORT_FORMATS, export_model
 from .persistence import load
 from .ranker import SelectiveRanker, ndcg_scorer
 from .regressor import SelectiveRegressor
@@ -53,6 +54,8 @@ __all__ = [
     "RANKER_LABEL_SCALE",
     "RANKER_LOSS_DEFAULTS",
     "load",
+    "export_model",
+    "EXPORT_FORMATS",
     "ndcg_scorer",
 ]
 

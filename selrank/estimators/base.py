@@ -25,7 +25,15 @@ from ._validation import (
     check_parameter_names,
     is_verbose,
 )
-from .persistence import _FORMAT, _FORMAT_VERSION, ESTIMATOR_CLASSES, _decode, _encode, load
+from .persistence import (
+    _FORMAT,
+    _FORMAT_VERSION,
+    ESTIMATOR_CLASSES,
+    _decode,
+    _encode,
+    document_checksum,
+    load,
+)
 
 logger = logging.getLogger("selrank")
 
@@ -572,6 +580,10 @@ class _SelectiveEstimator(BaseEstimator):
             callbacks=callbacks or None,
         )
         best = getattr(booster, "best_iteration", None) if evals and esr else None
+        if best is not None and int(best) + 1 < objective.n_rounds(booster):
+            # keep the best rounds only (LightGBM's booster is cut the same way), so that plain
+            # XGBoost, which predicts every tree of a saved model, scores what predict scores
+            booster = booster[: int(best) + 1]
         return booster, (None if best is None else int(best) + 1), history
 
     # -- notebook display ----------------------------------------------------------------------------------
@@ -615,13 +627,29 @@ class _SelectiveEstimator(BaseEstimator):
             )
 
     def decision_function(self, X):
-        """Model scores (score space, intercept included)."""
+        """Model scores (score space, intercept included).
+
+        A 2-D float NumPy array with the fitted number of columns (and a model fitted without
+        column names) goes straight to the booster (online scoring: ``docs/benchmarks.md``);
+        anything else is checked as in ``fit``.
+        """
         self._check_fitted()
-        feats = self._features(X, reset=False)  # names, order and width as in fit, every backend
+        if (
+            type(X) is np.ndarray
+            and X.ndim == 2
+            and X.dtype.kind == "f"
+            and X.shape[0] > 0
+            and X.shape[1] == self.n_features_in_
+            and getattr(self, "feature_names_in_", None) is None
+        ):
+            data = X  # the fast path: what _features would return unchanged
+        else:
+            # names, order and width as in fit, on every backend
+            data = self._features(X, reset=False).data
         if hasattr(self, "model_"):
-            return np.asarray(A.to_numpy(self.model_.predict(feats.data)), dtype=np.float64)
+            return np.asarray(A.to_numpy(self.model_.predict(data)), dtype=np.float64)
         return np.asarray(
-            self.objective_.predict(self.booster_, feats.data, n_iterations=self.best_iteration_),
+            self.objective_.predict(self.booster_, data, n_iterations=self.best_iteration_),
             dtype=np.float64,
         )
 
@@ -677,7 +705,9 @@ class _SelectiveEstimator(BaseEstimator):
                 {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in fitted.items()}
             ),
             "model": model,
+            "intercept_in_model": bool(self.objective_.intercept_in_model(self.booster_)),
         }
+        doc["checksum"] = document_checksum(doc)
         with open_write(path, text=True) as fh:  # gzip when the name ends in .gz
             json.dump(doc, fh)
 
@@ -706,6 +736,7 @@ class _SelectiveEstimator(BaseEstimator):
         model = doc["model"] if self.backend == "lightgbm" else base64.b64decode(doc["model"])
         self.booster_ = self.objective_.load_model(model)
         self.objective_._write_intercept(self.booster_, self.intercept_)  # noqa: SLF001 (files before 0.2)
+        self.objective_.fold_intercept(self.booster_)  # format 1: the model lacked it (no-op in 2)
 
     # -- scikit-learn tags ----------------------------------------------------------------------------------
     #: scikit-learn checks that cannot apply, with the reason (scikit-learn >= 1.6 has no tag for

@@ -48,7 +48,8 @@ from ._validation import (
 logger = logging.getLogger("selrank")
 
 _FORMAT = "selrank-neural-ranker"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2  # 2: with "checksum" (SHA-256 of the JSON fields and every tensor's bytes)
+_READABLE_VERSIONS = (1, 2)
 _FITTED = ("n_features_in_", "evals_result_", "best_iteration_", "best_score_", "n_epochs_")
 
 __all__ = ["NeuralRanker", "MLPScorer", "ACTIVATIONS", "NotFittedError"]
@@ -678,6 +679,7 @@ class NeuralRanker:
             "feature_mean": torch.as_tensor(self.feature_mean_),
             "feature_scale": torch.as_tensor(self.feature_scale_),
         }
+        doc["checksum"] = _checksum(doc)
         from .._files import open_write
 
         with open_write(path) as fh:  # gzip when the name ends in .gz
@@ -703,22 +705,33 @@ class NeuralRanker:
             raise ValueError(
                 f"{os.fspath(path)!r} is not a saved NeuralRanker (format {_FORMAT!r} expected)"
             )
-        if doc.get("version") != _FORMAT_VERSION:
+        if doc.get("version") not in _READABLE_VERSIONS:
             raise ValueError(
                 f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads "
-                f"{_FORMAT_VERSION}"
+                f"{list(_READABLE_VERSIONS)}"
             )
-        params = _decode(json.loads(doc["params"]))
-        params["hidden_layers"] = tuple(params["hidden_layers"])
-        est = cls(**params, device=device)
-        hidden = est._check_params()
-        fitted = json.loads(doc["fitted"])
-        for k, v in fitted.items():
-            setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
-        est.feature_mean_ = doc["feature_mean"].numpy()
-        est.feature_scale_ = doc["feature_scale"].numpy()
-        model = MLPScorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
-        model.load_state_dict(doc["state"])
+        where = repr(os.fspath(path))
+        try:
+            if doc["version"] >= 2 and doc.get("checksum") != _checksum(doc):
+                raise ValueError("the checksum of its content does not match the stored one")
+            tensors = [doc["feature_mean"], doc["feature_scale"], *doc["state"].values()]
+            if not all(torch.is_tensor(t) and bool(torch.isfinite(t).all()) for t in tensors):
+                raise ValueError("it holds non-finite or missing weights")
+            if not bool((doc["feature_scale"] > 0).all()):
+                raise ValueError("its feature scales are not positive")
+            params = _decode(json.loads(doc["params"]))
+            params["hidden_layers"] = tuple(params["hidden_layers"])
+            est = cls(**params, device=device)
+            hidden = est._check_params()
+            fitted = json.loads(doc["fitted"])
+            for k, v in fitted.items():
+                setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
+            est.feature_mean_ = doc["feature_mean"].numpy()
+            est.feature_scale_ = doc["feature_scale"].numpy()
+            model = MLPScorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
+            model.load_state_dict(doc["state"])
+        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
+            raise ValueError(f"{where} is a damaged NeuralRanker file: {exc}") from None
         est.model_ = model.to(_device(device)).eval()
         est.head_ = est._make_head()
         return est
@@ -849,3 +862,19 @@ class _Progress:
     def close(self):
         if self.bar is not None:
             self.bar.close()
+
+
+def _checksum(doc: dict) -> str:
+    """SHA-256 of a saved ranker's JSON fields and the dtype, shape and bytes of every tensor."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for key in ("format", "version", "params", "fitted"):
+        h.update(f"{key}={doc.get(key)!r};".encode())
+    tensors = [("feature_mean", doc["feature_mean"]), ("feature_scale", doc["feature_scale"])]
+    tensors += sorted(doc["state"].items())
+    for name, t in tensors:
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()

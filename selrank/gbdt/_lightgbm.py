@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import sys
 import uuid
 import warnings
 from typing import Any
@@ -36,6 +37,9 @@ _NUM_CLASS_ALIASES = ("num_class", "num_classes")
 _MAX_BINDINGS = 16
 #: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
 _INTERCEPT_LINE = "selrank_intercept:"
+#: Second trailer line (estimator file format 2): the trees already hold the intercept. Model text
+#: without it (older files) is folded when loaded.
+_IN_MODEL_LINE = "selrank_intercept_in_model:"
 
 
 def import_lightgbm():
@@ -49,6 +53,9 @@ def import_lightgbm():
 
 
 def _is_dataset(x: Any) -> bool:
+    lgb = sys.modules.get("lightgbm")
+    if lgb is not None and isinstance(x, lgb.Dataset):  # subclasses too
+        return True
     return type(x).__name__ == "Dataset" and type(x).__module__.startswith("lightgbm")
 
 
@@ -274,15 +281,38 @@ class LightGBMObjective(GBDTObjective):
     def predict(self, booster, X, *, intercept=None, n_iterations: int | None = None, **kwargs):
         """Scores of ``booster`` on ``X`` including the intercept it was trained from.
 
-        ``raw_score`` plus :meth:`~GBDTObjective.booster_intercept` (stored in the booster by
-        :meth:`train` and :meth:`save_model`), from the first ``n_iterations`` rounds (all:
-        ``None``); further keyword arguments go to :meth:`lightgbm.Booster.predict`.
+        The raw score of a booster from :meth:`train` (whose first trees hold the intercept:
+        :meth:`~GBDTObjective.intercept_in_model`); for other boosters the raw score plus
+        :meth:`~GBDTObjective.booster_intercept`. ``intercept=`` replaces the booster's
+        intercept (as a base margin does in XGBoost). From the first ``n_iterations`` rounds (all: ``None``); further keyword
+        arguments go to :meth:`lightgbm.Booster.predict`.
         """
-        c = self.booster_intercept(booster, intercept)
+        c = self.booster_offset(booster, intercept)
         if n_iterations is not None:
             kwargs["num_iteration"] = int(n_iterations)
         raw = np.asarray(booster.predict(X, raw_score=True, **kwargs), dtype=np.float64)
-        return raw + np.asarray(c)
+        return raw if np.ndim(c) == 0 and c == 0.0 else raw + np.asarray(c)
+
+    def _fold(self, booster, c: np.ndarray) -> bool:
+        """Add the intercept to every leaf of the first tree of each class (checked on a probe row)."""
+        k = int(booster.num_model_per_iteration())
+        if booster.num_trees() < k:
+            return False
+        c = np.broadcast_to(c, (k,)).astype(np.float64)
+        probe = np.zeros((1, booster.num_feature()))
+        before = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
+        info = booster.dump_model(num_iteration=1)["tree_info"]
+        old = {}
+        for t in range(k):
+            for leaf in range(int(info[t]["num_leaves"])):
+                old[t, leaf] = booster.get_leaf_output(t, leaf)
+                booster.set_leaf_output(t, leaf, old[t, leaf] + float(c[t]))
+        after = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
+        if np.allclose(after - before, c, rtol=1e-9, atol=1e-9):
+            return True
+        for (t, leaf), v in old.items():  # e.g. linear trees: leaf values are not the output
+            booster.set_leaf_output(t, leaf, v)
+        return False
 
     # -- training and persistence -----------------------------------------------------------------
     def train(
@@ -308,17 +338,53 @@ class LightGBMObjective(GBDTObjective):
         LightGBM; a constant model (the intercept) is returned instead, with a warning that
         names the cause, as LightGBM's built-in objectives do.
 
+        The intercept is also folded into the model (the leaf values of the first tree of each
+        class, unless ``init_model`` continues a model or ``keep_training_booster=True``), so
+        plain ``lightgbm.Booster(model_file=...)`` predicts :meth:`predict`'s scores.
+
+        Thread safety: each call trains with a private copy of the objective, so one objective
+        may train in several threads at once; ``intercept_`` then holds the intercept of the
+        call that finished last (each booster keeps its own).
+
         Returns
         -------
         lightgbm.Booster
         """
-        lgb = import_lightgbm()
         p = dict(params or {})
         if p.get("objective", self) is not self:
             raise ValueError(
                 f"params['objective'] is {p['objective']!r}; LightGBMObjective.train trains with itself"
             )
         p.pop("objective", None)
+        twin = self._private_copy()
+        booster = twin._train(
+            p,
+            train_set,
+            num_boost_round,
+            valid_sets=valid_sets,
+            valid_names=valid_names,
+            feval=feval,
+            init_model=init_model,
+            callbacks=callbacks,
+            keep_training_booster=keep_training_booster,
+        )
+        self._adopt(twin)
+        return booster
+
+    def _train(
+        self,
+        p: dict,
+        train_set,
+        num_boost_round: int,
+        *,
+        valid_sets,
+        valid_names,
+        feval,
+        init_model,
+        callbacks,
+        keep_training_booster: bool,
+    ):
+        lgb = import_lightgbm()
         valid_sets = list(valid_sets or [])
         self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
         intercept = self.intercept_
@@ -349,7 +415,7 @@ class LightGBMObjective(GBDTObjective):
                 callbacks=callbacks,
                 keep_training_booster=keep_training_booster,
             )
-        self._write_intercept(booster, intercept)
+        self._trained(booster, intercept, fold=init_model is None and not keep_training_booster)
         return booster
 
     @staticmethod
@@ -372,26 +438,54 @@ class LightGBMObjective(GBDTObjective):
         ]
 
     def save_model(self, booster, **kwargs) -> str:
-        """LightGBM's model text with the booster's intercept (a line LightGBM's parser skips).
+        """LightGBM's model text with the booster's intercept (lines LightGBM's parser skips).
 
-        ``lightgbm.Booster(model_str=...)`` still reads it; :meth:`load_model` also restores
-        the intercept. Keyword arguments go to :meth:`lightgbm.Booster.model_to_string`.
+        The intercept is folded into the trees first (:meth:`~GBDTObjective.fold_intercept`),
+        so ``lightgbm.Booster(model_str=...)`` predicts the same scores as :meth:`predict`;
+        :meth:`load_model` restores the intercept as metadata. Keyword arguments go to
+        :meth:`lightgbm.Booster.model_to_string`.
         """
         c = self.booster_intercept(booster)
+        self.fold_intercept(booster, c)
         text = booster.model_to_string(**kwargs)
         line = f"{_INTERCEPT_LINE}{json.dumps(np.asarray(c).tolist())}\n"
+        if self.intercept_in_model(booster):
+            line += f"{_IN_MODEL_LINE}true\n"
         cut = text.rfind("pandas_categorical:")  # LightGBM reads that one from the last line
         return text[:cut] + line + text[cut:] if cut >= 0 else text + line
 
     def load_model(self, model_str: str):
-        """A booster from :meth:`save_model`'s text, with its intercept."""
+        """A booster from :meth:`save_model`'s text, with its intercept.
+
+        Text written before the intercept went into the trees (no
+        ``selrank_intercept_in_model`` line) is folded now: the booster scores as before.
+        """
         lgb = import_lightgbm()
         booster = lgb.Booster(model_str=model_str)
-        for line in model_str.splitlines():
+        intercept, in_model = None, False
+        for line in model_str[model_str.rfind("end of trees") :].splitlines():
             if line.startswith(_INTERCEPT_LINE):
-                self._write_intercept(booster, json.loads(line[len(_INTERCEPT_LINE) :]))
-                break
+                intercept = _checked_intercept(json.loads(line[len(_INTERCEPT_LINE) :]))
+            elif line.startswith(_IN_MODEL_LINE):
+                in_model = line[len(_IN_MODEL_LINE) :].strip() == "true"
+        if intercept is not None:
+            self._write_intercept(booster, intercept)
+            if in_model:
+                self._mark_in_model(booster)
+            else:
+                self.fold_intercept(booster, intercept)
         return booster
+
+
+def _checked_intercept(value):
+    """A stored intercept: finite numbers (a float or one per class), else ``ValueError``."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.ndim > 1 or arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"the stored intercept must be finite numbers; got {value!r}")
+    return value
 
 
 def _check_subset_keeps_queries(dataset) -> None:

@@ -682,6 +682,89 @@ class GBDTObjective:
     def _write_intercept(self, booster, intercept) -> None:
         booster._selrank_intercept = _intercept_value(intercept)  # noqa: SLF001
 
+    # -- the intercept inside the model (what a serving stack reads) ------------------------
+    def intercept_in_model(self, booster) -> bool:
+        """Whether ``booster``'s own model already includes its intercept.
+
+        True for boosters from :meth:`train` (and models saved by :meth:`save_model`, or
+        loaded from older files by :meth:`load_model`): LightGBM then carries the intercept
+        in the leaf values of its first tree (one per class), XGBoost as its ``base_score``,
+        and the plain library predicts ``model.predict``'s scores without selrank.
+        """
+        return bool(getattr(booster, "_selrank_in_model", False))
+
+    def _mark_in_model(self, booster) -> None:
+        booster._selrank_in_model = True  # noqa: SLF001
+
+    def fold_intercept(self, booster, intercept=None) -> bool:
+        """Put the booster's intercept inside its model; returns whether the model now holds it.
+
+        Idempotent (a booster that holds its intercept is left alone). The change is checked
+        on a probe row: where the library cannot hold it (LightGBM's ``linear_tree``, a
+        booster without trees, an XGBoost release without vector ``base_score`` for
+        multi-class) the booster is left unchanged, returns ``False`` and a warning says
+        that plain-library predictions lack the intercept.
+        """
+        if self.intercept_in_model(booster):
+            return True
+        c = self.booster_intercept(booster, intercept)
+        ok = self._fold(booster, np.asarray(c, dtype=np.float64))
+        if ok:
+            self._write_intercept(booster, c)
+            self._mark_in_model(booster)
+        else:
+            warnings.warn(
+                f"the intercept {np.round(np.asarray(c), 6).tolist()} could not be put inside this "
+                f"{self.backend} model; selrank adds it when predicting, but the plain library's "
+                "predictions from the saved model lack it",
+                UserWarning,
+                stacklevel=3,
+            )
+        return ok
+
+    def _fold(self, booster, c: np.ndarray) -> bool:  # pragma: no cover - backends override
+        return False
+
+    def booster_offset(self, booster, intercept=None):
+        """What :meth:`predict` adds to the booster's raw output: 0 when the model holds it.
+
+        ``intercept=`` replaces the booster's intercept (for a booster that holds one, the
+        difference is added).
+        """
+        if intercept is not None:
+            if self.intercept_in_model(booster):
+                held = np.asarray(self.booster_intercept(booster), dtype=np.float64)
+                return _intercept_value(np.asarray(intercept, dtype=np.float64) - held)
+            return _intercept_value(intercept)
+        if self.intercept_in_model(booster):
+            return 0.0
+        return self.booster_intercept(booster)
+
+    def _trained(self, booster, intercept, fold: bool = True) -> None:
+        """Record ``intercept`` in a booster that :meth:`train` returns; fold it when asked."""
+        self._write_intercept(booster, intercept)
+        if fold and self.fold_intercept(booster, intercept):
+            with self._lock:  # a fallback for copies of the booster without selrank's metadata
+                if self._fitted_intercepts:
+                    self._fitted_intercepts[-1] = np.zeros_like(self._fitted_intercepts[-1])
+
+    # -- sharing between threads ---------------------------------------------------------------
+    def _private_copy(self):
+        """A copy with its own bindings, pool and fitted state (for one :meth:`train` call)."""
+        twin = type(self).__new__(type(self))
+        twin.__setstate__(self.__getstate__())
+        twin._fitted_intercepts = []  # noqa: SLF001
+        twin._warned = set(self._warned)  # noqa: SLF001 (a warning given once stays given)
+        return twin
+
+    def _adopt(self, twin) -> None:
+        """Take over what a private copy fitted (under the lock: the last training wins)."""
+        with self._lock:
+            self.intercept_ = twin.intercept_
+            self.hessian_scale_ = twin.hessian_scale_
+            self._fitted_intercepts.extend(twin._fitted_intercepts)  # noqa: SLF001
+            self._warned.update(twin._warned)  # noqa: SLF001
+
     def _check_degenerate_start(self, b: _Binding, label, n_classes) -> None:
         """Refuse targets that saturate the loss at its optimal constant (nothing to learn from).
 

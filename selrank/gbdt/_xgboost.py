@@ -17,6 +17,9 @@ __all__ = ["XGBoostObjective", "xgboost_objective", "import_xgboost"]
 
 #: Booster attribute holding the intercept (saved with the model by XGBoost itself).
 _INTERCEPT_ATTR = "selrank_intercept"
+#: Booster attribute (estimator file format 2): ``base_score`` holds the intercept. Models without it
+#: (older files) are folded when loaded.
+_IN_MODEL_ATTR = "selrank_intercept_in_model"
 
 
 def import_xgboost():
@@ -197,28 +200,72 @@ class XGBoostObjective(GBDTObjective):
     ):
         """Scores on ``X`` (an array, CuPy array, DataFrame or DMatrix) including the intercept.
 
-        XGBoost adds its ``base_score`` (0.5 for custom objectives) when no base margin is
-        given; this passes the booster's intercept (:meth:`~GBDTObjective.booster_intercept`,
-        stored by :meth:`train`) as the base margin instead, so the scores are
-        ``intercept + trees``.
+        Boosters from :meth:`train` hold the intercept as their ``base_score``: they are
+        predicted as plain XGBoost predicts them. For other boosters (``base_score`` 0.5 or an
+        estimate) the intercept (:meth:`~GBDTObjective.booster_intercept`) is passed as the base
+        margin instead, so the scores are ``intercept + trees``. ``intercept=`` forces that
+        base margin.
         """
         xgb = import_xgboost()
-        c = np.asarray(self.booster_intercept(booster, intercept))
         if n_iterations is not None:
             iteration_range = (0, int(n_iterations))
         kw = {} if iteration_range is None else {"iteration_range": iteration_range}
+        if intercept is None and self.intercept_in_model(booster):
+            c = None  # base_score holds it: what plain XGBoost predicts
+        else:
+            c = np.asarray(self.booster_intercept(booster, intercept))
         if isinstance(X, xgb.DMatrix):
-            X.set_base_margin(_margin(c, int(X.num_row())))
+            n = int(X.num_row())
+            X.set_base_margin(
+                _margin(np.asarray(self.booster_intercept(booster)), n)
+                if c is None
+                else _margin(c, n)
+            )
             return np.asarray(booster.predict(X, output_margin=True, **kw), dtype=np.float64)
-        n = int(X.shape[0])
-        margin = _margin(c, n)
-        if not A.is_numpy(X) and hasattr(X, "__cuda_array_interface__"):
+        margin = None if c is None else _margin(c, int(X.shape[0]))
+        if margin is not None and not A.is_numpy(X) and hasattr(X, "__cuda_array_interface__"):
             margin = _device_like(margin, X)
         if hasattr(X, "dtypes") and not A.is_numpy(X):  # a DataFrame: categories need a DMatrix
             d = xgb.DMatrix(X, base_margin=margin, enable_categorical=True)
             return np.asarray(booster.predict(d, output_margin=True, **kw), dtype=np.float64)
-        out = booster.inplace_predict(X, predict_type="margin", base_margin=margin, **kw)
+        if margin is not None:
+            kw["base_margin"] = margin
+        out = booster.inplace_predict(X, predict_type="margin", **kw)
         return out if not A.is_numpy(out) else np.asarray(out, dtype=np.float64)
+
+    def intercept_in_model(self, booster) -> bool:
+        if super().intercept_in_model(booster):
+            return True
+        return hasattr(booster, "attr") and booster.attr(_IN_MODEL_ATTR) == "1"
+
+    def _mark_in_model(self, booster) -> None:
+        booster.set_attr(**{_IN_MODEL_ATTR: "1"})
+
+    def _fold(self, booster, c: np.ndarray) -> bool:
+        """Set ``base_score`` to the intercept (checked on a probe row against a base margin)."""
+        xgb = import_xgboost()
+        config = json.loads(booster.save_config())
+        old = config["learner"]["learner_model_param"].get("base_score")
+        value = repr(float(c)) if c.ndim == 0 else "[" + ",".join(map(repr, c.tolist())) + "]"
+        try:
+            booster.set_param({"base_score": value})
+            n_feat = int(booster.num_features())
+            probe = xgb.DMatrix(
+                np.zeros((1, n_feat), dtype=np.float32),
+                feature_names=booster.feature_names,
+                feature_types=booster.feature_types,
+                enable_categorical=True,
+            )
+            plain = np.asarray(booster.predict(probe, output_margin=True), dtype=np.float64)
+            probe.set_base_margin(_margin(c, 1))
+            ref = np.asarray(booster.predict(probe, output_margin=True), dtype=np.float64)
+            if plain.shape == ref.shape and np.allclose(plain, ref, rtol=1e-6, atol=1e-6):
+                return True
+        except Exception:  # noqa: BLE001 - XGBoostError, or a probe XGBoost cannot build
+            pass
+        if old is not None:
+            booster.set_param({"base_score": old})
+        return False
 
     def _read_intercept(self, booster):
         value = booster.attr(_INTERCEPT_ATTR) if hasattr(booster, "attr") else None
@@ -251,16 +298,27 @@ class XGBoostObjective(GBDTObjective):
         return np.array([float(scores.get(name, 0.0)) for name in names[:n_features]])
 
     def save_model(self, booster, raw_format: str = "ubj") -> bytes:
-        """The booster as XGBoost saves it (``save_raw``); its intercept is a booster attribute in it."""
+        """The booster as XGBoost saves it (``save_raw``), its intercept as ``base_score``.
+
+        The intercept is folded in first (:meth:`~GBDTObjective.fold_intercept`), so plain
+        ``xgboost.Booster(model_file=...)`` predicts :meth:`predict`'s margins; it is also
+        kept as the booster attribute ``selrank_intercept``.
+        """
         if booster.attr(_INTERCEPT_ATTR) is None:
             self._write_intercept(booster, self.booster_intercept(booster))
+        self.fold_intercept(booster)
         return bytes(booster.save_raw(raw_format))
 
     def load_model(self, raw) -> Any:
-        """A booster from :meth:`save_model`'s bytes (or a file name), with its intercept."""
+        """A booster from :meth:`save_model`'s bytes (or a file name), with its intercept.
+
+        Models written before the intercept went into ``base_score`` are folded now.
+        """
         xgb = import_xgboost()
         booster = xgb.Booster()
         booster.load_model(bytearray(raw) if isinstance(raw, bytes | bytearray) else raw)
+        if booster.attr(_INTERCEPT_ATTR) is not None and not self.intercept_in_model(booster):
+            self.fold_intercept(booster)
         return booster
 
     # -- training -----------------------------------------------------------------------------------------
@@ -295,10 +353,46 @@ class XGBoostObjective(GBDTObjective):
         The intercept is stored in the booster (attribute ``selrank_intercept``, saved with
         the model), so :meth:`predict` uses the right one for each booster.
 
+        The intercept is also set as the booster's ``base_score``, so plain XGBoost predicts
+        :meth:`predict`'s margins. Each call trains with a private copy of the objective, so
+        one objective may train in several threads at once.
+
         Returns
         -------
         xgboost.Booster
         """
+        twin = self._private_copy()
+        bst = twin._train(
+            params,
+            dtrain,
+            num_boost_round,
+            data=data,
+            evals=evals,
+            custom_metric=custom_metric,
+            early_stopping_rounds=early_stopping_rounds,
+            maximize=maximize,
+            verbose_eval=verbose_eval,
+            callbacks=callbacks,
+            evals_result=evals_result,
+        )
+        self._adopt(twin)
+        return bst
+
+    def _train(
+        self,
+        params: dict,
+        dtrain,
+        num_boost_round: int,
+        *,
+        data,
+        evals,
+        custom_metric,
+        early_stopping_rounds,
+        maximize,
+        verbose_eval,
+        callbacks,
+        evals_result,
+    ):
         xgb = import_xgboost()
         evals = list(evals) if evals else []
         self.set_base_margin(dtrain, *[d for d, _ in evals])
@@ -316,7 +410,7 @@ class XGBoostObjective(GBDTObjective):
                 callbacks=callbacks,
                 evals_result=evals_result,
             )
-            self._write_intercept(bst, self.intercept_)
+            self._trained(bst, self.intercept_)
             return bst
         if str(params.get("booster", "gbtree")) == "dart":
             raise ValueError(
@@ -358,7 +452,7 @@ class XGBoostObjective(GBDTObjective):
         bst = container.after_training(bst)
         if evals_result is not None:
             evals_result.update(container.history)
-        self._write_intercept(bst, self.intercept_)
+        self._trained(bst, self.intercept_)
         return bst
 
 

@@ -36,8 +36,13 @@ def test_lightgbm_reused_objective_predicts_each_booster_with_its_own_intercept(
     c1 = obj.intercept_
     b2 = obj.train(LGB, lgb.Dataset(X, y2), 5)
     assert obj.intercept_ != pytest.approx(c1)
-    np.testing.assert_allclose(obj.predict(b1, X), b1.predict(X, raw_score=True) + c1)
-    np.testing.assert_allclose(obj.predict(b2, X), b2.predict(X, raw_score=True) + obj.intercept_)
+    # the intercept is inside each booster's trees (issue 22): plain LightGBM predicts the scores
+    assert obj.intercept_in_model(b1) and obj.intercept_in_model(b2)
+    np.testing.assert_allclose(obj.predict(b1, X), b1.predict(X, raw_score=True))
+    np.testing.assert_allclose(obj.predict(b2, X), b2.predict(X, raw_score=True))
+    assert np.mean(obj.predict(b1, X)) == pytest.approx(np.mean(y1), abs=0.3)
+    assert np.mean(obj.predict(b2, X)) == pytest.approx(np.mean(y2), abs=3.0)
+    assert obj.booster_intercept(b1) == pytest.approx(c1)  # kept as metadata
     # round trip through the model text (LightGBM still reads it; the intercept comes back)
     text = obj.save_model(b1)
     fresh = lightgbm_objective("pointwise", link="identity")
@@ -71,6 +76,8 @@ def test_xgboost_reused_objective_and_saved_model_keep_the_intercept(rng):
     b2 = obj.train(XGB, xgb.DMatrix(X, y2), 5)
     margin1 = b1.predict(xgb.DMatrix(X, base_margin=np.full(200, c1)), output_margin=True)
     np.testing.assert_allclose(obj.predict(b1, X), margin1, rtol=1e-6)
+    # base_score holds the intercept (issue 22): plain XGBoost predicts the same margins
+    np.testing.assert_allclose(b1.predict(xgb.DMatrix(X), output_margin=True), margin1, rtol=1e-6)
     assert abs(np.mean(obj.predict(b2, X)) - np.mean(y2)) < abs(
         np.mean(obj.predict(b1, X)) - np.mean(y2)
     )
