@@ -779,13 +779,16 @@ def _init_booster(est, init_model):
         init_model._check_fitted()  # noqa: SLF001
         n_iter = init_model.best_iteration_
         booster = init_model.booster_
+        # a model that holds its intercept in its first trees (selrank >= 0.3) scores with it
+        held = init_model.objective_.intercept_in_model(booster)
         if n_iter is not None and n_iter < booster.current_iteration():
             booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=n_iter))
-        return booster_with_intercept(booster, init_model.intercept_)
+        return booster_with_intercept(booster, 0.0 if held else init_model.intercept_)
     if isinstance(init_model, lgb.Booster):
-        c = getattr(
-            init_model, "_selrank_intercept", 0.0
-        )  # a plain booster: raw scores as they are
+        # a plain booster: raw scores as they are (plus selrank's intercept where it is not
+        # already inside the trees)
+        held = bool(getattr(init_model, "_selrank_in_model", False))
+        c = 0.0 if held else getattr(init_model, "_selrank_intercept", 0.0)
         return booster_with_intercept(init_model, c)
     raise TypeError(
         f"`init_model` must be a fitted {type(est).__name__} or a lightgbm.Booster; "
