@@ -131,7 +131,7 @@ def read_session_clicks(path: str | os.PathLike):
     [1396860669277, 1396860670000]
     """
     pl = _pl()
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"click log {path} does not exist")
     # One string per line (no field splitting by polars), so that every malformed line can be

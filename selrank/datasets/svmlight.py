@@ -257,7 +257,7 @@ def read_svmlight(
     ['a', '', '']
     """
     kernel = _kernel()
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"SVMlight file {path} does not exist")
     dt = float_dtype(dtype)
@@ -469,7 +469,7 @@ def write_svmlight(
         parts.append(pl.lit("#") + pl.col("comment"))
     line = pl.concat_str(parts, separator=" ", ignore_nulls=True).alias("line")
 
-    path = Path(path)
+    path = Path(path).expanduser()
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "wb") as fh:
         for lo in range(0, n, int(chunk_rows)):
