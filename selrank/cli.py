@@ -615,7 +615,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args.func(args) or 0)
-    except (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, ImportError) as exc:
+    except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"selrank: error: {message}", file=sys.stderr)
         return 2

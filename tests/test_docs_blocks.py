@@ -11,7 +11,7 @@ reader's own files) is a *fragment*: the line right before its fence is
     <!-- docs-test: preamble NAME -->
 
 and the page says in prose what the fragment assumes; the test runs ``PREAMBLES[NAME]`` (below)
-first, in the same namespace. There is no way to skip a block: a page whose code does not run
+first (once per page), in the same namespace. There is no way to skip a block: a page whose code does not run
 fails here, naming the page, the block and the error.
 
 docs/gradient_walkthrough.md has its own test (tests/test_docs_walkthrough.py).
@@ -142,6 +142,7 @@ def test_page_blocks_run(name, tmp_path, monkeypatch):
     before = _snapshot()
     namespace: dict = {"__name__": f"docs.{name}"}
     found = blocks((DOCS / name).read_text(encoding="utf-8"))
+    done: set[str] = set()  # a preamble runs once per page, before its first fragment
     assert found, name
     for i, (marker, code) in enumerate(found):
         if marker is not None:
@@ -150,7 +151,9 @@ def test_page_blocks_run(name, tmp_path, monkeypatch):
                 f"{name} block {i}: unknown marker {marker!r} (known: preamble "
                 f"{' | '.join(PREAMBLES)})"
             )
-            PREAMBLES[arg](namespace)
+            if arg not in done:
+                PREAMBLES[arg](namespace)
+                done.add(arg)
         try:
             exec(compile(code, f"docs/{name} block {i}", "exec"), namespace)
         except Exception as exc:
