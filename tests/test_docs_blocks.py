@@ -30,8 +30,16 @@ import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 OWN_TEST = {"gradient_walkthrough.md"}
-# pages whose blocks train real models on packaged data (seconds measured on the 2-core machine)
-SLOW = {"index.md", "choosing.md", "distillation.md", "dwell.md", "torch.md", "estimators.md", "gbdt.md"}
+# pages whose blocks train real models on packaged data (each takes seconds to minutes)
+SLOW = {
+    "index.md",
+    "choosing.md",
+    "distillation.md",
+    "dwell.md",
+    "torch.md",
+    "estimators.md",
+    "gbdt.md",
+}
 
 BLOCK = re.compile(
     r"(?:^<!-- docs-test: (?P<marker>[^>]*?) -->\n)?^```python[^\n]*\n(?P<code>.*?)^```",
