@@ -138,7 +138,7 @@ def test_block_parser_reads_markers():
 
 
 @pytest.mark.parametrize("name", _pages())
-def test_page_blocks_run(name, tmp_path, monkeypatch):
+def test_page_blocks_run(name, tmp_path, monkeypatch, request):
     (tmp_path / "home").mkdir()
     (tmp_path / "work").mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -148,6 +148,9 @@ def test_page_blocks_run(name, tmp_path, monkeypatch):
         monkeypatch.setenv(var, "")  # restored (removed) after the test, whatever a preamble sets
         monkeypatch.delenv(var)
     before = _snapshot()
+    sklearn_config = _sklearn_config()  # a page may turn on metadata routing: undone after
+    if sklearn_config is not None:
+        request.addfinalizer(lambda: sys.modules["sklearn"].set_config(**sklearn_config))
     namespace: dict = {"__name__": f"docs.{name}"}
     found = blocks((DOCS / name).read_text(encoding="utf-8"))
     done: set[str] = set()  # a preamble runs once per page, before its first fragment
@@ -173,6 +176,14 @@ def test_page_blocks_run(name, tmp_path, monkeypatch):
             if "matplotlib.pyplot" in sys.modules:
                 sys.modules["matplotlib.pyplot"].close("all")
     assert _snapshot() == before, f"docs/{name} wrote into the repository's docs/ folder"
+
+
+def _sklearn_config() -> dict | None:
+    try:
+        import sklearn
+    except ImportError:  # pragma: no cover
+        return None
+    return sklearn.get_config()
 
 
 def _snapshot() -> dict[str, int]:
