@@ -12,7 +12,8 @@ in mkdocs.yml), this rewrites every docstring of the package before it is render
 * ``:math:`...``` becomes ``$...$`` and a ``.. math::`` block becomes a ``$$ ... $$`` block,
   both rendered by pymdownx.arithmatex and the MathJax copy served with the site
   (docs/assets/mathjax/, no CDN);
-* ``docs/math.md §N`` becomes a link to that section of the formulas page.
+* ``docs/math.md §N`` becomes a link to that section of the formulas page;
+* a reST simple table (``=====  =====`` borders) becomes a Markdown table.
 
 tests/test_h23a_api_docs.py builds the site and checks that no role or ``:math:`` text is left.
 """
@@ -28,6 +29,7 @@ ROLE = re.compile(r":(?:py:)?(class|func|meth|mod|data|attr|obj|exc|const|ref):`
 MATH = re.compile(r":math:`([^`]+)`")
 MATH_CITE = re.compile(r"docs/math\.md §(\d)((?:[–-]\d)?)")
 DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<rest>.*)$")
+BORDER = re.compile(r"^(?P<indent>[ \t]*)=+(?:  +=+)+[ \t]*$")
 
 
 class SphinxRolesToMarkdown(griffe.Extension):
@@ -143,9 +145,51 @@ def _math_blocks(text: str) -> str:
     return "\n".join(out)
 
 
+def _simple_tables(text: str) -> str:
+    """reST simple tables (``=====  =====`` borders, one header row) as Markdown tables."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = BORDER.match(lines[i])
+        ends = [j for j in range(i + 1, len(lines)) if lines[j].strip() == lines[i].strip()]
+        if not m or not ends:
+            out.append(lines[i])
+            i += 1
+            continue
+        spans = [(c.start(), c.end()) for c in re.finditer(r"=+", lines[i])]
+        starts = [a for a, _ in spans]
+
+        def cells(line: str, starts: list[int] = starts) -> list[str]:
+            bounds = [*starts[1:], len(line) + 1]
+            return [line[a:b].strip() for a, b in zip(starts, bounds)]
+
+        if ends[0] == i + 2 and len(ends) > 1:  # border, one header row, border, body, border
+            header, body_start, body_end = cells(lines[i + 1]), ends[0] + 1, ends[1]
+        else:  # no header row: border, body, border
+            header, body_start, body_end = [""] * len(starts), i + 1, ends[0]
+        rows: list[list[str]] = []
+        for line in lines[body_start:body_end]:
+            if not line.strip():
+                continue
+            row = cells(line)
+            if rows and not row[0]:  # a continuation line of the row above
+                rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], row)]
+            else:
+                rows.append(row)
+        indent = m.group("indent")
+        out.append("")
+        out.append(indent + "| " + " | ".join(header) + " |")
+        out.append(indent + "|" + "---|" * len(header))
+        out.extend(indent + "| " + " | ".join(r) + " |" for r in rows)
+        out.append("")
+        i = body_end + 1
+    return "\n".join(out)
+
+
 def convert(text: str, obj: griffe.Object, index: dict[str, list[str]], pkg: griffe.Module) -> str:
     """The docstring ``text`` of ``obj`` with roles, maths and formula citations rewritten."""
-    text = _math_blocks(text)
+    text = _simple_tables(_math_blocks(text))
     text = MATH.sub(lambda m: f"${m.group(1).strip()}$", text)
     text = ROLE.sub(lambda m: _role(m, obj, index, pkg), text)
     return MATH_CITE.sub(

@@ -74,10 +74,10 @@ def test_no_role_or_math_text_left(site):
     bad = {}
     for page in _pages(site):
         text = page.read_text(encoding="utf-8")
-        found = ROLE_TEXT.findall(text)
+        found = ROLE_TEXT.findall(text) + re.findall(r"={5,}  +={5,}", text)  # + reST tables
         if found:
             bad[str(page.relative_to(site))] = len(found)
-    assert not bad, f"Sphinx roles or :math: left as text: {bad}"
+    assert not bad, f"Sphinx roles, :math: or reST table borders left as text: {bad}"
     api = (site / "api" / "losses" / "index.html").read_text(encoding="utf-8")
     assert 'class="arithmatex"' in api  # maths marked up for MathJax
     assert 'class="autorefs autorefs-internal"' in api  # roles became links
