@@ -33,6 +33,23 @@ from selrank.datasets import read_session_clicks, read_svmlight
 REPO = Path(__file__).resolve().parent.parent
 MAX_BYTES = 5_000_000  # the repository refuses larger files
 
+# the redistribution terms, written into each card (DATA_LICENSES.md at the root says the same)
+LETOR_TERMS = (
+    "Not covered by selrank's Apache-2.0 licence. LETOR is distributed by Microsoft Research "
+    "for research on learning to rank; its download page asks users to accept Microsoft's "
+    "online licence agreement, whose terms bind every use of these files (including this "
+    "copy). Use them for research, cite the source, and check the agreement before any other "
+    "use or redistribution (see `DATA_LICENSES.md` at the root of the repository)."
+)
+YOOCHOOSE_TERMS = (
+    "Not covered by selrank's Apache-2.0 licence. \"YOOCHOOSE e-commerce data set by YOOCHOOSE"
+    " GmbH is licensed under a Creative Commons Attribution-NonCommercial-NoDerivatives 4.0 "
+    'International License" (CC BY-NC-ND 4.0, https://creativecommons.org/licenses/by-nc-'
+    "nd/4.0/; the rules page of the RecSys Challenge 2015). Non-commercial use only, with "
+    "attribution; this folder is a sample of the click file converted to Parquet without "
+    "changing any record (see `DATA_LICENSES.md` at the root of the repository)."
+)
+
 LETOR = {
     "mq2008": {
         "folder": "letor/MQ2008",
@@ -47,7 +64,7 @@ LETOR = {
             "ranking setting), copied byte for byte from a public repository."
         ),
         "terms": (
-            "LETOR is released by Microsoft Research for research use. Cite: Tao Qin and "
+            LETOR_TERMS + " Cite: Tao Qin and "
             'Tie-Yan Liu, "Introducing LETOR 4.0 Datasets", arXiv:1306.2597, 2013.'
         ),
         "note": "Many queries have no relevant document (all labels 0).",
@@ -65,7 +82,7 @@ LETOR = {
             "copied byte for byte from a public repository."
         ),
         "terms": (
-            "LETOR is released by Microsoft Research for research use. Cite: Tao Qin, Tie-Yan "
+            LETOR_TERMS + " Cite: Tao Qin, Tie-Yan "
             'Liu, Jun Xu and Hang Li, "LETOR: A benchmark collection for research on learning '
             'to rank for information retrieval", Information Retrieval 13(4), 2010.'
         ),
@@ -289,7 +306,7 @@ neural networks", 2017): `yoochoose-clicks-100k_train_full.txt` (training period
 
 ## Terms
 
-RecSys Challenge 2015 data (YOOCHOOSE GmbH), for research use. Cite: D. Ben-Shimon et al.,
+{YOOCHOOSE_TERMS} Cite: D. Ben-Shimon et al.,
 "RecSys Challenge 2015 and the YOOCHOOSE Dataset", RecSys 2015.
 
 ## Contents

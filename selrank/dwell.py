@@ -3,7 +3,7 @@ r"""Dwell-time workflow: choose the engaged band, build the capped SmeLU link, f
 Dwell time (seconds until the next click) is modelled on ``y = log1p(seconds)``, the target
 of :func:`selrank.datasets.load_dwell`. What matters is accuracy in the *engaged band* — the
 dwell range of users who read the item — not on bounces (accidental clicks, a second or two)
-or idle users (the tab stayed open for an hour). The capped SmeLU link (MATH.md §1) puts all
+or idle users (the tab stayed open for an hour). The capped SmeLU link (docs/math.md §1) puts all
 of the loss's sensitivity there:
 
 .. math::

@@ -2,7 +2,7 @@ r"""Links: monotone functions that define selective matching losses.
 
 A link :math:`h` is a monotone non-decreasing function of a score :math:`z`, with primitive
 :math:`H` (:math:`H' = h`). The matching loss of a prediction :math:`\hat s` for an observed
-score :math:`s` is the Bregman divergence of :math:`H` (MATH.md §1, paper eq. [1–2]):
+score :math:`s` is the Bregman divergence of :math:`H` (docs/math.md §1, paper eq. [1–2]):
 
 .. math::
 
@@ -1010,7 +1010,7 @@ class SmeLU(SmeLUFunction, _AffineLink):
     with :math:`x = \alpha(z - \beta)`. The sensitive band is
     :math:`z \in [\beta - c/\alpha,\ \beta + c/\alpha]`; outside it :math:`h' = 0`, so a GBDT
     Hessian needs a floor there. For dwell time choose ``beta`` near a typical engaged dwell
-    and ``c`` near half the band (MATH.md §1, "capped SmeLU").
+    and ``c`` near half the band (docs/math.md §1, "capped SmeLU").
 
     Examples
     --------

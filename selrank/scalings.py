@@ -1,4 +1,4 @@
-r"""Scalings, composite sigmoid links and composite softmax maths (MATH.md §2–3).
+r"""Scalings, composite sigmoid links and composite softmax maths (docs/math.md §2–3).
 
 A *scaling* :math:`q(z)` with integral :math:`Q(z)` (the log score transform) amplifies a
 matching loss. With a regulariser :math:`\gamma > 0` it defines
@@ -362,7 +362,7 @@ class PolyScaling(Scaling):
 
 class SmeLUScaling(_functions.SmeLUFunction, Scaling):
     r"""SmeLU scaling: :math:`Q = \mathrm{SmeLU}(x)`, :math:`q = \alpha\cdot` the SmeLU gradient:
-    SoftSmeLU, clips low scores (distillation of teacher scores, MATH.md §3–4).
+    SoftSmeLU, clips low scores (distillation of teacher scores, docs/math.md §3–4).
 
     Examples
     --------

@@ -203,7 +203,7 @@ def read_session_clicks(
 
     pl = _pl()
     kernel = import_optional("selrank.datasets._clicks_kernel", "read_session_clicks", "data")
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"click log {path} does not exist")
     if time_unit not in ("auto", "s", "ms"):

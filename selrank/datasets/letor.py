@@ -189,7 +189,7 @@ def load_letor(
             f"got name={name!r}, path={path!r}"
         )
     if path is not None:
-        root = Path(path)
+        root = Path(path).expanduser()  # "~/data/MSLR-WEB30K" as a shell reads it
         files = _user_files(root, fold)
         splits = [
             None

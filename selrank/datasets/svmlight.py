@@ -302,7 +302,7 @@ def read_svmlight(
     ['a', '', '']
     """
     kernel = _kernel()
-    path = Path(path)
+    path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"SVMlight file {path} does not exist")
     dt = float_dtype(dtype)
@@ -529,7 +529,7 @@ def write_svmlight(
         parts.append(pl.lit("#") + pl.col("comment"))
     line = pl.concat_str(parts, separator=" ", ignore_nulls=True).alias("line")
 
-    path = Path(path)
+    path = Path(path).expanduser()
     with open_write(path) as fh:  # gzip when the name ends in .gz (selrank._files)
         for lo in range(0, n, int(chunk_rows)):
             hi = min(n, lo + int(chunk_rows))

@@ -283,7 +283,7 @@ def make_dwell(
 
 
 # --------------------------------------------------------------------------------------
-# Underspecification (MATH.md section 5; paper Theorem 1, Appendix F, Appendix I)
+# Underspecification (docs/math.md section 5; paper Theorem 1, Appendix F, Appendix I)
 # --------------------------------------------------------------------------------------
 
 
@@ -329,7 +329,7 @@ def make_bust_data(
     grid: bool = False,
     seed: int = 0,
 ) -> BustData:
-    """Bias-underspecification data of Theorem 1 (BUST / BLUST; MATH.md section 5).
+    """Bias-underspecification data of Theorem 1 (BUST / BLUST; docs/math.md section 5).
 
     ``w ~ U[s_min, s_max]``; the observed score is ``z = w`` except on the small interval
     ``[w_u − τ/2, w_u + τ/2]``, where ``z = w + d``. The model sees only ``w``, so it cannot

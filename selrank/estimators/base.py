@@ -46,7 +46,8 @@ try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: F401 (re-exported)
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError(
-        "selrank's estimators require scikit-learn: pip install 'selrank[gbdt]'"
+        "selrank's estimators require scikit-learn: pip install 'selrank[gbdt]' (LightGBM/XGBoost "
+        "estimators) or 'selrank[torch]' (NeuralRanker)"
     ) from exc
 
 __all__ = ["BACKENDS", "GBDT_DEFAULTS", "RANKER_LABEL_SCALE", "RANKER_LOSS_DEFAULTS", "load"]

@@ -19,7 +19,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
     ``target="link"``: LightGBM's ``cross_entropy``) and the softmax for more
     (``composite_softmax`` with ``scaling="constant"``, ``target="link"``). Selective choices:
     a shifted sigmoid or ``exp`` link for two classes, ``scaling="exp"`` / ``"sinh"`` /
-    ``"relu"`` (with ``target="score"``) or ``loss="decomposed"`` for more (MATH.md §3).
+    ``"relu"`` (with ``target="score"``) or ``loss="decomposed"`` for more (docs/math.md §3).
     Parameters are those of :class:`SelectiveRanker`; early stopping uses the loss.
 
     Class probabilities follow from properness: the model's link value estimates the mean

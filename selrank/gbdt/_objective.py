@@ -14,7 +14,7 @@ what gradient boosting needs on top:
   majorising upper bound, or a constant.
 * **intercept.** Both libraries start a custom objective from 0 (LightGBM) or 0.5
   (XGBoost); the loss's :meth:`~selrank.losses.Loss.optimal_constant` is the right start
-  (properness, MATH.md §1) and is what ``init_score`` / ``base_margin`` are set to.
+  (properness, docs/math.md §1) and is what ``init_score`` / ``base_margin`` are set to.
 
 The reference Hessian scale
 ---------------------------

@@ -207,7 +207,7 @@ class Listwise(Loss):
     r"""Listwise selective matching loss: the composite softmax over each query's documents.
 
     For the documents of one query with observed scores :math:`s` (e.g. graded labels or
-    teacher scores) and predictions :math:`\hat s` (eq. [29–30], MATH.md §3):
+    teacher scores) and predictions :math:`\hat s` (eq. [29–30], docs/math.md §3):
 
     .. math::
         p_k(z) = \frac{e^{Q(z_k)/\gamma}}{\sum_j e^{Q(z_j)/\gamma}}, \quad

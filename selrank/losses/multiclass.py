@@ -1,4 +1,4 @@
-r"""Multi-class selective matching losses on ``[n, K]`` score arrays (MATH.md §3)."""
+r"""Multi-class selective matching losses on ``[n, K]`` score arrays (docs/math.md §3)."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ class Pairwise(Loss):
     For every pair of documents :math:`(a, b)` of one query, oriented so that the target
     difference :math:`d_{ab} = s_a - s_b \ge 0`, the predicted difference
     :math:`\hat d_{ab} = \hat s_a - \hat s_b` is matched to it with the scalar matching loss
-    of the link (MATH.md §4):
+    of the link (docs/math.md §4):
 
     .. math::
         L_q = \sum_{(a,b)} H(\hat d_{ab}) - H(d_{ab}) - (\hat d_{ab} - d_{ab})\,h(d_{ab}),

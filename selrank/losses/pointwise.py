@@ -19,7 +19,7 @@ __all__ = ["Pointwise"]
 
 
 class Pointwise(Loss):
-    r"""Scalar selective matching loss of a link (paper eq. [1–2], MATH.md §1).
+    r"""Scalar selective matching loss of a link (paper eq. [1–2], docs/math.md §1).
 
     .. math::
         L(\hat s, s) = H(\hat s) - H(s) - (\hat s - s)\,h(s), \qquad

@@ -1,6 +1,6 @@
 r"""Region and selectivity metrics: errors and ranking quality inside score or label regions.
 
-A selective matching loss (MATH.md §1) trades accuracy in low-sensitivity regions for
+A selective matching loss (docs/math.md §1) trades accuracy in low-sensitivity regions for
 accuracy in high-sensitivity ones. Whole-sample metrics hide that trade; the functions here
 measure it where it happens:
 
@@ -682,7 +682,7 @@ def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> Propern
 
     Rows with equal feature values form a *cell*. A model trained with the matching loss of
     ``link`` that resolves the cells but nothing inside them minimises the expected loss at
-    :math:`\hat y = h^{-1}(\mathrm{E}\,h(Y))` in each cell (Proposition 1, MATH.md §1) —
+    :math:`\hat y = h^{-1}(\mathrm{E}\,h(Y))` in each cell (Proposition 1, docs/math.md §1) —
     not at the mean label unless ``h`` is affine. This check reports, per cell, that optimum
     (with the same boundary handling as :meth:`~selrank.links.Link.optimal_constant`), the
     mean label, the mean prediction and their differences.

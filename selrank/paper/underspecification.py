@@ -1,7 +1,7 @@
 r"""Underspecification suite: BUST / BLUST (Theorem 1), Appendix F, Appendix I, sensitivity reports.
 
 A selective matching loss makes a model that cannot explain everything explain the
-high-sensitivity regions first (MATH.md §5). This module measures that, for any link:
+high-sensitivity regions first (docs/math.md §5). This module measures that, for any link:
 
 **Theorem 1.** Scores :math:`w \sim U[S_m, S_M]` are observed as :math:`z = w`, except on a
 small interval :math:`[w_u - \tau/2, w_u + \tau/2]` where :math:`z = w + d`. A model that

@@ -447,7 +447,7 @@ class ListwiseLoss(AnalyticHead):
     graded labels or soft teacher scores (distillation): ``scaling="exp"`` (default)
     emphasises the top of the list, ``"smelu"``/``"relu"`` clip low teacher scores — every
     teacher score below the clip point has :math:`q = 0` and the same (zero) link value
-    (MATH.md §3–4). Padded items get :math:`p = 0` and zero gradient.
+    (docs/math.md §3–4). Padded items get :math:`p = 0` and zero gradient.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Baseline losses (MATH.md §6): registry-driven checks, references, and the sources' claims.
+"""Baseline losses (docs/math.md §6): registry-driven checks, references, and the sources' claims.
 
 Every baseline registered in ``LOSSES`` (``is_matching = False``) with every parameter set of
 its ``examples`` is checked for: closed-form gradient and Hessian diagonal = torch autograd

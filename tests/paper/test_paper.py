@@ -1,4 +1,4 @@
-"""The paper's own statements, checked numerically (Shamir & Warmuth, MATH.md)."""
+"""The paper's own statements, checked numerically (Shamir & Warmuth, docs/math.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""Shared machinery of the baseline losses (MATH.md §6): label targets, batches, stable helpers.
+r"""Shared machinery of the baseline losses (docs/math.md §6): label targets, batches, stable helpers.
 
 The baselines are *not* matching losses: their targets are class labels (indices, one-hot
 rows, label distributions or multi-hot rows), not observed scores, so they have no

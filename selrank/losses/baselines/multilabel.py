@@ -36,7 +36,7 @@ __all__ = ["MultiLabelSoftmaxCrossEntropy", "NWaySoftmaxCrossEntropy"]
 
 
 class MultiLabelSoftmaxCrossEntropy(LabelLoss):
-    r"""Multi-label "softmax + cross entropy" (``002``; MATH.md §6).
+    r"""Multi-label "softmax + cross entropy" (``002``; docs/math.md §6).
 
     .. math::
         \ell(s, t) = \log\Bigl(1 + \sum_{j\in\Omega_{neg}} e^{s_j}\Bigr)

@@ -1,4 +1,4 @@
-r"""Single-logit classification losses of Keren, Sabato & Schuller (2019), MATH.md §6.
+r"""Single-logit classification losses of Keren, Sabato & Schuller (2019), docs/math.md §6.
 
 The *Principle of Logit Separation* (PoLS, Definition 1 of ``001``): every true logit
 :math:`z_{y}(x)` is above every false logit :math:`z_{y''}(x')` across the whole sample, so
