@@ -236,6 +236,7 @@ def test_unweighted_pairwise_untouched():
 @pytest.mark.slow
 def test_cli_trains_with_the_weighted_loss(capsys):
     pytest.importorskip("lightgbm")
+    pytest.importorskip("polars")  # load_letor
     from selrank.cli import main
 
     args = ["train", "--fold", "1", "--loss", "weighted_pairwise", "--no-baseline"]

@@ -266,6 +266,7 @@ def test_distributed_data_parallel_equals_single_process(tmp_path):
 
 @pytest.mark.slow
 def test_mq2008_listwise_beats_chance():
+    pytest.importorskip("polars")  # load_letor
     datasets = pytest.importorskip("selrank.datasets")
     d = datasets.load_letor("mq2008", fold=1)
     r = NeuralRanker("listwise", random_state=0)
