@@ -168,14 +168,11 @@ def read_session_clicks(
         longer log is an error naming the line where the limit is reached. ``None`` reads
         any number.
 
-    Memory: the file is parsed in 8 MB steps by a compiled kernel, so the working memory is
-    fixed; the output holds 24 bytes a click, at most ``24 * max_rows`` bytes. Blank lines
-    cost nothing, and a line longer than the 8 MB buffer (e.g. a file without line breaks) is
-    refused.
-
-    Returns a polars DataFrame with ``session`` (int64), ``item`` (int64) and ``time_ms``
-    (int64 Unix milliseconds: the source has millisecond resolution, so this is exact) in file
-    order.
+    Returns
+    -------
+    polars.DataFrame
+        ``session`` (int64), ``item`` (int64) and ``time_ms`` (int64 Unix milliseconds: the
+        source has millisecond resolution, so this is exact) in file order.
 
     Raises
     ------
@@ -187,6 +184,13 @@ def read_session_clicks(
         that cannot be told, truncated or corrupt gzip data.
     FileNotFoundError
         When ``path`` does not exist.
+
+    Notes
+    -----
+    Memory: the file is parsed in 8 MB steps by a compiled kernel, so the working memory is
+    fixed; the output holds 24 bytes a click, at most ``24 * max_rows`` bytes. Blank lines
+    cost nothing, and a line longer than the 8 MB buffer (e.g. a file without line breaks) is
+    refused.
 
     Examples
     --------

@@ -260,11 +260,6 @@ def read_svmlight(
         breaks, is an error naming its line, so memory stays at the output plus
         ``max(chunk_bytes, max_line_bytes)``.
 
-    Memory: the output is sized from the number of *data* lines (blank and comment lines
-    cost nothing) counted in a first pass; the parser checks every write against that size,
-    so a file that grows or shrinks between the passes (a log still being written) is an
-    error, never a write past the arrays or a silently different result.
-
     Returns
     -------
     RankingSplit
@@ -285,6 +280,13 @@ def read_svmlight(
         corrupt gzip stream (naming the file).
     FileNotFoundError
         When ``path`` does not exist.
+
+    Notes
+    -----
+    Memory: the output is sized from the number of *data* lines (blank and comment lines
+    cost nothing) counted in a first pass; the parser checks every write against that size,
+    so a file that grows or shrinks between the passes (a log still being written) is an
+    error, never a write past the arrays or a silently different result.
 
     Examples
     --------
