@@ -262,3 +262,28 @@ def test_bad_inputs_init_model_that_holds_its_intercept_continues_as_it_scores()
     more = SelectiveRegressor(n_estimators=10, **kw).fit(X, y, init_model=first)
     whole = SelectiveRegressor(n_estimators=20, **kw).fit(X, y)
     np.testing.assert_allclose(more.predict(X), whole.predict(X), rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------------------------
+# docs/core.md
+# ----------------------------------------------------------------------------------------------
+
+
+def test_core_group_is_always_sizes_ids_under_group_are_refused():
+    """docs/core.md, conventions: "`group=` is always read as sizes (`[1] * n_rows` is `n_rows`
+    one-row queries), and per-row ids under `group=` ... are refused with a message that points
+    to `qid=`"."""
+    from selrank.losses import Listwise
+
+    y = np.array([2.0, 0.0, 1.0, 0.0, 1.0])
+    loss = Listwise("exp")
+    one_row = loss.loss(np.zeros(5), y, group=[1] * 5, reduction="none")
+    assert one_row.shape == (5,)  # five queries of one row each
+    np.testing.assert_allclose(
+        one_row, loss.loss(np.zeros(5), y, qid=np.arange(5), reduction="none")
+    )
+    for ids in ([7, 7, 7, 9, 9], [2, 1, 1, 0, 1]):
+        with pytest.raises(ValueError, match="qid="):
+            loss.loss(np.zeros(5), y, group=ids)
+    text = " ".join(_page("docs/core.md").split())
+    assert "`group=` is always read as sizes" in text
