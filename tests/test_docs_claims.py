@@ -287,3 +287,33 @@ def test_core_group_is_always_sizes_ids_under_group_are_refused():
             loss.loss(np.zeros(5), y, group=ids)
     text = " ".join(_page("docs/core.md").split())
     assert "`group=` is always read as sizes" in text
+
+
+# ----------------------------------------------------------------------------------------------
+# docs/install.md: which extra brings what
+# ----------------------------------------------------------------------------------------------
+
+
+def _requirement_name(req: str) -> str:
+    return re.split(r"[\[<>=!~ ;]", req, maxsplit=1)[0].strip().lower()
+
+
+def test_install_table_says_what_each_extra_brings():
+    """docs/install.md, the table "install | for | brings": every extra of pyproject.toml that a
+    user installs has a row, and its "brings" column names exactly the packages the extra
+    itself adds (`selrank[...]` references to other extras left aside)."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    project = tomllib.loads(_page("pyproject.toml"))["project"]
+    extras = project["optional-dependencies"]
+    rows = {}
+    for line in _page("docs/install.md").splitlines():
+        m = re.match(r'\| `pip install "?selrank(?:\[(\w+)\])?"?` \|.*\| ([^|]*) \|$', line)
+        if m:
+            rows[m.group(1) or ""] = m.group(2)
+    for name in set(extras) - {"notebooks", "docs", "dev"}:
+        assert name in rows, f"docs/install.md has no row for selrank[{name}]"
+    for name, brings in rows.items():
+        reqs = project["dependencies"] if name == "" else extras[name]
+        expected = {_requirement_name(r) for r in reqs if not r.startswith("selrank[")}
+        listed = {p.strip().lower() for p in brings.replace("+", "").split(",") if p.strip()}
+        assert listed == expected, (name, listed, expected)
