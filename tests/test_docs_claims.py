@@ -317,3 +317,28 @@ def test_install_table_says_what_each_extra_brings():
         expected = {_requirement_name(r) for r in reqs if not r.startswith("selrank[")}
         listed = {p.strip().lower() for p in brings.replace("+", "").split(",") if p.strip()}
         assert listed == expected, (name, listed, expected)
+
+
+# ----------------------------------------------------------------------------------------------
+# docs/dwell.md
+# ----------------------------------------------------------------------------------------------
+
+
+def test_dwell_regressor_with_a_loss_object_needs_no_link_none():
+    """docs/dwell.md, §7: "SelectiveRegressor(loss=Combined([...]), ...).fit(X, y, qid=session)
+    — a loss object carries its own link, so SelectiveRegressor's default link="identity" is
+    not applied to it (any other link= ... beside a loss object is refused)"."""
+    pytest.importorskip("lightgbm")
+    from selrank import SelectiveRegressor
+    from selrank.losses import Combined, Listwise, Pointwise
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X[:, 0] + 3.0
+    session = np.repeat(np.arange(20), 3)
+    loss = Combined([Pointwise("exp"), Listwise("constant", gamma=1.0)], weights=[1.0, 0.1])
+    model = SelectiveRegressor(loss=loss, n_estimators=2, num_threads=1).fit(X, y, qid=session)
+    assert model.loss_ is loss  # its own exp link, not the default identity
+    with pytest.raises(ValueError, match="must be set on it"):
+        SelectiveRegressor(loss=loss, link="sinh", n_estimators=2).fit(X, y, qid=session)
+    assert "`link=None` is needed" not in _page("docs/dwell.md")
