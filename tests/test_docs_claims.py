@@ -342,3 +342,55 @@ def test_dwell_regressor_with_a_loss_object_needs_no_link_none():
     with pytest.raises(ValueError, match="must be set on it"):
         SelectiveRegressor(loss=loss, link="sinh", n_estimators=2).fit(X, y, qid=session)
     assert "`link=None` is needed" not in _page("docs/dwell.md")
+
+
+# ----------------------------------------------------------------------------------------------
+# docs/metrics.md: the metric-name table
+# ----------------------------------------------------------------------------------------------
+
+
+def _name_table() -> list[tuple[str, list[str]]]:
+    text = _page("docs/metrics.md")
+    section = text.split("## Metric names: one grammar", 1)[1]
+    rows = []
+    for line in section.splitlines():
+        if not line.startswith("| ") or line.startswith("| measure") or line.startswith("|---"):
+            continue
+        if not rows and not line.startswith("| NDCG"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        names = [
+            t
+            for cell in cells[1:]
+            for t in re.findall(r"`([^`]+)`", cell)
+            if re.fullmatch(r"[A-Za-z_.@-]+k?", t) and "^" not in t
+        ]
+        rows.append((cells[0], names))
+        if line.startswith("| ERR"):
+            break
+    return rows
+
+
+def test_metrics_every_spelling_of_the_name_table_names_its_measure():
+    """docs/metrics.md, "Metric names: one grammar": "selrank/ranx, trec_eval and ir_measures
+    spellings name the same measure" — every spelling of a row of the table parses to that
+    row's measure; "trec_eval's P.5,10 ... is P.5 and P.10"; "A cut-off is refused where the
+    measure has none (Rprec@5, recip_rank@5, bpref@10) and required by ndcg_cut and map_cut"."""
+    from selrank.metrics import parse_metrics
+
+    rows = _name_table()
+    assert len(rows) == 11, rows
+    for label, names in rows:
+        measures = set()
+        for name in names:
+            spelled = re.sub(r"(?<=[@_.])k$", "5", name)
+            (spec,) = parse_metrics(spelled)
+            measures.add(spec.measure)
+        assert len(measures) == 1, (label, names, measures)
+    assert [(s.measure, s.k) for s in parse_metrics("P.5,10")] == [
+        ("precision", 5),
+        ("precision", 10),
+    ]
+    for bad in ("Rprec@5", "recip_rank@5", "bpref@10", "ndcg_cut", "map_cut"):
+        with pytest.raises(ValueError):
+            parse_metrics(bad)
