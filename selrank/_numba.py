@@ -63,13 +63,19 @@ def caching() -> dict[str, bool]:
     }
 
 
+class NumbaMissing(ImportError, RuntimeError):
+    """numba is not installed and a compiled kernel was asked for (an ``ImportError`` naming
+    the extra; also a ``RuntimeError``, what earlier releases raised)."""
+
+
 def _njit(func, options: dict):
     """``numba.njit(**options)(func)``, without the disk cache where numba finds no writable
     location for it."""
     nb = _import()
     if nb is None:
-        raise RuntimeError(
-            f"{func.__module__}.{func.__name__} needs numba: pip install 'selrank[fast]'"
+        raise NumbaMissing(
+            f"{func.__module__}.{func.__name__} needs numba: pip install 'selrank[fast]' "
+            "(or 'selrank[data]', which includes it)"
         )
     try:
         return nb.njit(**options)(func)

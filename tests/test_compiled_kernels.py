@@ -224,3 +224,24 @@ def test_pairwise_sorts_match_a_stable_argsort():
     order = K._rank_order(x)
     assert set(order[-2:]) == {3, 50}
     np.testing.assert_array_equal(order[:-2], np.argsort(-x, kind="stable")[:-2])
+
+
+def test_a_kernel_without_numba_is_an_import_error_naming_the_extra(tmp_path):
+    """docs/install.md: without numba, a reader that needs a compiled kernel raises an
+    ImportError naming the extra (not a RuntimeError from inside the lazy wrapper)."""
+    data = tmp_path / "t.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.25\n")
+    out = _run(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'numba' or name.startswith('numba.'):\n"
+        "            raise ImportError('numba blocked by the test')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from selrank.datasets import read_svmlight\n"
+        "try:\n"
+        f"    read_svmlight({str(data)!r})\n"
+        "except ImportError as exc:\n"
+        "    print('ImportError', exc)\n"
+    )
+    assert out.startswith("ImportError") and "selrank[fast]" in out, out
