@@ -8,10 +8,12 @@ Protocol
   ``auto`` against 0.25 (the previous default), with 0.0625 and 0.5 for context.
 * Data, validation only (no test split is read):
 
-  - synthetic deep lists: :func:`selrank.datasets.make_mslr_like` (labels 0-4, MSLR label
-    shares, 40 features, ~150 documents per query), generator seeds 0, 1, 2; each set is
-    split by query 50 / 25 / 25 into train, validation A (early stopping) and validation B
-    (the comparison);
+  - synthetic MSLR-like sets: :func:`selrank.datasets.make_mslr_like` (labels 0-4, MSLR
+    label shares, 40 features, 100,000 rows, ~150 documents per query), generator seeds
+    0, 1, 2; each set is split by query 50 / 25 / 25 into train, validation A (early
+    stopping) and validation B (the comparison);
+  - synthetic deep lists as in ``benchmarks/choose_defaults.py`` (``make_mslr_like(150_000,
+    40, mean_docs_per_query=200)``), generator seeds 0, 1, 2, split the same way;
   - MQ2008 with its grades relabelled 0->0, 1->2, 2->4 (the same data on a 0-4 scale, so
     only the scale changes), the five official folds: trained on the fold's train split;
     the fold's official validation queries are split in two halves (seeded by the fold):
@@ -34,8 +36,8 @@ Protocol
   same statistics (:func:`selrank.metrics.significance.paired_bootstrap_ci`,
   ``paired_t_test``, ``holm``) on the per-query differences.
 
-Run: ``python benchmarks/label_scale_auto.py`` (about 15 minutes on one core; fits are
-cached in ``--cache``). Writes ``benchmarks/results/label_scale_auto.json``.
+Run: ``python benchmarks/label_scale_auto.py`` (about 10 minutes on one core of a loaded
+machine, 120 fits; fits are cached in ``--cache``, so a rerun only reports). Writes ``benchmarks/results/label_scale_auto.json``.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ METRIC = {"k": 10, "gain": "exponential", "ties": "average", "no_relevant": "one
 CANDIDATES = {"auto": "auto", "0.0625": 0.0625, "0.25": 0.25, "0.5": 0.5}
 TRAIN_SEEDS = (0, 1)
 GEN_SEEDS = (0, 1, 2)
+METRIC_EVAL = {k: v for k, v in METRIC.items() if k != "k"}
 SUBSAMPLE = {"bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8}
 
 
@@ -64,11 +67,11 @@ def _take(X, y, sizes, qs):
     return SimpleNamespace(X=X[rows], y=np.asarray(y)[rows], group=np.asarray(sizes)[qs])
 
 
-def synthetic_split(seed: int, n_rows: int):
+def synthetic_split(seed: int, n_rows: int, docs_per_query: float = 150):
     """make_mslr_like (labels 0-4), split by query 50/25/25: train, validation A, validation B."""
     from selrank.datasets import make_mslr_like
 
-    data = make_mslr_like(n_rows, 40, mean_docs_per_query=150, seed=seed)
+    data = make_mslr_like(n_rows, 40, mean_docs_per_query=docs_per_query, seed=seed)
     sizes = np.asarray(data.group)
     order = np.random.default_rng(seed).permutation(sizes.size)
     parts = np.split(order, [int(0.5 * sizes.size), int(0.75 * sizes.size)])
@@ -97,9 +100,7 @@ def mq2008_split(fold: int):
 def fit_predict(label_scale, seed: int, split):
     from selrank import SelectiveRanker
 
-    ranker = SelectiveRanker(
-        label_scale=label_scale, random_state=seed, num_threads=1, **SUBSAMPLE
-    )
+    ranker = SelectiveRanker(label_scale=label_scale, random_state=seed, num_threads=1, **SUBSAMPLE)
     va = split.valid_a
     ranker.fit(
         split.train.X, split.train.y, group=split.train.group,
@@ -113,9 +114,6 @@ def _per_query_ndcg(y, scores, group) -> np.ndarray:
 
     df = evaluate(y, scores, group, metrics="ndcg@10", per_query=True, **METRIC_EVAL)
     return df["ndcg@10"].to_numpy()
-
-
-METRIC_EVAL = {k: v for k, v in METRIC.items() if k != "k"}
 
 
 def run_family(name: str, splits: dict, cache: Path, n_resamples: int) -> dict:
@@ -191,7 +189,11 @@ def run_family(name: str, splits: dict, cache: Path, n_resamples: int) -> dict:
         r["p_holm"] = float(ph)
         sig = ph < 0.05
         r["verdict"] = (
-            "better" if sig and r["ci_low"] > 0 else "worse" if sig and r["ci_high"] < 0 else "parity"
+            "better"
+            if sig and r["ci_low"] > 0
+            else "worse"
+            if sig and r["ci_high"] < 0
+            else "parity"
         )
     print(f"\n{name}, NDCG@10 averaged over training seeds {TRAIN_SEEDS}, auto minus other:")
     for r in rows:
@@ -210,8 +212,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--cache", default=str(Path.home() / ".cache/selrank/label_scale_auto"))
     parser.add_argument("--n-rows", type=int, default=100_000, help="rows per synthetic set")
     parser.add_argument("--n-resamples", type=int, default=10_000)
+    parser.add_argument("--skip-deep", action="store_true")
     parser.add_argument("--skip-mq2008", action="store_true")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results/label_scale_auto.json"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results/label_scale_auto.json")
+    )
     args = parser.parse_args(argv)
     cache = Path(args.cache)
     t0 = time.perf_counter()
@@ -220,6 +225,9 @@ def main(argv=None) -> dict:
     result["synthetic_mslr_like"] = run_family(
         f"mslr_like_{args.n_rows}", syn, cache, args.n_resamples
     )
+    if not args.skip_deep:
+        deep = {f"gen{s}": synthetic_split(s, 150_000, 200) for s in GEN_SEEDS}
+        result["synthetic_deep_lists"] = run_family("deep_150000", deep, cache, args.n_resamples)
     if not args.skip_mq2008:
         mq = {f"fold{k}": mq2008_split(k) for k in (1, 2, 3, 4, 5)}
         result["mq2008_x2"] = run_family("mq2008_x2", mq, cache, args.n_resamples)
