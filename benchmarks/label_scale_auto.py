@@ -25,7 +25,8 @@ Protocol
   stopping after 50 rounds without a gain in NDCG@10 on validation A). Row and feature
   subsampling is switched on only so that the training seeds ``s`` in (0, 1) give different
   models (without it LightGBM's fit does not depend on the seed); it is the same for every
-  candidate.
+  candidate. ``--no-subsample`` reruns everything with the library's default trees (no
+  subsampling) and training seed 0 only (``label_scale_auto_no_subsample.json``).
 * Score: NDCG@10 (gain ``2**label - 1``, tied scores averaged, a query without a relevant
   document scores 1) on validation B, with the labels the model was trained on.
 * Comparison: per (family, training seed), the candidate ``auto`` against each other
@@ -97,10 +98,10 @@ def mq2008_split(fold: int):
     )
 
 
-def fit_predict(label_scale, seed: int, split):
+def fit_predict(label_scale, seed: int, split, subsample: dict):
     from selrank import SelectiveRanker
 
-    ranker = SelectiveRanker(label_scale=label_scale, random_state=seed, num_threads=1, **SUBSAMPLE)
+    ranker = SelectiveRanker(label_scale=label_scale, random_state=seed, num_threads=1, **subsample)
     va = split.valid_a
     ranker.fit(
         split.train.X, split.train.y, group=split.train.group,
@@ -116,7 +117,9 @@ def _per_query_ndcg(y, scores, group) -> np.ndarray:
     return df["ndcg@10"].to_numpy()
 
 
-def run_family(name: str, splits: dict, cache: Path, n_resamples: int) -> dict:
+def run_family(
+    name: str, splits: dict, cache: Path, n_resamples: int, seeds=TRAIN_SEEDS, subsample=SUBSAMPLE
+) -> dict:
     from selrank.metrics import format_comparison, paired_comparison
     from selrank.metrics.significance import holm, paired_bootstrap_ci, paired_t_test
 
@@ -124,12 +127,13 @@ def run_family(name: str, splits: dict, cache: Path, n_resamples: int) -> dict:
     scores: dict = {}
     info: dict = {}
     for key, split in splits.items():
-        for seed in TRAIN_SEEDS:
+        for seed in seeds:
             for cand, value in CANDIDATES.items():
-                f = cache / f"{name}_{key}_s{seed}_{cand}.npz"
+                tag = "" if subsample else "_nosub"
+                f = cache / f"{name}{tag}_{key}_s{seed}_{cand}.npz"
                 if not f.exists():
                     t0 = time.perf_counter()
-                    pred, rounds, resolved = fit_predict(value, seed, split)
+                    pred, rounds, resolved = fit_predict(value, seed, split, subsample)
                     np.savez(
                         f, pred=np.asarray(pred, float), rounds=rounds, resolved=resolved,
                         seconds=time.perf_counter() - t0,
@@ -151,13 +155,13 @@ def run_family(name: str, splits: dict, cache: Path, n_resamples: int) -> dict:
         "n_queries": int(group.size),
         "n_rows": int(group.sum()),
         "resolved_label_scale": {
-            c: sorted({info[(k, s, c)][1] for k in keys for s in TRAIN_SEEDS}) for c in CANDIDATES
+            c: sorted({info[(k, s, c)][1] for k in keys for s in seeds}) for c in CANDIDATES
         },
         "rounds": {f"{k} seed {s} {c}": info[(k, s, c)][0] for (k, s, c) in info},
         "per_seed": {},
     }
     per_query = {}
-    for seed in TRAIN_SEEDS:
+    for seed in seeds:
         systems = {
             f"label_scale={c}": np.concatenate([scores[(k, seed, c)] for k in keys])
             for c in CANDIDATES
@@ -195,7 +199,7 @@ def run_family(name: str, splits: dict, cache: Path, n_resamples: int) -> dict:
             if sig and r["ci_high"] < 0
             else "parity"
         )
-    print(f"\n{name}, NDCG@10 averaged over training seeds {TRAIN_SEEDS}, auto minus other:")
+    print(f"\n{name}, NDCG@10 averaged over training seeds {tuple(seeds)}, auto minus other:")
     for r in rows:
         print(
             f"  auto vs {r['reference']:18s} {r['mean']:.4f} vs {r['reference_mean']:.4f}  "
@@ -215,22 +219,30 @@ def main(argv=None) -> dict:
     parser.add_argument("--skip-deep", action="store_true")
     parser.add_argument("--skip-mq2008", action="store_true")
     parser.add_argument(
-        "--out", default=str(Path(__file__).parent / "results/label_scale_auto.json")
+        "--no-subsample",
+        action="store_true",
+        help="the library's default trees (no row/feature subsampling), training seed 0 only",
     )
+    parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/)")
     args = parser.parse_args(argv)
+    name = "label_scale_auto_no_subsample" if args.no_subsample else "label_scale_auto"
+    out = args.out or str(Path(__file__).parent / f"results/{name}.json")
+    seeds, subsample = ((0,), {}) if args.no_subsample else (TRAIN_SEEDS, SUBSAMPLE)
     cache = Path(args.cache)
     t0 = time.perf_counter()
     result: dict = {}
+
+    def family(label, splits):
+        return run_family(label, splits, cache, args.n_resamples, seeds, subsample)
+
     syn = {f"gen{s}": synthetic_split(s, args.n_rows) for s in GEN_SEEDS}
-    result["synthetic_mslr_like"] = run_family(
-        f"mslr_like_{args.n_rows}", syn, cache, args.n_resamples
-    )
+    result["synthetic_mslr_like"] = family(f"mslr_like_{args.n_rows}", syn)
     if not args.skip_deep:
         deep = {f"gen{s}": synthetic_split(s, 150_000, 200) for s in GEN_SEEDS}
-        result["synthetic_deep_lists"] = run_family("deep_150000", deep, cache, args.n_resamples)
+        result["synthetic_deep_lists"] = family("deep_150000", deep)
     if not args.skip_mq2008:
         mq = {f"fold{k}": mq2008_split(k) for k in (1, 2, 3, 4, 5)}
-        result["mq2008_x2"] = run_family("mq2008_x2", mq, cache, args.n_resamples)
+        result["mq2008_x2"] = family("mq2008_x2", mq)
 
     import lightgbm
 
@@ -241,10 +253,10 @@ def main(argv=None) -> dict:
         "protocol": __doc__.split("Protocol\n--------\n")[1].split("\n\nRun:")[0],
         "metric": METRIC,
         "candidates": {k: v for k, v in CANDIDATES.items()},
-        "training_seeds": list(TRAIN_SEEDS),
+        "training_seeds": list(seeds),
         "generator_seeds": list(GEN_SEEDS),
         "synthetic_rows_per_set": args.n_rows,
-        "subsampling": SUBSAMPLE,
+        "subsampling": subsample,
         **result,
         "seconds": time.perf_counter() - t0,
         "versions": {
@@ -255,9 +267,9 @@ def main(argv=None) -> dict:
         },
         "machine": platform.platform(),
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(doc, indent=1, default=float) + "\n")
-    print(f"\nwrote {args.out} ({doc['seconds']:.0f}s)")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    print(f"\nwrote {out} ({doc['seconds']:.0f}s)")
     return doc
 
 
