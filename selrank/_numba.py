@@ -23,7 +23,7 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["available", "installed", "numba", "LazyKernel", "caching", "njit_now"]
+__all__ = ["available", "installed", "numba", "LazyKernel", "caching", "njit_now", "compiled"]
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {}  # "module": the numba module or None once tried
@@ -90,6 +90,17 @@ def njit_now(func, **options):
     """``numba.njit(**options)(func)`` at once (for modules that compile on their own first
     call), with the same fall-back to no disk cache where no location is writable."""
     return _njit(func, options)
+
+
+def compiled(kernel):
+    """The numba dispatcher of ``kernel`` (a :class:`LazyKernel` of another module is built
+    with its module first), for a module that compiles its own kernels around it; anything
+    else is returned as it is."""
+    if isinstance(kernel, LazyKernel):
+        if kernel.dispatcher is None:
+            _build(kernel.module)
+        return kernel.dispatcher
+    return kernel
 
 
 class LazyKernel:

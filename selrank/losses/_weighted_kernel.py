@@ -15,40 +15,14 @@ import math
 
 import numpy as np
 
+from ._kernels import _GOLDEN, IDENTITY, SINH
+from ._kernels import _SAFE_EXPONENT as _SAFE
+from ._kernels import _capped as _link  # the capped link of the pairwise kernels: one definition
+from ._kernels import mix64 as _mix  # splitmix64's output
+
 __all__ = ["weighted_pairwise"]
 
-IDENTITY, EXP, SINH, SIGMOID = 0, 1, 2, 3  # as selrank.losses._kernels
-_SAFE = 600.0
 _MODES = {"all": 0, "topk": 1, "mean": 2}
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
-
-
-def _mix(x):  # pragma: no cover - jitted; splitmix64's output (selrank.losses._kernels.mix64)
-    x = x ^ (x >> _S30)
-    x = x * _MIX1
-    x = x ^ (x >> _S27)
-    x = x * _MIX2
-    return x ^ (x >> _S31)
-
-
-def _link(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):  # pragma: no cover - jitted
-    """Capped standardised link value and slope at ``x`` (``e = exp(x)``, ``ie = exp(-x)``)."""
-    if x > hi:
-        return (f_hi, 0.0) if flat else (f_hi + df_hi * (x - hi), df_hi)
-    if x < lo:
-        return (f_lo, 0.0) if flat else (f_lo + df_lo * (x - lo), df_lo)
-    if kind == IDENTITY:
-        return x, 1.0
-    if kind == EXP:
-        return e, e
-    if kind == SINH:
-        return 0.5 * (e - ie), 0.5 * (e + ie)
-    p = e / (1.0 + e) if e <= 1.0 else 1.0 / (1.0 + ie)
-    q = 1.0 / (1.0 + e) if e <= 1.0 else ie / (1.0 + ie)
-    return p, p * q
 
 
 def _pair(params, sup, order_target, w, dp, dy, e, ie, et, iet, fact):  # pragma: no cover - jitted
@@ -312,12 +286,14 @@ def _compile():
     if _compiled is None:
         import numba
 
-        from .._numba import njit_now
+        from .._numba import compiled, njit_now
+        from . import _kernels
 
         jit = numba.njit(inline="always")
         g = globals()
-        g["_mix"] = jit(_mix)
-        g["_link"] = jit(_link)
+        # the link and the mixer are selrank.losses._kernels' own (inlined there as here)
+        g["_mix"] = compiled(_kernels._mix64)
+        g["_link"] = compiled(_kernels._capped)
         g["_pair"] = jit(_pair)
         g["_ranking"] = numba.njit(_ranking)
         g["_rerank"] = numba.njit(_rerank)
