@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 import sys
 import uuid
 import warnings
@@ -14,7 +13,7 @@ import numpy as np
 
 from .. import _array as A
 from ..losses import Loss
-from ._objective import GBDTObjective, _Binding, _intercept_value
+from ._objective import GBDTObjective, _Binding, _intercept_value, distinct_constants
 
 __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 
@@ -208,10 +207,7 @@ class LightGBMObjective(GBDTObjective):
         """
         if intercept is not None or self._read_intercept(booster) is not None:
             return super().booster_intercept(booster, intercept)
-        starts: list = []
-        for c in _TRAINING_STARTS.get(self._starts_key(), []):
-            if not any(c.shape == d.shape and np.array_equal(c, d) for d in starts):
-                starts.append(c)
+        starts = distinct_constants(_TRAINING_STARTS.get(self._starts_key(), []))
         if len(starts) == 1:
             return _intercept_value(starts[0])
         if len(starts) > 1:
@@ -295,24 +291,7 @@ class LightGBMObjective(GBDTObjective):
 
     def _fold(self, booster, c: np.ndarray) -> bool:
         """Add the intercept to every leaf of the first tree of each class (checked on a probe row)."""
-        k = int(booster.num_model_per_iteration())
-        if booster.num_trees() < k:
-            return False
-        c = np.broadcast_to(c, (k,)).astype(np.float64)
-        probe = np.zeros((1, booster.num_feature()))
-        before = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
-        info = booster.dump_model(num_iteration=1)["tree_info"]
-        old = {}
-        for t in range(k):
-            for leaf in range(int(info[t]["num_leaves"])):
-                old[t, leaf] = booster.get_leaf_output(t, leaf)
-                booster.set_leaf_output(t, leaf, old[t, leaf] + float(c[t]))
-        after = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
-        if np.allclose(after - before, c, rtol=1e-9, atol=1e-9):
-            return True
-        for (t, leaf), v in old.items():  # e.g. linear trees: leaf values are not the output
-            booster.set_leaf_output(t, leaf, v)
-        return False
+        return _add_to_first_trees(booster, c)
 
     # -- training and persistence -----------------------------------------------------------------
     def train(
@@ -554,32 +533,46 @@ def _constant_booster(lgb, train_set, params: dict):
     return booster
 
 
+def _add_to_first_trees(booster, c) -> bool:
+    """Add ``c`` (one value per class) to every leaf of the first tree of each class, in place;
+    checked on a probe row, and undone (returns False) where the leaf values are not the
+    output (linear trees) or the booster has no trees."""
+    k = int(booster.num_model_per_iteration())
+    if booster.num_trees() < k:
+        return False
+    c = np.broadcast_to(c, (k,)).astype(np.float64)
+    probe = np.zeros((1, booster.num_feature()))
+    before = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
+    info = booster.dump_model(num_iteration=1)["tree_info"]
+    old = {}
+    for t in range(k):
+        for leaf in range(int(info[t]["num_leaves"])):
+            old[t, leaf] = booster.get_leaf_output(t, leaf)
+            booster.set_leaf_output(t, leaf, old[t, leaf] + float(c[t]))
+    after = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
+    if np.allclose(after - before, c, rtol=1e-9, atol=1e-9):
+        return True
+    for (t, leaf), v in old.items():  # e.g. linear trees: leaf values are not the output
+        booster.set_leaf_output(t, leaf, v)
+    return False
+
+
 def booster_with_intercept(booster, intercept):
     """A copy of ``booster`` whose raw scores include ``intercept`` (added to the leaves of the
-    first tree of each class), for continued training: LightGBM continues from an init
-    model's raw scores, which otherwise lack the intercept selrank adds at prediction."""
+    first tree of each class, as :meth:`LightGBMObjective.fold_intercept` does), for continued
+    training: LightGBM continues from an init model's raw scores, which otherwise lack the
+    intercept selrank adds at prediction."""
     lgb = import_lightgbm()
     c = np.atleast_1d(np.asarray(intercept, dtype=np.float64))
     text = booster.model_to_string()
     if "is_linear=1" in text:
         raise ValueError("continued training from a linear-tree booster is not supported")
-    for k, ck in enumerate(c):
-        head = f"\nTree={k}\n"
-        start = text.find(head)
-        if start < 0:
-            if ck != 0.0:
-                raise ValueError(
-                    "the init model has no trees to carry its intercept; train at least one round"
-                )
-            continue
-        key = "\nleaf_value="
-        i = text.index(key, start) + len(key)
-        j = text.index("\n", i)
-        leaves = np.array(text[i:j].split(), dtype=np.float64) + ck
-        text = text[:i] + " ".join(repr(float(v)) for v in leaves) + text[j:]
-    # the header's byte sizes of the trees no longer hold; LightGBM parses trees without them
-    text = re.sub(r"\ntree_sizes=[^\n]*", "", text, count=1)
-    return lgb.Booster(model_str=text)
+    copy = lgb.Booster(model_str=text)
+    if np.any(c != 0.0) and not _add_to_first_trees(copy, c):
+        raise ValueError(
+            "the init model has no trees to carry its intercept; train at least one round"
+        )
+    return copy
 
 
 _CHECKED = "_selrank_labels_checked"

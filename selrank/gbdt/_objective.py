@@ -70,6 +70,15 @@ _STRUCTURES = ("pointwise", "group", "multiclass")
 _VANISH = 1e-12  # a Hessian below this fraction of the reference counts as vanished
 
 
+def distinct_constants(values) -> list:
+    """The distinct intercepts (floats or per-class arrays) among ``values``, in first-seen order."""
+    distinct: list = []
+    for c in values:
+        if not any(c.shape == d.shape and np.array_equal(c, d) for d in distinct):
+            distinct.append(c)
+    return distinct
+
+
 def _intercept_value(c):
     """An intercept as a float (one output) or a float64 array (one value per class)."""
     arr = np.asarray(c, dtype=np.float64)
@@ -661,10 +670,7 @@ class GBDTObjective:
                 "the intercept is not known: train with obj.train(...), or call fit_intercept / "
                 f"{self._start_hint.split(' before')[0]} before training"
             )
-        distinct = []
-        for c in fitted:
-            if not any(c.shape == d.shape and np.array_equal(c, d) for d in distinct):
-                distinct.append(c)
+        distinct = distinct_constants(fitted)
         if len(distinct) > 1:
             shown = ", ".join(str(np.round(d, 6).tolist()) for d in distinct[:4])
             raise ValueError(
