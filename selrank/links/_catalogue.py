@@ -91,7 +91,7 @@ class _AffineLink(Capped, Link):
         # fast path: with both arguments inside the caps, one (f, f', F) evaluation per
         # argument gives H, h and h' — the operations of bregman() and h() in the same order,
         # so the same values (the exp link: 2 exponentials per item, instead of 7)
-        if type(self).bregman is not Link.bregman:
+        if "bregman" in self.hooks:  # an own closed form of the loss
             return Link.bregman_grad(self, z_hat, z)
         if A.is_torch(z_hat) and A.is_torch(z) and z_hat.dtype == z.dtype:
             if z_hat.is_floating_point():
@@ -159,7 +159,7 @@ class _AffineLink(Capped, Link):
         """
         import torch
 
-        mid = getattr(self, "_df_midpoint", None)
+        mid = self._df_midpoint if "_df_midpoint" in self.hooks else None
         dfs = df if self.alpha == 1.0 else self.alpha * df
         if mid is not None:
             # the midpoint term first (h'(z) + 2 h'(mid), into f̂'), then |d| into f''s memory
@@ -191,7 +191,7 @@ class _AffineLink(Capped, Link):
     def h_inv(self, y):
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
-        if not hasattr(self, "_finv"):
+        if "_finv" not in self.hooks:
             return Link.h_inv(self, y)
         return self._cfinv(y, xp) / self.alpha + self.beta
 
@@ -259,7 +259,7 @@ class _AffineLink(Capped, Link):
         r""":math:`H^*(y) = \beta y + F^*(y)/\alpha` with :math:`F^*` the conjugate of the standardized primitive."""
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
-        if hasattr(self, "_Fconj") and not self.capped:
+        if "_Fconj" in self.hooks and not self.capped:
             return self.beta * y + self._Fconj(y, xp) / self.alpha
         x = self._cfinv(y, xp)
         return self.beta * y + (x * y - self._cF(x, xp)) / self.alpha
