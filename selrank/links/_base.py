@@ -99,6 +99,12 @@ class Link(Params):
     smooth: bool = True
     #: Parameter sets used by the registry-driven tests (and as documentation).
     examples: ClassVar[list[dict[str, Any]]] = [{}]
+    #: The link's entry in the Theorem-1 catalogue (:mod:`selrank.paper.underspecification`):
+    #: cases ``{case name: {"params", "w_u", "d"[, "s_min", "s_max", "tau"]}}`` (``params``
+    #: build the link; the rest is the construction of :func:`~selrank.paper.check_theorem1`),
+    #: or a str: why the link is outside the theorem's hypotheses. A registered link needs
+    #: one (a test fails without it).
+    theorem1: ClassVar[dict[str, dict[str, Any]] | str | None] = None
 
     _scale: float = 1.0  # how many x-units one score unit is (alpha); for thresholds
 

@@ -291,6 +291,8 @@ class Identity(_AffineLink):
     name = "identity"
     odd = True  # for beta = 0
     examples = [{}, {"alpha": 2.0, "beta": 0.5}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {"identity": {"params": {}, "w_u": 1.5, "d": 0.5}}
     _f_open_low = _f_open_high = False
 
     def _f(self, x, xp):
@@ -337,6 +339,12 @@ class Sigmoid(SigmoidFunction, _AffineLink):
 
     name = "sigmoid"
     examples = [{}, {"alpha": 2.0, "beta": 1.0}, {"beta": -1.5}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "sigmoid (low norm)": {"params": {}, "w_u": 0.0, "d": 0.5},
+        "sigmoid (high score)": {"params": {"alpha": 1.5, "beta": 2.0}, "w_u": 1.5, "d": 0.5},
+        "sigmoid (low score)": {"params": {"alpha": 1.5, "beta": -2.0}, "w_u": -1.5, "d": 0.5},
+    }
     _f_range = (0.0, 1.0)
 
     def _finv(self, y, xp):
@@ -375,6 +383,12 @@ class Exp(ExpFunction, _AffineLink):
         {"alpha": 2.0, "cap": 3.0},
         {"cap": 2.0, "cap_mode": "flat"},
     ]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "exp (high score)": {"params": {}, "w_u": 1.5, "d": 0.5},
+        "exp (low region)": {"params": {}, "w_u": -1.5, "d": 0.5},
+        "exp capped flat": {"params": {"cap": 1.0, "cap_mode": "flat"}, "w_u": 2.0, "d": 0.5},
+    }
     _cap_sides = "high"
     _default_cap = DEFAULT_CAP
     _f_range = (0.0, math.inf)
@@ -408,6 +422,8 @@ class NegExp(NegExpFunction, _AffineLink):
 
     name = "negexp"
     examples = [{}, {"alpha": 0.5, "beta": -1.0}, {"cap": 2.0}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {"negexp (low score)": {"params": {}, "w_u": -1.5, "d": 0.5}}
     _cap_sides = "low"
     _default_cap = DEFAULT_CAP
     _f_range = (-math.inf, 0.0)
@@ -442,6 +458,12 @@ class Sinh(SinhFunction, _AffineLink):
     name = "sinh"
     odd = True
     examples = [{}, {"alpha": 0.5}, {"cap": 2.0}, {"cap": 1.5, "cap_mode": "flat"}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "sinh (high norm)": {"params": {}, "w_u": -1.5, "d": 0.5},
+        "sinh capped linear": {"params": {"cap": 1.0}, "w_u": 2.0, "d": 0.5},
+        "sinh capped flat": {"params": {"cap": 1.0, "cap_mode": "flat"}, "w_u": -2.0, "d": 0.5},
+    }
     _default_cap = DEFAULT_CAP
 
     def _finv(self, y, xp):
@@ -474,6 +496,12 @@ class SmeLU(SmeLUFunction, _AffineLink):
     name = "smelu"
     smooth = False
     examples = [{}, {"c": 0.5, "beta": 1.0}, {"alpha": 2.0, "c": 2.0}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "smelu (band)": {"params": {"beta": 1.0, "c": 1.0}, "w_u": 1.0, "d": 0.5},
+        "smelu (flat below)": {"params": {"beta": 1.0, "c": 1.0}, "w_u": -2.0, "d": 0.5},
+        "smelu (capped above)": {"params": {"beta": 1.0, "c": 1.0}, "w_u": 2.5, "d": 0.3},
+    }
     _f_range = (0.0, 1.0)
     _f_open_low = _f_open_high = False
 
@@ -505,6 +533,11 @@ class Huber(_AffineLink):
     smooth = False
     odd = True
     examples = [{}, {"delta": 0.5}, {"delta": 2.0, "delta_low": 0.5, "beta": 1.0}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "huber": {"params": {"delta": 1.0}, "w_u": 0.0, "d": 0.5},
+        "huber (flat)": {"params": {"delta": 1.0}, "w_u": 2.0, "d": 0.5},
+    }
     _f_open_low = _f_open_high = False
 
     def __init__(
@@ -562,6 +595,8 @@ class Step(StepFunction, _AffineLink):
     name = "step"
     smooth = False
     examples = [{}, {"beta": 1.0}]
+    #: Outside Theorem 1 (see Link.theorem1).
+    theorem1 = "discontinuous h (Theorem 1 assumes a continuously differentiable link; h' = 0 a.e.)"
     _f_range = (0.0, 1.0)
     _f_open_low = _f_open_high = False
 
@@ -586,6 +621,8 @@ class Sign(Step):
     """
 
     name = "sign"
+    #: Outside Theorem 1 (see Link.theorem1).
+    theorem1 = "discontinuous h (Theorem 1 assumes a continuously differentiable link; h' = 0 a.e.)"
     odd = True
     _f_range = (-1.0, 1.0)
 
