@@ -600,7 +600,7 @@ def check_theorem1(
     atol = positive_float(atol, "atol", owner, allow_zero=True)
     b = float(bust(link, w_u, d=d, s_min=lo, s_max=hi))
     bl = float(blust(link, w_u, s_min=lo, s_max=hi))
-    kw = {"w_u": w_u, "s_min": lo, "s_max": hi}
+    kw: dict[str, Any] = {"w_u": w_u, "s_min": lo, "s_max": hi}
     numeric = solve_bust_offset(link, d=d, tau=tau, **kw) / tau
     numeric_half = solve_bust_offset(link, d=d, tau=tau / 2, **kw) / (tau / 2)
     d_eps = 1e-3 * (hi - lo)
@@ -1068,7 +1068,7 @@ class SensitivityReport:
         out = {"z": self.z, "h": self.h, "dh": self.dh, "bust": self.bust, "blust": self.blust}
         for s, row in zip(self.observed, self.loss):
             out[f"loss(s={s:g})"] = row
-        if self.q is not None:
+        if self.q is not None and self.p is not None:  # set together
             out["q"] = self.q
             out["p"] = self.p
         return out
