@@ -36,9 +36,9 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups, as_groups
-from .._validation import positive_float
+from .._validation import as_weight, positive_float
 from ..losses import Loss, get_loss
-from ..losses._base import as_target_array, as_weight, group_weights
+from ..losses.inputs import as_target_array, group_weights
 from ..losses.multiclass import class_targets
 
 __all__ = [
