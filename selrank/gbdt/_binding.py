@@ -56,6 +56,7 @@ class _Binding:
         self.floor: float = 0.0
         self.calls = 0
         self.source: Any = None  # what the binding was built from (identity check)
+        self._cache: dict[tuple[str, ...], Any] = {}  # row weights by namespace, device, dtype
 
     def row_weight_like(self, like):
         """The per-row weights as an array like ``like`` (cached per namespace, device, dtype)."""
@@ -67,7 +68,7 @@ class _Binding:
             str(getattr(like, "device", "")),
             str(like.dtype),
         )
-        hit = self.__dict__.setdefault("_cache", {}).get(key)
+        hit = self._cache.get(key)
         if hit is None:
             hit = A.as_float_array(self.row_weight, like=like, name="row_weight")
             self._cache[key] = hit

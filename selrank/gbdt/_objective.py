@@ -32,7 +32,7 @@ import math
 import os
 import threading
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from ..losses import Loss, get_loss
 from ..losses.inputs import as_target_array
 from ..losses.multiclass import class_targets
 from ._binding import _Binding, bound_blocks, check_degenerate_start, row_weights
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "GBDTObjective",
@@ -86,6 +89,14 @@ def _intercept_value(c):
     """An intercept as a float (one output) or a float64 array (one value per class)."""
     arr = np.asarray(c, dtype=np.float64)
     return float(arr) if arr.ndim == 0 else arr
+
+
+class _MulticlassConstant(Protocol):
+    """The optimal constant of a multi-class loss, which takes the number of classes."""
+
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ) -> Any: ...
 
 
 def resolve_loss(loss: Loss | str, **loss_params) -> Loss:
@@ -222,7 +233,7 @@ class GBDTObjective:
     # -- state that does not travel (pickling for Dask workers, cloning) ----------------------
     def _init_state(self) -> None:
         self._lock = threading.Lock()
-        self._pool = None
+        self._pool: ThreadPoolExecutor | None = None
         self._bindings: dict[Any, _Binding] = {}
         self._warned: set[str] = set()
 
@@ -319,9 +330,13 @@ class GBDTObjective:
         w_unit, row_w = row_weights(sample_weight, n, groups)
         kw = {} if groups is None else {"group": groups}
         full = self.loss.bind(y, sample_weight=w_unit, **kw)
+        intercept: float | np.ndarray
         if self.structure == "multiclass":
+            if n_classes is None:  # (label rows: was a TypeError from np.resize)
+                raise ValueError("multi-class labels need the number of classes (`num_class`)")
+            loss = cast(_MulticlassConstant, self.loss)
             intercept = np.asarray(
-                self.loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64
+                loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64
             )
             if intercept.shape != (n_classes,):
                 intercept = np.resize(intercept, n_classes)
