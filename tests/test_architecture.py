@@ -329,7 +329,11 @@ def test_private_import_check_sees_every_kind_of_import(tmp_path):
         (pkg / sub / "__init__.py").write_text("", encoding="utf-8")
     (pkg / "_array.py").write_text("_x = 1\n", encoding="utf-8")
     (pkg / "low" / "_impl.py").write_text("_y = 1\nz = 2\n", encoding="utf-8")
-    (pkg / "low" / "pub.py").write_text("_w = 1\n", encoding="utf-8")
+    (pkg / "low" / "pub.py").write_text("_w = 1\nfrom .deep._hidden import h\n", encoding="utf-8")
+    (pkg / "low" / "deep" / "_hidden.py").write_text("h = 1\n", encoding="utf-8")
+    (pkg / "top.py").write_text(
+        "from .low._impl import z\nfrom ._array import _x\n", encoding="utf-8"
+    )
     (pkg / "low" / "deep" / "mod.py").write_text(
         "from .._impl import _y\nfrom ..pub import _w\nfrom ..._array import _x\n",
         encoding="utf-8",
@@ -345,15 +349,15 @@ def test_private_import_check_sees_every_kind_of_import(tmp_path):
         encoding="utf-8",
     )
     modules = package_modules(tmp_path, PACKAGE)
-    assert len(modules) == 9
+    assert len(modules) == 11
     found = [(file, line, target) for file, line, _, target in private_imports(modules, tmp_path)]
-    assert [(line, target) for _, line, target in found] == [
-        (2, "selrank.low._impl.z"),
-        (3, "selrank.low.pub._w"),
-        (6, "selrank.low._impl"),
-        (7, "selrank.low._impl"),
+    assert found == [
+        ("selrank/top.py", 1, "selrank.low._impl.z"),  # a root module is a package of its own
+        ("selrank/up/mod.py", 2, "selrank.low._impl.z"),
+        ("selrank/up/mod.py", 3, "selrank.low.pub._w"),
+        ("selrank/up/mod.py", 6, "selrank.low._impl"),
+        ("selrank/up/mod.py", 7, "selrank.low._impl"),
     ]
-    assert {file for file, _, _ in found} == {"selrank/up/mod.py"}
 
 
 def _env() -> dict[str, str]:
