@@ -402,7 +402,7 @@ def plot_training_curves(
     ----------
     history : estimator or mapping
         A fitted :class:`~selrank.SelectiveRanker` / ``SelectiveRegressor`` /
-        :class:`~selrank.torch.NeuralRanker` (its ``evals_result_`` and ``best_iteration_``),
+        :class:`~selrank.estimators.NeuralRanker` (its ``evals_result_`` and ``best_iteration_``),
         LightGBM's or XGBoost's ``evals_result`` (``{eval set: {metric: [values]}}``), or
         one set's ``{metric: [values]}``.
     metrics : str or sequence of str, optional

@@ -1,7 +1,7 @@
 r"""The classic multi-class baselines (``003``) and the re-weighted square loss (App. E.1 of ``000``).
 
 Multiclass SVM hinge, softmax cross entropy with the max-subtraction trick, mean squared
-error, and the re-weighted square loss; see :mod:`selrank.losses.baselines`.
+error, and the re-weighted square loss; see :mod:`selrank.losses.classification`.
 """
 
 from __future__ import annotations

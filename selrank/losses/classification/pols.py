@@ -584,7 +584,7 @@ class BatchCrossEntropy(BatchLabelLoss):
 
     Gradient :math:`Q_B(i, k) - P_B(i, k)`, Hessian diagonal :math:`Q_B(i,k)(1 - Q_B(i,k))`
     (w.r.t. every logit of the batch; the normaliser couples the rows). Batches, weights and
-    ``reduction="none"`` as in :class:`~selrank.losses.baselines._base.BatchLabelLoss`.
+    ``reduction="none"`` as in :class:`~selrank.losses.classification._base.BatchLabelLoss`.
 
     Examples
     --------
@@ -664,7 +664,7 @@ class BatchMaxMargin(BatchLabelLoss):
     logit when the batch hinge is active (split evenly over ties), plus :math:`1/m` times the
     per-sample max-margin gradients. Hessian 0 almost everywhere (returned as 0). Batches,
     weights and ``reduction="none"`` as in
-    :class:`~selrank.losses.baselines._base.BatchLabelLoss`.
+    :class:`~selrank.losses.classification._base.BatchLabelLoss`.
 
     Parameters
     ----------
