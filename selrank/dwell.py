@@ -571,11 +571,13 @@ def suggest_band(
         band = dwell_mixture(y, n_components=n_components).band(threshold)
     else:
         _quantile_levels(lower, upper)  # bad levels are an error whichever band is chosen
-        band, why = _mixture_band_or_reason(y, n_components, threshold)
-        if band is None:
-            band = _quantile_band(y, lower, upper)
+        mixture, why = _mixture_band_or_reason(y, n_components, threshold)
+        if mixture is not None:
+            band = mixture
+        else:
+            quantile = _quantile_band(y, lower, upper)
             note = f"{why}; using the {lower}–{upper} quantile band"
-            band = DwellBand(band.lo, band.hi, method="quantile", note=note)
+            band = DwellBand(quantile.lo, quantile.hi, method="quantile", note=note)
             warnings.warn(
                 f"suggest_band: {note} {tuple(round(v, 3) for v in band)} (log1p seconds) instead. "
                 "Pass method='quantile' to choose it explicitly",

@@ -221,7 +221,8 @@ def read_session_clicks(
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     total = 0
     line = 1
-    lo = hi = None  # (time, line) of the smallest and largest time
+    lo: tuple[float, int] | None = None  # (time, line) of the smallest time
+    hi: tuple[float, int] | None = None  # ... and of the largest
     try:
         for k, buf in enumerate(_chunks(path, _CLICK_CHUNK, kernel, _CLICK_MAX_LINE)):
             start = 0
@@ -283,14 +284,14 @@ def read_session_clicks(
         raise ValueError(
             f"{path}, line 1: expected the header {_HEADER.decode()!r}; the file is empty"
         )
-    if not parts:  # the header only: a valid log without clicks
+    if lo is None or hi is None:  # no rows (set with the first one): a valid log without clicks
         return pl.DataFrame(schema={"session": pl.Int64, "item": pl.Int64, "time_ms": pl.Int64})
     scale = _click_time_scale(path, time_unit, lo, hi)
     frames = []
     for k, (session, item, time) in enumerate(parts):
         ms = np.rint(time * scale)
         if np.abs(ms).max() > _MAX_TIME_MS:
-            bad = lo if abs(lo[0]) > abs(hi[0]) else hi  # type: ignore[index]
+            bad = lo if abs(lo[0]) > abs(hi[0]) else hi
             raise ValueError(
                 f"{path}, line {bad[1]}: Time {bad[0]:.17g} is beyond {_MAX_TIME_MS:.3g} "
                 "milliseconds (285,000 years): not a Unix time"
@@ -302,7 +303,9 @@ def read_session_clicks(
     return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
 
 
-def _click_time_scale(path: Path, time_unit: str, lo, hi) -> float:
+def _click_time_scale(
+    path: Path, time_unit: str, lo: tuple[float, int], hi: tuple[float, int]
+) -> float:
     """Milliseconds per unit of ``Time``: 1000 for seconds, 1 for milliseconds."""
     if time_unit != "auto":
         return 1000.0 if time_unit == "s" else 1.0

@@ -166,9 +166,10 @@ class LightGBMObjective(GBDTObjective):
         return b
 
     def _run(self, b: _Binding, preds: np.ndarray):
-        flat = b.n_classes is not None and preds.ndim == 1
-        if flat:  # LightGBM 3: class-major [K * n]
-            preds = preds.reshape(b.n_classes, b.n_rows).T
+        k = b.n_classes
+        flat = k is not None and preds.ndim == 1
+        if flat and k is not None:  # LightGBM 3: class-major [K * n]
+            preds = preds.reshape(k, b.n_rows).T
         self._check_start(b, preds)
         g, h = self._evaluate(b, preds)
         if flat:
@@ -522,7 +523,7 @@ def _constant_booster(lgb, train_set, params: dict):
     k = int(k) if k is not None and int(k) > 1 else 1
     n_feat = train_set.num_feature()
     X = np.zeros((max(2, k), n_feat))
-    p = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
+    p: dict[str, Any] = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
     p.update({"objective": "multiclass", "num_class": k} if k > 1 else {"objective": "regression"})
     data = lgb.Dataset(
         X, label=np.arange(X.shape[0]) % k, feature_name=train_set.get_feature_name(), params=p

@@ -2,6 +2,8 @@ r"""Multi-class selective matching losses on ``[n, K]`` score arrays (docs/math.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import _array as A
@@ -41,6 +43,8 @@ class _MultiClassLoss(Loss):
     """Shared binding for ``[n, K]`` losses: targets ``[n, K]`` or class indices ``[n]``."""
 
     structure = "multiclass"
+    #: The :class:`BoundLoss` subclass :meth:`bind` returns (set below each concrete class).
+    _bound_class: type[_BoundMultiClass]
 
     def _link_value_of_one_hot(self) -> float:
         return 1.0
@@ -72,7 +76,7 @@ class _MultiClassLoss(Loss):
 class _BoundMultiClass(BoundLoss):
     weigh_elements = True  # one weight per row of [n, K], applied by BoundLoss.grad_hess
 
-    def __init__(self, loss, y, w):
+    def __init__(self, loss: _MultiClassLoss, y: Any, w: np.ndarray | None) -> None:
         super().__init__(loss, int(y.shape[0]), w)
         self.raw = y
         self.K: int | None = int(y.shape[1]) if y.ndim == 2 else None
@@ -240,6 +244,8 @@ class CompositeSoftmax(_MultiClassLoss):
         {"scaling": "relu"},
         {"scaling": "sigmoid", "alpha": 2.0},
     ]
+    scaling: Scaling  # set by configure_softmax
+    gamma: float
 
     def __init__(
         self,

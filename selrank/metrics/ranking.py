@@ -258,7 +258,7 @@ def _block_relevance(rk: Ranking, rel: np.ndarray):
     """Relevant rows per block, and relevant rows ranked before each block in its query."""
     rb = rk.block_sum(rel)
     before = np.cumsum(rb) - rb
-    first_block = rk.row_block[rk.offsets[:-1]] if rk.has_ties else rk.offsets[:-1]
+    first_block = rk.offsets[:-1] if rk.row_block is None else rk.row_block[rk.offsets[:-1]]
     before = before - before[first_block][rk.block_group()]
     return rb, before, first_block
 
@@ -420,7 +420,7 @@ def _tied_err(keep, starts, sizes, pos, m_in) -> np.ndarray:
     return out
 
 
-def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray:
+def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray | None:
     """:func:`_tied_err` adding all rows of one label at a time (few labels, small cut-off).
 
     Adding ``c`` rows of equal ``x`` to ``n`` rows gives

@@ -31,7 +31,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -258,7 +258,9 @@ def plot_composite_sigmoid(
             ax.set_xlabel("z")
         loss_panel(ax_l, za, rep.observed, rep.loss, legend=False)
         if cross_entropy:
-            ce = [_ce_composite(rep.link, za, s) for s in rep.observed]
+            # the report of a Scaling is that of its CompositeSigmoid (sensitivity_report)
+            composite = cast(CompositeSigmoid, rep.link)
+            ce = [_ce_composite(composite, za, s) for s in rep.observed]
             loss_panel(
                 ax_l, za, rep.observed, ce, linestyle="--", label_prefix="CE s=", legend=j == 0
             )

@@ -222,7 +222,7 @@ class ReweightedSquare(Loss):
     name = "reweighted_square"
     structure = "pointwise"
     target = "score"
-    is_matching: ClassVar[bool] = False
+    is_matching = False
     couples_samples: ClassVar[bool] = False
     examples = [
         {},
