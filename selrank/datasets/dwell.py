@@ -12,12 +12,15 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._containers import float_dtype, import_optional
 from ._paths import packaged_file
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "DWELL_DATASETS",
@@ -148,7 +151,7 @@ def read_session_clicks(
     *,
     time_unit: str = "auto",
     max_rows: int | None = MAX_CLICK_ROWS,
-):
+) -> pl.DataFrame:
     """Read a tab-separated ``SessionId ItemId Time`` click log (the YOOCHOOSE 100k format).
 
     The file (plain or gzip-compressed, recognised by its first bytes) starts with the header
