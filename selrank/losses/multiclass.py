@@ -75,6 +75,7 @@ class _MultiClassLoss(Loss):
 
 
 class _BoundMultiClass(BoundLoss):
+    loss_fn: _MultiClassLoss
     weigh_elements = True  # one weight per row of [n, K], applied by BoundLoss.grad_hess
 
     def __init__(self, loss: _MultiClassLoss, y: Any, w: np.ndarray | None) -> None:
@@ -174,6 +175,8 @@ class Decomposed(_MultiClassLoss):
 
 
 class _BoundDecomposed(_BoundMultiClass):
+    loss_fn: Decomposed
+
     def _prepare(self, y):
         link = self.loss_fn.link
         if self.loss_fn.target == "score":
@@ -338,6 +341,8 @@ class CompositeSoftmax(_MultiClassLoss):
 
 
 class _BoundCompositeSoftmax(_BoundMultiClass):
+    loss_fn: CompositeSoftmax
+
     def _prepare(self, y):
         loss = self.loss_fn
         if loss.target == "link":

@@ -378,8 +378,8 @@ def _k_err(rk, k, *, max_grade=None, **_):
         cost_level = 4 * n_levels * (width + 1) ** 2
         by_level = (width + 1) ** 2 <= 2_000_000 and cost_level < int(m[blk].max()) * width
         chunk = max(1, 2_000_000 // (width + 1) ** 2) if by_level else blk.size
-        for lo in range(0, blk.size, chunk):
-            sub, dst = blk[lo : lo + chunk], part[lo : lo + chunk]
+        for at in range(0, blk.size, chunk):
+            sub, dst = blk[at : at + chunk], part[at : at + chunk]
             args = (keep, rk.block_start[sub], m[sub], a[sub], m_in[sub])
             value = _tied_err_by_level(label, *args) if by_level else None
             if value is None:
