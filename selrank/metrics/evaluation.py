@@ -110,11 +110,11 @@ def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
 
 
 def evaluate(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     gain: str | None = None,
     ties: str | None = None,
@@ -227,11 +227,11 @@ def evaluate(
 
 def compare(
     systems: Any,
-    y_true: Array | None = None,
-    group: Array | None = None,
+    y_true: Array | str | None = None,
+    group: Array | str | None = None,
     *,
     runs: Any = None,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     baseline: str | None = None,
     test: str = "permutation",
@@ -454,11 +454,11 @@ def _no_run_options(y_true, runs, relevance_level, queries) -> None:
 
 def paired_comparison(
     systems: Any,
-    y_true: Array | None = None,
-    group: Array | None = None,
+    y_true: Array | str | None = None,
+    group: Array | str | None = None,
     *,
     runs: Any = None,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     reference: str | None = None,
     candidate: str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),

@@ -686,11 +686,11 @@ _COMMON_DOC = """
 
 
 def ndcg(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     gain: str = "exponential",
     ties: str = "average",
@@ -739,11 +739,11 @@ def ndcg(
 
 
 def dcg(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     gain: str = "exponential",
     ties: str = "average",
@@ -779,11 +779,11 @@ def dcg(
 
 
 def average_precision(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     capped: bool = False,
@@ -830,11 +830,11 @@ def average_precision(
 
 
 def reciprocal_rank(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
@@ -872,11 +872,11 @@ def reciprocal_rank(
 
 
 def err(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     max_grade: float | None = None,
     ties: str = "average",
@@ -917,11 +917,11 @@ def err(
 
 
 def precision_at_k(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     capped: bool = False,
@@ -964,11 +964,11 @@ def precision_at_k(
 
 
 def recall_at_k(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
@@ -1002,11 +1002,11 @@ def recall_at_k(
 
 
 def r_precision(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "one",
@@ -1042,11 +1042,11 @@ def r_precision(
 
 
 def bpref(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "one",
@@ -1087,11 +1087,11 @@ def bpref(
 
 
 def success_at_k(
-    y_true: Array,
-    y_score: Array,
-    group: Array | None = None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid: Array | None = None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
