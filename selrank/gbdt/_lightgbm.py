@@ -9,6 +9,7 @@ import sys
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,7 +48,7 @@ _INTERCEPT_LINE = "selrank_intercept:"
 _IN_MODEL_LINE = "selrank_intercept_in_model:"
 
 
-def import_lightgbm():
+def import_lightgbm() -> ModuleType:
     try:
         import lightgbm
     except ImportError:
@@ -64,7 +65,7 @@ def _is_dataset(x: Any) -> bool:
     return type(x).__name__ == "Dataset" and type(x).__module__.startswith("lightgbm")
 
 
-def _param(params: dict | None, aliases: tuple[str, ...]):
+def _param(params: dict | None, aliases: tuple[str, ...]) -> Any:
     if not params:
         return None
     for key in aliases:
@@ -582,7 +583,7 @@ def _add_to_first_trees(booster, c) -> bool:
     return False
 
 
-def booster_with_intercept(booster, intercept):
+def booster_with_intercept(booster: lgb.Booster, intercept: float | Array) -> lgb.Booster:
     """A copy of ``booster`` whose raw scores include ``intercept`` (added to the leaves of the
     first tree of each class, as :meth:`LightGBMObjective.fold_intercept` does), for continued
     training: LightGBM continues from an init model's raw scores, which otherwise lack the

@@ -7,6 +7,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -28,7 +29,7 @@ _INTERCEPT_ATTR = "selrank_intercept"
 _IN_MODEL_ATTR = "selrank_intercept_in_model"
 
 
-def import_xgboost():
+def import_xgboost() -> ModuleType:
     try:
         import xgboost
     except ImportError:
