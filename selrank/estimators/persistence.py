@@ -15,7 +15,6 @@ is parsed by LightGBM / XGBoost from text or bytes (no pickle).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -151,9 +150,9 @@ def check_document(doc, where: str) -> None:
             raise ValueError(
                 f"{where} is damaged: field {key!r} must be a {kind.__name__}; got {doc.get(key)!r:.80}"
             )
-    backend = doc["params"].get("backend", "lightgbm")
-    if backend not in ("lightgbm", "xgboost"):
-        raise ValueError(f"{where} is damaged: unknown backend {backend!r}")
+    backend = _file_backend(doc)
+    if backend is None:
+        raise ValueError(f"{where} is damaged: unknown backend {doc['params'].get('backend')!r}")
     _finite_numbers(doc.get("intercept"), "the intercept", where)
     n_feat = doc.get("n_features_in")
     if isinstance(n_feat, bool) or not isinstance(n_feat, int) or n_feat < 1:
@@ -165,31 +164,18 @@ def check_document(doc, where: str) -> None:
         raise ValueError(
             f"{where} is damaged: best_iteration must be a positive integer or null; got {best!r}"
         )
-    if backend == "lightgbm":
-        text = doc["model"]
-        if not text.startswith("tree\n") or "end of trees" not in text:
-            raise ValueError(f"{where} is damaged: its LightGBM model text is cut or not a model")
-    else:
-        try:
-            base64.b64decode(doc["model"], validate=True)
-        except ValueError:
-            raise ValueError(f"{where} is damaged: its XGBoost model is not base64") from None
+    backend.check_model_field(doc["model"], where)
 
 
-_CHILD = r"""
-import base64, sys, numpy as np
-backend, payload = sys.argv[1], sys.stdin.buffer.read()
-if backend == "lightgbm":
-    import lightgbm as lgb
-    b = lgb.Booster(model_str=payload.decode("utf-8"))
-    out = b.predict(np.zeros((1, b.num_feature())), raw_score=True)
-else:
-    import xgboost as xgb
-    b = xgb.Booster()
-    b.load_model(bytearray(base64.b64decode(payload)))
-    out = b.predict(xgb.DMatrix(np.zeros((1, b.num_features()))), output_margin=True)
-sys.stdout.write("finite" if np.all(np.isfinite(out)) else "nonfinite")
-"""
+def _file_backend(doc: dict):
+    """The backend object of a saved estimator (``None`` for one that saves no file)."""
+    from .backends import BACKENDS, get_backend
+
+    name = doc["params"].get("backend", "lightgbm")
+    if not isinstance(name, str) or name not in BACKENDS:
+        return None
+    backend = get_backend(name)
+    return backend if backend.child_parse_script else None
 
 
 def parse_in_child(backend: str, model: str, where: str, timeout: float | None = None) -> None:
@@ -199,10 +185,12 @@ def parse_in_child(backend: str, model: str, where: str, timeout: float | None =
     the signal or the time-out instead of the caller. The child runs isolated (``python -I``:
     no selrank, no user site, no working directory on its path).
     """
+    from .backends import get_backend
+
     timeout = ISOLATED_PARSE_TIMEOUT if timeout is None else timeout
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _CHILD, backend],
+            [sys.executable, "-I", "-c", get_backend(backend).child_parse_script],
             input=model.encode("utf-8"),
             capture_output=True,
             timeout=timeout,
