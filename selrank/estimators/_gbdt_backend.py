@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from .. import _array as A
 from ._backend import Backend
 from ._validation import Features, is_verbose
+
+if TYPE_CHECKING:
+    from ..gbdt import LightGBMObjective, XGBoostObjective
 
 #: Defaults of the GBDT backends when the estimator's own parameter is left at ``None``.
 GBDT_DEFAULTS = {"n_estimators": 1000, "learning_rate": 0.05, "early_stopping_rounds": 50}
@@ -30,7 +33,7 @@ class GBDTBackend(Backend):
     model_is_text: ClassVar[bool] = True
 
     # -- parameters ----------------------------------------------------------------------------
-    def objective_class(self) -> type:
+    def objective_class(self) -> type[LightGBMObjective] | type[XGBoostObjective]:
         raise NotImplementedError
 
     def parameter_names(self, params: dict[str, Any]) -> set[str]:
@@ -225,14 +228,16 @@ def ndcg_metric(y, groups, k: int):
 
 def _rounds(est) -> tuple[int, float, int]:
     """Boosting rounds, learning rate and early-stopping patience (``GBDT_DEFAULTS`` for None)."""
-    n_rounds = est.n_estimators if est.n_estimators is not None else GBDT_DEFAULTS["n_estimators"]
-    lr = est.learning_rate if est.learning_rate is not None else GBDT_DEFAULTS["learning_rate"]
-    esr = (
-        est.early_stopping_rounds
-        if est.early_stopping_rounds is not None
-        else GBDT_DEFAULTS["early_stopping_rounds"]
+
+    def default(name: str):
+        value = getattr(est, name)
+        return GBDT_DEFAULTS[name] if value is None else value
+
+    return (
+        int(default("n_estimators")),
+        float(default("learning_rate")),
+        int(default("early_stopping_rounds")),
     )
-    return n_rounds, lr, esr
 
 
 def user_callback_list(callbacks) -> list:

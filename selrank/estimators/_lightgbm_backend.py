@@ -46,7 +46,7 @@ class LightGBMBackend(GBDTBackend):
     export_formats: ClassVar[tuple[str, ...]] = ("lightgbm", "lightgbm-json", "onnx", "treelite")
     child_parse_script = _CHILD_PARSE
 
-    def objective_class(self) -> type:
+    def objective_class(self) -> type[LightGBMObjective]:
         return LightGBMObjective
 
     # -- the training steps --------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -11,8 +11,11 @@ from .. import _array as A
 from ._backend import Backend
 from ._validation import Features
 
+if TYPE_CHECKING:
+    from .neural import NeuralRanker
 
-def _neural_ranker() -> type:
+
+def _neural_ranker() -> type[NeuralRanker]:
     try:
         from .neural import NeuralRanker
     except ImportError as exc:
@@ -67,12 +70,12 @@ class TorchBackend(Backend):
                 "`callbacks` and `init_model` are LightGBM / XGBoost training options; "
                 "backend='torch' takes neither (use early_stopping_rounds= and verbose=)"
             )
-        NeuralRanker = _neural_ranker()
+        ranker_class = _neural_ranker()
         if est.n_estimators is not None:
             raise ValueError(
                 "`n_estimators` applies to the GBDT backends; give `epochs=` for backend='torch'"
             )
-        accepted = inspect.signature(NeuralRanker).parameters
+        accepted = inspect.signature(ranker_class).parameters
         kwargs: dict[str, Any] = {"loss": loss}
         optional = {
             "learning_rate": est.learning_rate,
@@ -89,7 +92,7 @@ class TorchBackend(Backend):
                 raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
         kwargs.update(est._backend_params)  # noqa: SLF001
         scale = float(est.label_scale_)  # target scores are label_scale_ * label on every backend
-        model = NeuralRanker(**kwargs)
+        model = ranker_class(**kwargs)
         fit_kw: dict[str, Any] = {"group": group.sizes, "sample_weight": sample_weight}
         if eval_sets:
             fit_kw["eval_set"] = [(ev["X"].data, ev["y"] * scale) for ev in eval_sets]

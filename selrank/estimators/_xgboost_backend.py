@@ -31,7 +31,7 @@ class XGBoostBackend(GBDTBackend):
     export_formats: ClassVar[tuple[str, ...]] = ("xgboost-json", "xgboost-ubj", "onnx", "treelite")
     child_parse_script = _CHILD_PARSE
 
-    def objective_class(self) -> type:
+    def objective_class(self) -> type[XGBoostObjective]:
         return XGBoostObjective
 
     def train_params(self, est) -> dict[str, Any]:

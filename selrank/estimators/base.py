@@ -74,7 +74,7 @@ class _SelectiveEstimator(BaseEstimator):
     """
 
     _kind = "estimator"
-    _default_loss = "pointwise"
+    _default_loss: str | None = "pointwise"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -89,7 +89,7 @@ class _SelectiveEstimator(BaseEstimator):
         scaling=None,
         target: str | None = None,
         loss_params=None,
-        label_scale: float = 1.0,
+        label_scale: float | str = 1.0,
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         backend: str = "lightgbm",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 
 from .. import _array as A
@@ -183,7 +185,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             return np.asarray(A.to_numpy(loss.link.h(s)), dtype=np.float64).reshape(2, 1)
         eye = np.eye(K)
         if loss.target == "link":
-            value = loss.scaling.alpha if isinstance(loss, CompositeSoftmax) else 1.0
+            value = cast(Any, loss).scaling.alpha if isinstance(loss, CompositeSoftmax) else 1.0
             return eye * value
         return self._link_values(eye * self.label_scale_)
 

@@ -62,7 +62,7 @@ try:  # the scikit-learn exception when scikit-learn is installed, so `except` c
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - scikit-learn is optional
 
-    class NotFittedError(ValueError, AttributeError):
+    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """Raised by :meth:`NeuralRanker.predict` before :meth:`NeuralRanker.fit`."""
 
 
@@ -438,7 +438,7 @@ class NeuralRanker:
         if self.eval_at is None or isinstance(self.eval_at, numbers.Integral):
             return [self.eval_at]
         try:
-            ks = list(self.eval_at)
+            ks = list(self.eval_at)  # type: ignore[call-overload]  # not an int: a sequence
         except TypeError:
             raise TypeError(
                 f"`eval_at` of NeuralRanker must be an int, a sequence of ints or None; got {self.eval_at!r}"

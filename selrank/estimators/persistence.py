@@ -258,7 +258,7 @@ def load(path: str | os.PathLike, *, expected: type | None = None, isolate: bool
     """
     doc = read_document(path, isolate=isolate)
     where = repr(os.fspath(path))
-    cls = ESTIMATOR_CLASSES.get(doc.get("estimator"))
+    cls = ESTIMATOR_CLASSES.get(str(doc.get("estimator")))
     if cls is None:
         raise ValueError(f"{where} holds an unknown estimator {doc.get('estimator')!r}")
     if expected is not None and cls is not expected:
