@@ -19,6 +19,7 @@ from .._validation import positive_float
 from ..gbdt import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
 from ..losses import Loss, get_loss
 from ._backend import Backend
+from ._codec import _decode, _encode
 from ._validation import (
     Features,
     as_features,
@@ -30,8 +31,6 @@ from .persistence import (
     _FORMAT,
     _FORMAT_VERSION,
     ESTIMATOR_CLASSES,
-    _decode,
-    _encode,
     document_checksum,
     load,
 )

@@ -19,8 +19,8 @@ import torch
 
 from .._files import open_read, open_write
 from ..torch import RankingHead
+from ._codec import _decode, _encode
 from .neural import MLPScorer, NeuralRanker, NotFittedError, _device
-from .persistence import _decode, _encode
 
 _FORMAT = "selrank-neural-ranker"
 _FORMAT_VERSION = 2  # 2: with "checksum" (SHA-256 of the JSON fields and every tensor's bytes)

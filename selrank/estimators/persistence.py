@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ..losses import LOSSES, Loss, get_loss
+from ._codec import _decode
 
 _FORMAT = "selrank-estimator"
 _FORMAT_VERSION = 2
@@ -35,66 +35,6 @@ ISOLATED_PARSE_TIMEOUT = 120.0
 #: Saved-estimator classes by name; filled by ``_SelectiveEstimator.__init_subclass__`` so that
 #: this module needs no import of the estimator modules (which import it).
 ESTIMATOR_CLASSES: dict[str, type] = {}
-
-
-# ----------------------------------------------------------------------------------------------
-# (de)serialisation of losses, links and scalings for save()/load()
-# ----------------------------------------------------------------------------------------------
-def _encode(value):
-    from ..links import LINKS, Link
-    from ..scalings import SCALINGS, Scaling
-
-    if isinstance(value, Loss):
-        kind, registry, name = "loss", LOSSES, value.name
-    elif isinstance(value, Link):
-        kind, registry, name = "link", LINKS, value.name
-    elif isinstance(value, Scaling):
-        kind, registry, name = "scaling", SCALINGS, value.name
-    elif isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
-    elif isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    elif isinstance(value, np.generic):
-        return value.item()
-    elif value is None or isinstance(value, bool | int | float | str):
-        return value
-    else:
-        raise TypeError(
-            f"cannot save a parameter of type {type(value).__name__} ({value!r}); pickle the estimator instead"
-        )
-    if name not in registry:
-        raise TypeError(
-            f"cannot save the {kind} {value!r}: it is not a registry entry; pickle the estimator instead"
-        )
-    out = {"__selrank__": kind, "name": name, "params": _encode(value.get_params())}
-    if _decode(out) != value:
-        raise TypeError(
-            f"cannot save the {kind} {value!r}: it does not rebuild from its parameters; pickle the estimator instead"
-        )
-    return out
-
-
-def _decode(value):
-    if isinstance(value, dict):
-        kind = value.get("__selrank__")
-        if kind is None:
-            return {k: _decode(v) for k, v in value.items()}
-        params = {k: _decode(v) for k, v in value["params"].items()}
-        params = {
-            k: tuple(v) if k == "cap" and isinstance(v, list) else v for k, v in params.items()
-        }
-        if kind == "loss":
-            return get_loss(value["name"], **params)
-        if kind == "link":
-            from ..links import get_link
-
-            return get_link(value["name"], **params)
-        from ..scalings import get_scaling
-
-        return get_scaling(value["name"], **params)
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
 
 
 def document_checksum(doc: dict) -> str:
