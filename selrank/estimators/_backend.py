@@ -10,6 +10,13 @@ if TYPE_CHECKING:
     from ._validation import Features
 
 
+class BackendEstimator:
+    """Base of the estimators that train through a backend (``_SelectiveEstimator``), so a
+    backend recognises one (LightGBM's ``init_model=``) without importing the estimators."""
+
+    backend: str
+
+
 class Backend:
     """One training library under the estimators (stateless; one instance per library).
 

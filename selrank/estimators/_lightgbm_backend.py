@@ -16,6 +16,7 @@ from ..gbdt import (
     import_lightgbm,
     lightgbm_progress,
 )
+from ._backend import BackendEstimator
 from ._gbdt_backend import GBDTBackend
 from ._validation import Features, as_seed, is_verbose
 
@@ -233,10 +234,8 @@ class LightGBMBackend(GBDTBackend):
         """``init_model=`` as a booster whose raw scores include its intercept, or ``None``."""
         if init_model is None:
             return None
-        from .base import _SelectiveEstimator
-
         lgb = import_lightgbm()
-        if isinstance(init_model, _SelectiveEstimator):
+        if isinstance(init_model, BackendEstimator):
             if (
                 type(init_model) is not type(est)
                 or getattr(init_model, "backend", None) != "lightgbm"

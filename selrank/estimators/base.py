@@ -18,7 +18,7 @@ from .._groups import Groups
 from .._validation import positive_float
 from ..gbdt import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
 from ..losses import Loss, get_loss
-from ._backend import Backend
+from ._backend import Backend, BackendEstimator
 from ._codec import _decode, _encode
 from ._validation import (
     Features,
@@ -63,7 +63,7 @@ RANKER_LOSS_DEFAULTS: dict[str, dict[str, Any]] = {"listwise": {"gamma": 4.0}}
 # ----------------------------------------------------------------------------------------------
 # the shared estimator
 # ----------------------------------------------------------------------------------------------
-class _SelectiveEstimator(BaseEstimator):
+class _SelectiveEstimator(BaseEstimator, BackendEstimator):
     """Shared machinery: parameters, loss resolution, the label scale, persistence.
 
     The training library is the backend object of ``backend=`` (:meth:`_backend`); the

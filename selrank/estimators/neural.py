@@ -644,6 +644,10 @@ class NeuralRanker:
         """
         from .neural_files import save_neural_ranker
 
+        if not hasattr(self, "model_"):
+            raise NotFittedError(
+                "this NeuralRanker is not fitted yet; call fit(X, y, group=...) first"
+            )
         save_neural_ranker(self, path)
 
     @classmethod
@@ -651,7 +655,7 @@ class NeuralRanker:
         """Read a ranker written by :meth:`save` onto ``device``; it predicts as the saved one."""
         from .neural_files import load_neural_ranker
 
-        return load_neural_ranker(cls, path, device=device)
+        return load_neural_ranker(cls, path, device=device, scorer=MLPScorer, to_device=_device)
 
     def predict(self, X) -> np.ndarray:
         """Scores of the rows of ``X`` (higher ranks first), shape ``[n_samples]``."""

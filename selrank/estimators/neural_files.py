@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,6 @@ import torch
 from .._files import open_read, open_write
 from ..torch import RankingHead
 from ._codec import _decode, _encode
-from .neural import MLPScorer, NeuralRanker, NotFittedError, _device
 
 _FORMAT = "selrank-neural-ranker"
 _FORMAT_VERSION = 2  # 2: with "checksum" (SHA-256 of the JSON fields and every tensor's bytes)
@@ -30,7 +30,7 @@ _FITTED = ("n_features_in_", "evals_result_", "best_iteration_", "best_score_", 
 __all__ = ["save_neural_ranker", "load_neural_ranker"]
 
 
-def save_neural_ranker(ranker: NeuralRanker, path: str | os.PathLike) -> None:
+def save_neural_ranker(ranker: Any, path: str | os.PathLike) -> None:
     """Write the fitted ranker (parameters, network weights, feature scaling) with :func:`torch.save`.
 
     The file holds tensors and JSON text only, so :func:`load_neural_ranker` reads it with
@@ -38,8 +38,6 @@ def save_neural_ranker(ranker: NeuralRanker, path: str | os.PathLike) -> None:
     :class:`~selrank.losses.Loss` (a custom head object cannot be stored: pickle the
     ranker instead).
     """
-    if not hasattr(ranker, "model_"):
-        raise NotFittedError("this NeuralRanker is not fitted yet; call fit(X, y, group=...) first")
     if isinstance(ranker.loss, RankingHead):
         raise TypeError(
             "cannot save a NeuralRanker whose loss is a head object; give the loss by name or "
@@ -72,9 +70,11 @@ def save_neural_ranker(ranker: NeuralRanker, path: str | os.PathLike) -> None:
 
 
 def load_neural_ranker(
-    cls: type[NeuralRanker], path: str | os.PathLike, *, device: Any = "cpu"
-) -> NeuralRanker:
-    """Read a ranker written by :func:`save_neural_ranker` onto ``device``; it predicts as the saved one."""
+    cls: type, path: str | os.PathLike, *, device: Any, scorer: type, to_device: Callable
+) -> Any:
+    """Read a ranker written by :func:`save_neural_ranker` onto ``device``; it predicts as the
+    saved one. ``cls``: NeuralRanker; ``scorer``: its network class (MLPScorer); ``to_device``
+    turns ``device`` into a :class:`torch.device`."""
     try:
         with open_read(path) as fh:  # gzip recognised by its first bytes
             payload = io.BytesIO(fh.read())
@@ -110,11 +110,11 @@ def load_neural_ranker(
             setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
         est.feature_mean_ = doc["feature_mean"].numpy()
         est.feature_scale_ = doc["feature_scale"].numpy()
-        model = MLPScorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
+        model = scorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
         model.load_state_dict(doc["state"])
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise ValueError(f"{where} is a damaged NeuralRanker file: {exc}") from None
-    est.model_ = model.to(_device(device)).eval()
+    est.model_ = model.to(to_device(device)).eval()
     est.head_ = est._make_head()
     return est
 
