@@ -2,7 +2,7 @@
 
 An estimator's ``backend=`` names one of :data:`BACKENDS`; :func:`get_backend` gives its
 object, through which the estimator builds its datasets, trains, predicts, stores its model in
-the estimator's file and exports it (``docs/core.md``, "The backend seam"):
+the estimator's file and exports it (``docs/architecture.md``, "The backend seam"):
 
 ==============  ================================  ==========================================
 name            class                             trains
