@@ -152,7 +152,8 @@ def test_softplus_theorem1_needs_no_edit_in_paper(softplus_registered):
 
 torch = pytest.importorskip("torch")
 
-from selrank.torch import HEADS, NeuralRanker, RankingHead, get_head  # noqa: E402
+from selrank.estimators import NeuralRanker  # noqa: E402
+from selrank.torch import HEADS, RankingHead, get_head  # noqa: E402
 
 
 class ListKLLoss(RankingHead):
