@@ -68,6 +68,7 @@ __all__ = [
     "set_kernel_policy",
     "kernel_policy",
     "use_kernel",
+    "pair_work",
 ]
 
 # -- the kernel policy (module docstring) ---------------------------------------------------
@@ -132,6 +133,22 @@ def kernel_policy() -> str:
         return policy
     env = os.environ.get(ENV, "")
     return _checked(env, f"environment variable {ENV}") if env.strip() else "auto"
+
+
+def pair_work(sizes, method: str, per_item: int | None = None) -> int:
+    """The pairs one pairwise call walks, for :func:`use_kernel`: every within-list pair of
+    lists of ``sizes`` items for ``method="all"``, else ``per_item`` pairs per item (the
+    ``num_pair_per_sample`` of ``"topk"`` / ``"mean"``; an upper bound for ``"topk"``).
+
+    >>> pair_work([3, 4], "all"), pair_work([3, 4], "mean", 2)
+    (9, 14)
+    """
+    import numpy as np
+
+    n = np.asarray(sizes, dtype=np.int64)
+    if method == "all":
+        return int(np.sum(n * (n - 1) // 2))
+    return int(n.sum()) * int(per_item or 0)
 
 
 def use_kernel(kernel: str, call: int, work: int) -> bool:

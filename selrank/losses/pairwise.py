@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _array as A
 from .._numba import installed as _numba_installed
-from .._numba import use_kernel
+from .._numba import pair_work, use_kernel
 from ..links import Link, Sinh, get_link
 from . import _kernels
 from ._base import (
@@ -337,7 +337,7 @@ class _BoundPairwise(BoundLoss):
             self._kernel = _kernels.kernel_link(self.link)
         # pairs of one call: the kernel runs once the generic path has done a compile's worth
         # of them, or at once past the pair cap (selrank._numba.use_kernel, the kernel policy)
-        self._work = groups.n_pairs() if self.method == "all" else self.n_rows * self.num_pair
+        self._work = pair_work(groups.sizes, self.method, self.num_pair)
         if self._kernel is None and self.method == "all":
             self._build_pairs()
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _array as A
 from .._numba import installed as _numba_installed
-from .._numba import use_kernel
+from .._numba import pair_work, use_kernel
 from .._validation import positive_float
 from ..links import Link, Sinh, get_link
 from . import _kernels, _weighted_kernel
@@ -235,7 +235,7 @@ class _BoundWeightedPairwise(BoundLoss):
         if _numba_installed() and A.is_numpy(y):
             self._kernel = _kernels.kernel_link(self.link)
         # pairs of one call, for the kernel policy (selrank._numba.use_kernel)
-        self._work = groups.n_pairs() if self.method == "all" else self.n_rows * self.k
+        self._work = pair_work(groups.sizes, self.method, self.k)
 
     # -- the pairs of one call and their weights (generic path) ---------------------------
     def _selection(self, y_pred):
