@@ -76,7 +76,7 @@ SelectiveClassifier(loss={loss!r}, n_estimators=2, verbose=False).fit(X, y.astyp
 """
 
 TORCH = """
-from selrank.torch import NeuralRanker
+from selrank.estimators import NeuralRanker
 NeuralRanker(loss={loss!r}, epochs=1, random_state=0).fit(X.astype("float32"), y, group=group)
 """
 
@@ -103,7 +103,8 @@ CASES: dict[str, tuple[str, str | None]] = {
     "combined, eager": (SHORT + COMBINED, "eager"),
     "decomposed": (SHORT + CLASSIFIER.format(loss="decomposed"), None),
     "composite_softmax": (SHORT + CLASSIFIER.format(loss="composite_softmax"), None),
-    "torch head: softmax_ce": (SHORT + TORCH.format(loss="softmax_ce"), None),
+    # (the row keeps the head's old name, "softmax_ce", as in the recorded results)
+    "torch head: softmax_ce": (SHORT + TORCH.format(loss="list_softmax_cross_entropy"), None),
     "torch head: pairwise": (SHORT + TORCH.format(loss="pairwise"), None),
     "torch head: pairwise, eager": (SHORT + TORCH.format(loss="pairwise"), "eager"),
     "torch head: pointwise": (SHORT + TORCH.format(loss="pointwise"), None),

@@ -158,7 +158,7 @@ def entries():
         "listwise[autograd]": ("selective", autograd_listwise),
         "listwise[exp, cap=None]": ("selective", nocap),
         "pairwise[sinh, cap=None]": ("selective", nocap_pairwise),
-        "softmax_ce": ("baseline", head("softmax_ce")),
+        "softmax_ce": ("baseline", head("list_softmax_cross_entropy")),
         "listnet": ("baseline", head("listnet")),
         "listmle": ("baseline", head("listmle")),
         "ranknet": ("baseline", head("ranknet")),
@@ -443,8 +443,8 @@ CONVENTIONS = ("zero", "one", "exclude")
 
 def run_mq2008(device: str, quick: bool) -> dict:
     from selrank.datasets import load_letor
+    from selrank.estimators import NeuralRanker
     from selrank.metrics import ndcg
-    from selrank.torch import NeuralRanker
 
     folds = (1,) if quick else (1, 2, 3, 4, 5)
     per_head: dict[str, dict] = {

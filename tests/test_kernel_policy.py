@@ -275,3 +275,25 @@ def test_torch_exp_kernel_follows_the_policy(monkeypatch):
     assert P.exp_bregman_grad(link, z, y) is None
     N.set_kernel_policy("eager")
     assert P.exp_bregman_grad(Exp(), z, y) is not None
+
+
+@needs_numba
+def test_torch_pairwise_head_follows_the_policy(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from selrank.torch import PairwiseLoss
+    from selrank.torch.heads import _selective
+
+    calls = []
+    real = _selective.pairwise_kernel_terms
+    monkeypatch.setattr(_selective, "pairwise_kernel_terms", lambda *a: calls.append(1) or real(*a))
+    z = torch.linspace(-1.0, 1.0, 24, dtype=torch.float64).reshape(3, 8)
+    y = torch.arange(24, dtype=torch.float64).remainder(4).reshape(3, 8)
+    monkeypatch.setitem(N.BREAK_EVEN, "pairwise_sampled", 2 * 3 * 28)  # 28 pairs per list
+    N.set_kernel_policy("auto")
+    head = PairwiseLoss()
+    auto = [head(z, y) for _ in range(4)]
+    assert len(calls) == 2  # forward passes 0, 1 on the torch path; the kernel from pass 2
+    N.set_kernel_policy("eager")
+    eager = PairwiseLoss()
+    for a in auto:
+        torch.testing.assert_close(a, eager(z, y), rtol=1e-12, atol=1e-12)
