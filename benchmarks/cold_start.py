@@ -5,22 +5,36 @@ numba cache directory (``NUMBA_CACHE_DIR`` set to a fresh temporary folder), so 
 kernels are never reused between rows: what a new container, CI job or serverless start pays.
 The CPU time is the child's user + system time (all its threads), read from ``wait4``.
 
-Rows:
+OpenMP threads (LightGBM's, in every row) spin while they wait for work, and that spinning is
+CPU time that grows with the machine's load: on the shared 2-core machine a 2-round LightGBM
+fit measured 0.13 to 2.1 CPU s from one run to the next. The rows therefore run with
+``OMP_WAIT_POLICY=PASSIVE`` by default (``--omp-wait default`` for the libraries' own
+setting, as issue 22's first numbers were taken), which leaves the work and removes the spin.
+
+Rows (``SELRANK_KERNELS`` names the kernel policy of :mod:`selrank._numba`; without a
+suffix the row runs the default, ``auto``):
 
 * ``import selrank.losses``: the import alone (numba is imported only when a kernel runs);
 * ``lightgbm (lambdarank)``: plain ``lightgbm.LGBMRanker`` — the reference;
 * one row per GBDT loss family through its estimator (``SelectiveRanker`` for the group and
-  row losses, ``SelectiveClassifier`` for the multi-class ones), LightGBM backend;
-* the torch heads that run numba kernels on the CPU (pairwise, pointwise exp link) and a
-  torch baseline head without kernels (``softmax_ce``), one epoch of ``NeuralRanker``;
-* the numba users again where the cache was filled beforehand by the kernels' ``warm_up()``
-  in another process (what an image build step or a CI cache gives; not counted).
+  row losses, ``SelectiveClassifier`` for the multi-class ones), LightGBM backend; the ones
+  with numba kernels also under ``eager`` (the kernel from the first call, as before the
+  policy);
+* the torch heads that run numba kernels on the CPU (pairwise, pointwise exp link), under
+  ``auto`` and ``eager``, and a torch head without kernels (``softmax_ce``), the fair
+  reference for the torch rows; one epoch of ``NeuralRanker``;
+* ``eager`` rows where the cache was filled beforehand by the kernels' ``warm_up()`` in
+  another process (what an image build step or a CI cache gives; not counted);
+* ``long:`` rows: 100 rounds on 50,000 rows (1,000 queries of 50), so that nobody reads the
+  2-round number as the whole story (``--no-long`` leaves them out).
 
-The same synthetic data everywhere: 5,000 rows (100 queries of 50 documents, 20 features,
-graded labels 0-4), 2 boosting rounds, as in issue 22's measurement. Prints a table and
-writes ``benchmarks/results/cold_start.json``.
+The short rows use the same synthetic data everywhere: 5,000 rows (100 queries of 50
+documents, 20 features, graded labels 0-4), 2 boosting rounds, as in issue 22's measurement.
+Rows run interleaved (round robin over the repeats), so that load changes hit every row
+alike; the table gives the median and the spread. Prints a table and writes
+``benchmarks/results/cold_start.json``.
 
-    python benchmarks/cold_start.py [--repeats 3] [--only pairwise,lightgbm]
+    python benchmarks/cold_start.py [--repeats 3] [--only pairwise,lightgbm] [--no-long]
 """
 
 from __future__ import annotations
@@ -42,57 +56,65 @@ OUT = ROOT / "benchmarks" / "results" / "cold_start.json"
 DATA = """
 import numpy as np
 rng = np.random.default_rng(0)
-n_q, n_d, n_f = 100, 50, 20
+n_q, n_d, n_f = {n_q}, 50, 20
 X = rng.normal(size=(n_q * n_d, n_f))
 y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=n_q * n_d) + 1.5), 0, 4)
 group = np.full(n_q, n_d)
 """
 
-GBDT = (
-    DATA
-    + """
-from selrank.estimators import SelectiveRanker
-SelectiveRanker(loss={loss!r}, n_estimators=2, verbose=False).fit(X, y, group=group)
-"""
-)
+SHORT = DATA.format(n_q=100)
+LONG = DATA.format(n_q=1000)
 
-CLASSIFIER = (
-    DATA
-    + """
+GBDT = """
+from selrank.estimators import SelectiveRanker
+SelectiveRanker(loss={loss!r}, n_estimators={rounds}, verbose=False).fit(X, y, group=group)
+"""
+
+CLASSIFIER = """
 from selrank.estimators import SelectiveClassifier
 SelectiveClassifier(loss={loss!r}, n_estimators=2, verbose=False).fit(X, y.astype(int))
 """
-)
 
-TORCH = (
-    DATA
-    + """
+TORCH = """
 from selrank.estimators import NeuralRanker
 NeuralRanker(loss={loss!r}, epochs=1, random_state=0).fit(X.astype("float32"), y, group=group)
 """
-)
 
-CASES = {
-    "import selrank.losses": "import selrank.losses",
-    "lightgbm (lambdarank)": DATA
-    + """
+LIGHTGBM = """
 import lightgbm as lgb
-lgb.LGBMRanker(n_estimators=2, verbose=-1).fit(X, y, group=group)
-""",
-    "pointwise": GBDT.format(loss="pointwise"),
-    "pairwise": GBDT.format(loss="pairwise"),
-    "listwise": GBDT.format(loss="listwise"),
-    "combined": DATA
-    + """
+lgb.LGBMRanker(n_estimators={rounds}, verbose=-1).fit(X, y, group=group)
+"""
+
+COMBINED = """
 from selrank.estimators import SelectiveRanker
 from selrank.losses import Combined
 SelectiveRanker(loss=Combined(["pointwise", "pairwise"]), n_estimators=2).fit(X, y, group=group)
-""",
-    "decomposed": CLASSIFIER.format(loss="decomposed"),
-    "composite_softmax": CLASSIFIER.format(loss="composite_softmax"),
-    "torch head: softmax_ce": TORCH.format(loss="softmax_ce"),
-    "torch head: pairwise": TORCH.format(loss="pairwise"),
-    "torch head: pointwise": TORCH.format(loss="pointwise"),
+"""
+
+# name: (code, kernel policy or None for the default)
+CASES: dict[str, tuple[str, str | None]] = {
+    "import selrank.losses": ("import selrank.losses", None),
+    "lightgbm (lambdarank)": (SHORT + LIGHTGBM.format(rounds=2), None),
+    "pointwise": (SHORT + GBDT.format(loss="pointwise", rounds=2), None),
+    "pairwise": (SHORT + GBDT.format(loss="pairwise", rounds=2), None),
+    "pairwise, eager": (SHORT + GBDT.format(loss="pairwise", rounds=2), "eager"),
+    "listwise": (SHORT + GBDT.format(loss="listwise", rounds=2), None),
+    "combined": (SHORT + COMBINED, None),
+    "combined, eager": (SHORT + COMBINED, "eager"),
+    "decomposed": (SHORT + CLASSIFIER.format(loss="decomposed"), None),
+    "composite_softmax": (SHORT + CLASSIFIER.format(loss="composite_softmax"), None),
+    # (the row keeps the head's old name, "softmax_ce", as in the recorded results)
+    "torch head: softmax_ce": (SHORT + TORCH.format(loss="list_softmax_cross_entropy"), None),
+    "torch head: pairwise": (SHORT + TORCH.format(loss="pairwise"), None),
+    "torch head: pairwise, eager": (SHORT + TORCH.format(loss="pairwise"), "eager"),
+    "torch head: pointwise": (SHORT + TORCH.format(loss="pointwise"), None),
+    "torch head: pointwise, eager": (SHORT + TORCH.format(loss="pointwise"), "eager"),
+}
+
+LONG_CASES: dict[str, tuple[str, str | None]] = {
+    "long: lightgbm (lambdarank)": (LONG + LIGHTGBM.format(rounds=100), None),
+    "long: pairwise": (LONG + GBDT.format(loss="pairwise", rounds=100), None),
+    "long: pairwise, eager": (LONG + GBDT.format(loss="pairwise", rounds=100), "eager"),
 }
 
 WARM_UP = """
@@ -103,18 +125,24 @@ warm_up_torch()
 """
 # the same first fits where the numba cache was filled beforehand (an image build step)
 PREBUILT = {
-    "pairwise, cache from warm_up": "pairwise",
-    "combined, cache from warm_up": "combined",
-    "torch head: pairwise, warm_up": "torch head: pairwise",
-    "torch head: pointwise, warm_up": "torch head: pointwise",
+    "pairwise, eager, cache from warm_up": "pairwise, eager",
+    "combined, eager, cache from warm_up": "combined, eager",
+    "torch head: pairwise, eager, warm_up": "torch head: pairwise, eager",
+    "torch head: pointwise, eager, warm_up": "torch head: pointwise, eager",
 }
 
 
-def run_case(code: str, setup: str | None = None) -> float:
-    """CPU seconds (user + system, all threads) of a fresh process running ``code`` (after
-    ``setup`` in another process with the same numba cache, not counted)."""
+def run_case(code: str, policy: str | None, omp_wait: str, setup: str | None = None) -> float:
+    """CPU seconds (user + system, all threads) of a fresh process running ``code`` under the
+    kernel ``policy`` (after ``setup`` in another process with the same numba cache, not
+    counted)."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        env.pop("SELRANK_KERNELS", None)
+        if policy is not None:
+            env["SELRANK_KERNELS"] = policy
+        if omp_wait != "default":
+            env["OMP_WAIT_POLICY"] = omp_wait.upper()
         if setup is not None:
             subprocess.run([sys.executable, "-c", setup], env=env, cwd=ROOT, check=True)
         proc = subprocess.Popen(
@@ -132,13 +160,28 @@ def run_case(code: str, setup: str | None = None) -> float:
         return usage.ru_utime + usage.ru_stime
 
 
+def _reference(name: str) -> str | None:
+    """The row a row is compared with: LightGBM (short or long), and for torch heads also
+    the torch head without kernels."""
+    return "long: lightgbm (lambdarank)" if name.startswith("long:") else "lightgbm (lambdarank)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated row names (substrings)")
     parser.add_argument("--label", default="", help="stored with the results")
+    parser.add_argument("--no-long", action="store_true", help="leave out the long: rows")
+    parser.add_argument(
+        "--omp-wait",
+        choices=["passive", "active", "default"],
+        default="passive",
+        help="OMP_WAIT_POLICY of the rows (default: passive; see the module docstring)",
+    )
+    parser.add_argument("--out", default=str(OUT), help="the JSON file to write")
     args = parser.parse_args()
-    names = list(CASES) + list(PREBUILT)
+    cases = {**CASES, **({} if args.no_long else LONG_CASES)}
+    names = list(cases) + list(PREBUILT)
     if args.only:
         keys = args.only.split(",")
         names = [n for n in names if any(k in n for k in keys)]
@@ -147,40 +190,55 @@ def main() -> None:
     for _ in range(args.repeats):  # interleaved, so that load changes hit every row alike
         for name in names:
             if name in PREBUILT:
-                times[name].append(run_case(CASES[PREBUILT[name]], setup=WARM_UP))
+                code, policy = cases[PREBUILT[name]]
+                times[name].append(run_case(code, policy, args.omp_wait, setup=WARM_UP))
             else:
-                times[name].append(run_case(CASES[name]))
-    ref = (
-        statistics.median(times["lightgbm (lambdarank)"])
-        if "lightgbm (lambdarank)" in times
-        else None
-    )
+                code, policy = cases[name]
+                times[name].append(run_case(code, policy, args.omp_wait))
+    med = {n: statistics.median(t) for n, t in times.items()}
+    torch_ref = med.get("torch head: softmax_ce")
     rows = []
-    print(f"{'case':28s} {'median CPU s':>12s} {'min':>7s} {'max':>7s} {'x lightgbm':>10s}")
+    print(
+        f"{'case':40s} {'median CPU s':>12s} {'min':>7s} {'max':>7s} {'x lightgbm':>10s} "
+        f"{'x softmax_ce':>12s}"
+    )
     for name in names:
-        med = statistics.median(times[name])
-        ratio = med / ref if ref else float("nan")
-        rows.append(
-            {"case": name, "cpu_s": times[name], "median_cpu_s": med, "ratio_to_lightgbm": ratio}
-        )
+        ref = med.get(_reference(name) or "")
+        ratio = med[name] / ref if ref else float("nan")
+        row = {
+            "case": name,
+            "policy": (cases.get(name) or cases[PREBUILT[name]])[1] or "auto",
+            "cpu_s": times[name],
+            "median_cpu_s": med[name],
+            "ratio_to_lightgbm": ratio,
+        }
+        t_ratio = float("nan")
+        if name.startswith("torch head") and torch_ref:
+            t_ratio = med[name] / torch_ref
+            row["ratio_to_torch_softmax_ce"] = t_ratio
+        rows.append(row)
         print(
-            f"{name:28s} {med:12.2f} {min(times[name]):7.2f} {max(times[name]):7.2f} {ratio:10.2f}"
+            f"{name:40s} {med[name]:12.2f} {min(times[name]):7.2f} {max(times[name]):7.2f} "
+            f"{ratio:10.2f} {t_ratio:12.2f}"
         )
     result = {
         "benchmark": "cold_start",
         "label": args.label,
-        "what": "CPU s (user+sys) of a fresh process: imports + 5k-row data + first fit "
-        "(2 rounds / 1 epoch), empty numba cache",
+        "what": "CPU s (user+sys) of a fresh process: imports + data + first fit, empty numba "
+        "cache; short rows: 5k rows, 2 rounds / 1 epoch; long: rows: 50k rows, 100 rounds",
+        "omp_wait_policy": args.omp_wait,
         "repeats": args.repeats,
         "python": sys.version.split()[0],
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        "load_average_at_end": os.getloadavg(),
         "wall_s": time.time() - t0,
         "rows": rows,
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {OUT.relative_to(ROOT)}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

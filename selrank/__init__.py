@@ -22,6 +22,8 @@ _LAZY = {
     "get_link": "selrank.links",
     "get_scaling": "selrank.scalings",
     "get_loss": "selrank.losses",
+    "set_kernel_policy": "selrank._numba",  # when the numba kernels compile (cold start)
+    "kernel_policy": "selrank._numba",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

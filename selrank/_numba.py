@@ -13,17 +13,172 @@ signature on first use, nothing eagerly). ``cache=True`` asks numba to keep comp
 disk; where no cache location is writable (an arbitrary user id, a read-only home and a
 read-only install: numba's ``cannot cache function ...: no locator available``) the kernel is
 compiled without a cache instead of failing — each process then compiles again.
+
+When a kernel runs: the kernel policy
+-------------------------------------
+Compiling a kernel costs CPU seconds once per process (without a disk cache; 2.6 s for the
+pairwise kernel, about 11 s for the sampled-pairs and weighted ones, here), while every
+kernel has a generic NumPy / torch path that is tested equal to it. A short fit on small data
+finishes on the generic path before a compile would pay. :func:`use_kernel` is the one
+decision, called by each dispatch site (``selrank.losses.Pairwise``,
+``selrank.losses.WeightedPairwise``, the torch heads' kernels) with the call number of its
+binding and the work of one call:
+
+* ``"auto"`` (the default): the generic path runs until the work it has done reaches the
+  work a compile costs (:data:`BREAK_EVEN`, measured: compile CPU s divided by the time the
+  kernel saves per unit of work), then the kernel — the ski-rental rule, which never spends
+  more than about twice the better of the two choices. The generic pairwise paths keep about
+  40 bytes per pair, so a call over more than :data:`GENERIC_PAIR_CAP` pairs runs the kernel
+  at once. The switch point is a pure function of the work and the call number, never of
+  the process (a numba cache on disk, the time taken): the same fit gives the same model in
+  any process.
+* ``"eager"``: the kernel from the first call (what earlier versions did; the test suite
+  runs this way, so that the kernels are what it checks).
+* ``"never"``: the generic path only (numba is never imported by a loss), whatever the
+  memory it needs.
+
+Set it with :func:`set_kernel_policy` (also ``selrank.set_kernel_policy``) or the
+environment variable ``SELRANK_KERNELS`` (read at each decision; :func:`set_kernel_policy`
+wins over it). The kernels and the generic paths agree to a few units in the last place,
+not bit for bit, so a model trained under ``"auto"`` may differ from one trained under
+``"eager"`` in the last bits of its leaf values (and, rarely, in a split that those bits
+decide); under one policy a fit is reproducible.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import threading
 from typing import Any
 
-__all__ = ["available", "installed", "numba", "LazyKernel", "caching", "njit_now", "compiled"]
+__all__ = [
+    "available",
+    "installed",
+    "numba",
+    "LazyKernel",
+    "caching",
+    "njit_now",
+    "compiled",
+    "POLICIES",
+    "BREAK_EVEN",
+    "GENERIC_PAIR_CAP",
+    "set_kernel_policy",
+    "kernel_policy",
+    "use_kernel",
+    "pair_work",
+]
+
+# -- the kernel policy (module docstring) ---------------------------------------------------
+
+POLICIES = ("auto", "eager", "never")
+"""The values of :func:`set_kernel_policy` and ``SELRANK_KERNELS``."""
+
+ENV = "SELRANK_KERNELS"
+
+BREAK_EVEN: dict[str, int] = {
+    # units of work of the generic path that cost as much CPU as compiling the kernel from
+    # scratch: compile CPU s / CPU s the kernel saves per unit (2-core x86-64, numba 0.6x;
+    # benchmarks/cold_start.py, docs/benchmarks.md "Cold start")
+    "pairwise": 85_000_000,  # pairs; 2.6 s / 30 ns (Sinh link, 50 documents per query)
+    "pairwise_sampled": 75_000_000,  # selected pairs; 10.7 s / 125-165 ns (topk, mean)
+    "weighted_pairwise": 130_000_000,  # pairs; 12 s / 90 ns
+    "exp_bregman": 220_000_000,  # items (+ EXP_BREGMAN_CALL per call); 1.1 s / 5 ns
+}
+"""Generic work (pairs, or items) after which :func:`use_kernel` switches to the kernel."""
+
+EXP_BREGMAN_CALL = 8_000
+"""Items' worth of work the exp link's torch kernel saves per call beyond the items (40 µs)."""
+
+GENERIC_PAIR_CAP = 1 << 23
+"""Pairs per call above which ``"auto"`` runs a pairwise kernel at once (8.4 million: about
+340 MB of pair arrays on the generic path)."""
+
+_policy: list[str | None] = [None]  # set_kernel_policy's value; None: SELRANK_KERNELS
+
+
+def _checked(policy: object, source: str) -> str:
+    if not isinstance(policy, str) or policy.strip().lower() not in POLICIES:
+        raise ValueError(
+            f"{source} must be one of {', '.join(repr(p) for p in POLICIES)}; got {policy!r}"
+        )
+    return policy.strip().lower()
+
+
+def set_kernel_policy(policy: str | None) -> str | None:
+    """Choose when the numba kernels run: ``"auto"``, ``"eager"`` or ``"never"`` (see
+    :mod:`selrank._numba`); ``None`` goes back to ``SELRANK_KERNELS`` (default ``"auto"``).
+    Returns the previous setting (``None`` when it came from the environment).
+
+    Examples
+    --------
+    >>> import selrank
+    >>> previous = selrank.set_kernel_policy("never")
+    >>> selrank.kernel_policy()
+    'never'
+    >>> _ = selrank.set_kernel_policy(previous)
+    """
+    new = None if policy is None else _checked(policy, "the kernel policy")
+    old, _policy[0] = _policy[0], new
+    return old
+
+
+def kernel_policy() -> str:
+    """The kernel policy in force: :func:`set_kernel_policy`'s, else ``SELRANK_KERNELS``'s,
+    else ``"auto"``. A bad ``SELRANK_KERNELS`` raises ``ValueError`` naming it."""
+    policy = _policy[0]
+    if policy is not None:
+        return policy
+    env = os.environ.get(ENV, "")
+    return _checked(env, f"environment variable {ENV}") if env.strip() else "auto"
+
+
+def pair_work(sizes, method: str, per_item: int | None = None) -> int:
+    """The pairs one pairwise call walks, for :func:`use_kernel`: every within-list pair of
+    lists of ``sizes`` items for ``method="all"``, else ``per_item`` pairs per item (the
+    ``num_pair_per_sample`` of ``"topk"`` / ``"mean"``; an upper bound for ``"topk"``).
+
+    >>> pair_work([3, 4], "all"), pair_work([3, 4], "mean", 2)
+    (9, 14)
+    """
+    import numpy as np
+
+    n = np.asarray(sizes, dtype=np.int64)
+    if method == "all":
+        return int(np.sum(n * (n - 1) // 2))
+    return int(n.sum()) * int(per_item or 0)
+
+
+def use_kernel(kernel: str, call: int, work: int) -> bool:
+    """Whether call number ``call`` (0 for the first call of a binding or head) of the
+    generic-or-kernel operation ``kernel`` (a key of :data:`BREAK_EVEN`), doing ``work``
+    units per call (pairs, or items), runs the compiled kernel.
+
+    ``"auto"``: once the generic work done before this call, ``call * work``, reaches
+    ``BREAK_EVEN[kernel]``, or at once for a pairwise call over more than
+    :data:`GENERIC_PAIR_CAP` pairs. A pure function of its arguments and the policy.
+
+    Examples
+    --------
+    >>> previous = set_kernel_policy("auto")
+    >>> use_kernel("pairwise", 0, 1_000_000), use_kernel("pairwise", 85, 1_000_000)
+    (False, True)
+    >>> use_kernel("pairwise", 0, 10_000_000)  # the generic pair arrays would not pay
+    True
+    >>> _ = set_kernel_policy(previous)
+    """
+    policy = kernel_policy()
+    if policy != "auto":
+        return policy == "eager"
+    limit = BREAK_EVEN.get(kernel)
+    if limit is None:
+        raise KeyError(f"no break-even work for kernel {kernel!r}: one of {sorted(BREAK_EVEN)}")
+    if kernel != "exp_bregman" and work > GENERIC_PAIR_CAP:
+        return True
+    return call * work >= limit
+
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {}  # "module": the numba module or None once tried

@@ -9,6 +9,10 @@ import pytest
 
 # Tests never touch the network and must not grab every core of a small CI machine.
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+# The numba kernels run from the first call, so that the kernel-versus-generic tests compare
+# what they name (the default "auto" keeps small fits on the generic path: selrank._numba);
+# tests/test_kernel_policy.py sets each policy itself.
+os.environ.setdefault("SELRANK_KERNELS", "eager")
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _array as A
+from .._numba import installed as _numba_installed
+from .._numba import pair_work, use_kernel
 from ..links import Link, Sinh, get_link
 from . import _kernels
 from ._base import (
@@ -330,8 +332,12 @@ class _BoundPairwise(BoundLoss):
         # numba fast path for NumPy predictions: pairs are walked on the fly, none are stored
         self._kernel = None
         self._target_grad = None
-        if _kernels.available() and groups.perm is None and A.is_numpy(y):
+        # (numba is imported when the kernel first runs: selrank._numba.use_kernel decides)
+        if _numba_installed() and groups.perm is None and A.is_numpy(y):
             self._kernel = _kernels.kernel_link(self.link)
+        # pairs of one call: the kernel runs once the generic path has done a compile's worth
+        # of them, or at once past the pair cap (selrank._numba.use_kernel, the kernel policy)
+        self._work = pair_work(groups.sizes, self.method, self.num_pair)
         if self._kernel is None and self.method == "all":
             self._build_pairs()
 
@@ -468,7 +474,13 @@ class _BoundPairwise(BoundLoss):
             self.draw += 1  # "mean": the next call draws afresh
 
     def _grad_hess_now(self, y_pred):
-        if self._kernel is not None and A.is_numpy(y_pred):
+        kernel = "pairwise" if self.method == "all" else "pairwise_sampled"
+        if (
+            self._kernel is not None
+            and A.is_numpy(y_pred)
+            and use_kernel(kernel, self.draw, self._work)
+            and _kernels.available()
+        ):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
                 offsets, qw = self.groups.offsets, self.unit_weight

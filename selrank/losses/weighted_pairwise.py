@@ -15,6 +15,8 @@ import math
 import numpy as np
 
 from .. import _array as A
+from .._numba import installed as _numba_installed
+from .._numba import pair_work, use_kernel
 from .._validation import positive_float
 from ..links import Link, Sinh, get_link
 from . import _kernels, _weighted_kernel
@@ -229,8 +231,11 @@ class _BoundWeightedPairwise(BoundLoss):
         self._ranking = np.zeros(self.n_rows, dtype=np.int64)  # the kernel's last ranking
         self._ranked = False
         self._kernel = None
-        if _kernels.available() and A.is_numpy(y):
+        # (numba is imported when the kernel first runs: selrank._numba.use_kernel decides)
+        if _numba_installed() and A.is_numpy(y):
             self._kernel = _kernels.kernel_link(self.link)
+        # pairs of one call, for the kernel policy (selrank._numba.use_kernel)
+        self._work = pair_work(groups.sizes, self.method, self.k)
 
     # -- the pairs of one call and their weights (generic path) ---------------------------
     def _selection(self, y_pred):
@@ -333,7 +338,12 @@ class _BoundWeightedPairwise(BoundLoss):
             self.draw += 1
 
     def _grad_hess_now(self, y_pred):
-        if self._kernel is not None and A.is_numpy(y_pred):
+        if (
+            self._kernel is not None
+            and A.is_numpy(y_pred)
+            and use_kernel("weighted_pairwise", self.draw, self._work)
+            and _kernels.available()
+        ):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
                 groups = self.groups

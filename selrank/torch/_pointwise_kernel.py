@@ -34,11 +34,13 @@ it, or NaN, discards the pass and the torch path runs. Two-sided caps are checke
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 import torch
 
 from .._functions import bregman_threshold
+from .._numba import EXP_BREGMAN_CALL, use_kernel
 from ..links import Exp
 
 __all__ = ["available", "exp_bregman_grad"]
@@ -85,6 +87,21 @@ def available() -> bool:
     return _NUMBA and _numba_available()
 
 
+_calls: dict[int, int] = {}  # per link object: its calls that the kernel could serve
+
+
+def _call_number(link) -> int:
+    """The number of earlier calls for ``link`` that the kernel could have served (the kernel
+    policy's call number, :func:`selrank._numba.use_kernel`: per link object, so per head)."""
+    key = id(link)
+    n = _calls.get(key)
+    if n is None:
+        weakref.finalize(link, _calls.pop, key, None)
+        n = 0
+    _calls[key] = n + 1
+    return n
+
+
 def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
     """``link.bregman_grad(z_hat, z)`` through the kernel, or None where it does not apply."""
     if not (
@@ -100,6 +117,7 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         and z_hat.is_contiguous()
         and z.is_contiguous()
         and not (z_hat.requires_grad or z.requires_grad)
+        and use_kernel("exp_bregman", _call_number(link), z_hat.numel() + EXP_BREGMAN_CALL)
         and available()
     ):
         return None
@@ -133,7 +151,13 @@ def warm_up() -> None:
     :func:`selrank.losses._kernels.warm_up`)."""
     if not available():
         return
+    from .._numba import set_kernel_policy
+
     link = Exp()
-    for dtype in (torch.float32, torch.float64):
-        z = torch.linspace(-1.0, 1.0, 8, dtype=dtype)
-        exp_bregman_grad(link, z, torch.zeros(8, dtype=dtype))
+    previous = set_kernel_policy("eager")  # whatever the policy: this is the compile step
+    try:
+        for dtype in (torch.float32, torch.float64):
+            z = torch.linspace(-1.0, 1.0, 8, dtype=dtype)
+            exp_bregman_grad(link, z, torch.zeros(8, dtype=dtype))
+    finally:
+        set_kernel_policy(previous)

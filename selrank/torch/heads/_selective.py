@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ... import _array as A
+from ..._numba import pair_work, use_kernel
 from ...links import Link
 from ...losses import (
     CompositeSoftmax,
@@ -24,6 +25,7 @@ from ...losses import (
 from ...losses._base import check_class_indices
 from .._base import AnalyticHead
 from ._terms import (
+    _list_sizes,
     is_odd,
     pairwise_core_terms,
     pairwise_kernel_terms,
@@ -300,7 +302,12 @@ class PairwiseLoss(AnalyticHead):
         c = self.core
         draw = self.draws
         self.draws += 1
-        if self.uses_kernel(z):
+        # the kernel once the torch path has done a compile's worth of pairs (kernel policy)
+        if self.uses_kernel(z) and use_kernel(
+            "pairwise_sampled",
+            draw,
+            pair_work(_list_sizes(lists, z.shape), c.pair_method, c.num_pair_per_sample),
+        ):
             return pairwise_kernel_terms(c, self._kernel, self._fcaps, draw, z, y, lists, with_grad)
         if c.pair_method != "all":
             return pairwise_core_terms(c, draw, z, y, lists, with_grad)
