@@ -96,10 +96,8 @@ SelectiveRanker(loss=Combined(["pointwise", "pairwise"]), n_estimators=2).fit(X,
 }
 
 WARM_UP = """
-from selrank.losses._kernels import warm_up
-from selrank.torch._pointwise_kernel import warm_up as warm_up_torch
-warm_up()
-warm_up_torch()
+from selrank.fast import warm_up
+warm_up()  # the pairwise kernels and, with torch, the pointwise head's
 """
 # the same first fits where the numba cache was filled beforehand (an image build step)
 PREBUILT = {

@@ -130,7 +130,7 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
 
 def warm_up() -> None:
     """Compile the kernel for float32 and float64 now (see
-    :func:`selrank.losses._kernels.warm_up`)."""
+    :func:`selrank.fast.warm_up`)."""
     if not available():
         return
     link = Exp()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _array as A
+from .. import fast
 from ..links import Link, Sinh, get_link
-from . import _kernels
 from ._base import (
     BoundLoss,
     Loss,
@@ -103,7 +103,7 @@ class Pairwise(Loss):
     query. Pairs are enumerated once per :meth:`bind` (vectorised per distinct query size)
     and kept: memory is about 40 bytes per pair. For NumPy float64 predictions, grouped rows
     and the identity, exp, sinh and sigmoid links, :meth:`~selrank.losses.BoundLoss.grad_hess`
-    runs a numba kernel (:mod:`selrank.losses._kernels`) that walks the pairs without storing
+    runs a numba kernel (:mod:`selrank.fast`) that walks the pairs without storing
     them (the pair arrays are then built only if another path needs them). The sampled
     methods never enumerate all pairs: the kernel walks the selected ones, and the generic
     path builds index arrays for the selected pairs only (about ``k·n`` or ``m·n`` per query).
@@ -274,7 +274,7 @@ def target_runs(y_grouped: np.ndarray, groups):
 
 def mean_pairs(groups, m: int, key, distinct: bool, runs=None):
     """Grouped-order pairs ``(i, j, pair_group)`` of ``pair_method="mean"``: row ``i``'s
-    ``t``-th partner ``j`` is drawn with splitmix64 from ``key`` (:func:`_kernels.draw_key`),
+    ``t``-th partner ``j`` is drawn with splitmix64 from ``key`` (:func:`selrank.fast.draw_key`),
     uniformly over the other rows of its query (``distinct``: those with another target;
     ``runs`` from :func:`target_runs`). The same draws as the numba kernel."""
     n = groups.n_rows
@@ -293,7 +293,7 @@ def mean_pairs(groups, m: int, key, distinct: bool, runs=None):
     keep = c > 0
     rows, t, rg, start, p, lo, run, c = (x[keep] for x in (rows, t, rg, start, p, lo, run, c))
     with np.errstate(over="ignore"):
-        u = _kernels.mix64(np.uint64(key) + (rows * m + t).astype(np.uint64) * _kernels._GOLDEN)
+        u = fast.mix64(np.uint64(key) + (rows * m + t).astype(np.uint64) * fast.GOLDEN)
     r = (u % c.astype(np.uint64)).astype(np.int64)
     if distinct:
         partner = runs[0][start + np.where(r < lo, r, r + run)]
@@ -330,10 +330,20 @@ class _BoundPairwise(BoundLoss):
         # numba fast path for NumPy predictions: pairs are walked on the fly, none are stored
         self._kernel = None
         self._target_grad = None
-        if _kernels.available() and groups.perm is None and A.is_numpy(y):
-            self._kernel = _kernels.kernel_link(self.link)
+        self._kernel = self._kernel_params(y, groups)
         if self._kernel is None and self.method == "all":
             self._build_pairs()
+
+    def _kernel_params(self, y, groups) -> tuple | None:
+        """The numba kernel's link parameters (:mod:`selrank.fast`) where it serves this
+        binding (NumPy targets in grouped order, a registered link, numba installed), else
+        None: the generic path. This loss's one dispatch decision; a link without the
+        kernel is reported once (:class:`selrank.fast.FastPathWarning`)."""
+        if not (fast.available() and groups.perm is None and A.is_numpy(y)):
+            return None
+        if fast.lookup(self.link, "pairwise", "numba") is None:
+            return None
+        return fast.kernel_link(self.link)
 
     def _build_pairs(self) -> dict:
         """Enumerate the oriented pairs once (generic path; lazily when the kernel serves NumPy)."""
@@ -409,7 +419,7 @@ class _BoundPairwise(BoundLoss):
             i, j, pg = mean_pairs(
                 groups,
                 self.num_pair,
-                _kernels.draw_key(self.seed, self.draw),
+                fast.draw_key(self.seed, self.draw),
                 self.distinct,
                 self._runs,
             )
@@ -473,7 +483,7 @@ class _BoundPairwise(BoundLoss):
             if y_np.dtype == np.float64:
                 offsets, qw = self.groups.offsets, self.unit_weight
                 if self.method != "all":
-                    return _kernels.pairwise_sampled(
+                    return fast.pairwise_sampled(
                         y_np,
                         self.y_np,
                         offsets,
@@ -482,14 +492,14 @@ class _BoundPairwise(BoundLoss):
                         self._kernel,
                         self.method,
                         self.num_pair,
-                        _kernels.draw_key(self.seed, self.draw),
+                        fast.draw_key(self.seed, self.draw),
                         self._runs,
                     )
                 if self._target_grad is None:  # the targets' part of the gradient, once per binding
-                    self._target_grad = _kernels.pairwise_target_grad(
+                    self._target_grad = fast.pairwise_target_grad(
                         self.y_np, offsets, qw, self.distinct, self._kernel
                     )
-                return _kernels.pairwise_grad_hess(
+                return fast.pairwise_grad_hess(
                     y_np, self.y_np, offsets, qw, self.distinct, self._kernel, self._target_grad
                 )
         if self.method != "all":

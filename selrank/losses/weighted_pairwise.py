@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from .. import _array as A
+from .. import fast
 from .._validation import positive_float
 from ..links import Link, Sinh, get_link
-from . import _kernels, _weighted_kernel
 from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
 from .pairwise import (
     PAIR_METHODS,
@@ -228,9 +228,18 @@ class _BoundWeightedPairwise(BoundLoss):
         self._sel_cache: dict = {}
         self._ranking = np.zeros(self.n_rows, dtype=np.int64)  # the kernel's last ranking
         self._ranked = False
-        self._kernel = None
-        if _kernels.available() and A.is_numpy(y):
-            self._kernel = _kernels.kernel_link(self.link)
+        self._kernel = self._kernel_params(y)
+
+    def _kernel_params(self, y) -> tuple | None:
+        """The numba kernel's link parameters (:mod:`selrank.fast`) where it serves this
+        binding (NumPy targets, a registered link, numba installed), else None: the generic
+        path. This loss's one dispatch decision; a link without the kernel is reported once
+        (:class:`selrank.fast.FastPathWarning`)."""
+        if not (fast.available() and A.is_numpy(y)):
+            return None
+        if fast.lookup(self.link, "weighted_pairwise", "numba") is None:
+            return None
+        return fast.kernel_link(self.link)
 
     # -- the pairs of one call and their weights (generic path) ---------------------------
     def _selection(self, y_pred):
@@ -247,7 +256,7 @@ class _BoundWeightedPairwise(BoundLoss):
             i, j, pg = topk_pairs(pg_pred, groups, self.k, self._sel_cache)
         else:
             i, j, pg = mean_pairs(
-                groups, self.k, _kernels.draw_key(self.seed, self.draw), False, None
+                groups, self.k, fast.draw_key(self.seed, self.draw), False, None
             )
         yg = self.yg
         keep = yg[i] != yg[j]
@@ -337,7 +346,7 @@ class _BoundWeightedPairwise(BoundLoss):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
                 groups = self.groups
-                g, h = _weighted_kernel.weighted_pairwise(
+                g, h = fast.weighted_pairwise(
                     groups.to_grouped(y_np),
                     self.yg,
                     self.gain,
@@ -349,7 +358,7 @@ class _BoundWeightedPairwise(BoundLoss):
                     self.sup,
                     self.method,
                     self.k or 0,
-                    _kernels.draw_key(self.seed, self.draw),
+                    fast.draw_key(self.seed, self.draw),
                     self.norm,
                     self._ranking,
                     self._ranked,

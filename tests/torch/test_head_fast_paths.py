@@ -74,7 +74,7 @@ def test_bregman_grad_numpy():
 @pytest.mark.parametrize("extreme", [None, -1e20, -float("inf")])
 def test_exp_kernel_equals_torch_path(dtype, extreme):
     pytest.importorskip("numba")
-    from selrank.torch._pointwise_kernel import exp_bregman_grad
+    from selrank.fast._pointwise_torch import exp_bregman_grad
 
     link = get_link("exp")
     z, y = _scores(dtype, 2.0)
@@ -98,7 +98,7 @@ def test_exp_kernel_equals_torch_path(dtype, extreme):
 
 def test_exp_kernel_applies_only_where_it_is_exact():
     pytest.importorskip("numba")
-    from selrank.torch._pointwise_kernel import exp_bregman_grad
+    from selrank.fast._pointwise_torch import exp_bregman_grad
 
     z, y = _scores(torch.float32)
     exp = get_link("exp")
