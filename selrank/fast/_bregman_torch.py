@@ -27,10 +27,7 @@ def bregman_grad_torch(link, z_hat, z):
     import torch
 
     if not (
-        A.is_torch(z_hat)
-        and A.is_torch(z)
-        and z_hat.dtype == z.dtype
-        and z_hat.is_floating_point()
+        A.is_torch(z_hat) and A.is_torch(z) and z_hat.dtype == z.dtype and z_hat.is_floating_point()
     ):
         return None
     plain = link.alpha == 1.0 and link.beta == 0.0

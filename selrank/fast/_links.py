@@ -184,7 +184,6 @@ def _query_exponentials(
     return True
 
 
-
 def _capped_F(
     kind, x, e, ie, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi
 ):  # pragma: no cover - jitted
@@ -204,8 +203,6 @@ def _capped_F(
     return math.log1p(e) if e <= 1.0 else x + math.log1p(ie)  # SIGMOID: softplus
 
 
-
-
 def kernel_fcaps(link) -> tuple:
     """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
     taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
@@ -214,7 +211,6 @@ def kernel_fcaps(link) -> tuple:
         return float(link._F(np.array([v]), np)[0]) if math.isfinite(v) else 0.0
 
     return (at(float(link._lo)), at(float(link._hi)))
-
 
 
 if _NUMBA:

@@ -172,7 +172,6 @@ def _kernel(
             hess[i] += hi_sum
 
 
-
 if _NUMBA:
     # reassociation lets LLVM vectorise the inner loop's sums (results move by rounding only)
     _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
@@ -211,7 +210,6 @@ def pairwise_target_grad(
     return -grad
 
 
-
 def _run(pred, y, offsets, qweight, distinct, params, side):
     if not _NUMBA:
         raise RuntimeError("the pairwise kernel needs numba: pip install 'selrank[fast]'")
@@ -238,4 +236,3 @@ def _run(pred, y, offsets, qweight, distinct, params, side):
         *scratch,
     )
     return grad, hess
-

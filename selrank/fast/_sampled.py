@@ -143,7 +143,6 @@ def _topk_order(x, kk):  # pragma: no cover - jitted
     return out
 
 
-
 def _pair_value(xh, xt, Fh, Ft, ft, alpha):  # pragma: no cover - jitted
     """``H(d_hat) - H(d) - (d_hat - d) h(d)`` from standardised values, clipped at 0."""
     v = (Fh - Ft - (xh - xt) * ft) / alpha
@@ -501,7 +500,6 @@ def _sampled_kernel(
             values[q] = vq
 
 
-
 if _NUMBA:
     _before = numba.njit(inline="always")(_before)
     _rank_order = numba.njit(_rank_order)
@@ -579,4 +577,3 @@ def pairwise_sampled(
         *scratch,
     )
     return (grad, hess) if fcaps is None else (grad, hess, values)
-

@@ -15,9 +15,7 @@ import numpy as np
 __all__ = ["segment_softmax_h_hess"]
 
 
-def segment_softmax_h_hess(
-    scaling, gamma: float, z: np.ndarray, groups, hess: bool = True
-):
+def segment_softmax_h_hess(scaling, gamma: float, z: np.ndarray, groups, hess: bool = True):
     """``h = q p`` and, with ``hess``, the Hessian diagonal [C.6] of the composite softmax of NumPy
     scores in grouped order: the arithmetic of :func:`~selrank.scalings.composite_softmax` and
     :func:`~selrank.scalings.composite_softmax_hess_diag` in the same order, fused in place and

@@ -255,9 +255,7 @@ class _BoundWeightedPairwise(BoundLoss):
         elif self.method == "topk":
             i, j, pg = topk_pairs(pg_pred, groups, self.k, self._sel_cache)
         else:
-            i, j, pg = mean_pairs(
-                groups, self.k, fast.draw_key(self.seed, self.draw), False, None
-            )
+            i, j, pg = mean_pairs(groups, self.k, fast.draw_key(self.seed, self.draw), False, None)
         yg = self.yg
         keep = yg[i] != yg[j]
         i, j, pg = i[keep], j[keep], pg[keep]

@@ -8,9 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from selrank import fast as K  # noqa: E402
 from selrank.links import Exp, Identity, Sigmoid, Sinh, SmeLU  # noqa: E402
 from selrank.losses import Pairwise  # noqa: E402
-from selrank import fast as K  # noqa: E402
 from selrank.torch import PairwiseLoss  # noqa: E402
 from selrank.torch import heads as H  # noqa: E402
 
