@@ -12,7 +12,7 @@ from selrank import fast as K  # noqa: E402
 from selrank.links import Exp, Identity, Sigmoid, Sinh, SmeLU  # noqa: E402
 from selrank.losses import Pairwise  # noqa: E402
 from selrank.torch import PairwiseLoss  # noqa: E402
-from selrank.torch import heads as H  # noqa: E402
+from selrank.torch.heads import _selective, _terms  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not K.available(), reason="numba is not installed")
 
@@ -101,8 +101,8 @@ def test_no_pair_tensor_on_the_fused_path(rng, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("pair tensors built")
 
-    monkeypatch.setattr(H, "_upper_pairs", refuse)
-    monkeypatch.setattr(H, "pairwise_terms", refuse)
+    monkeypatch.setattr(_terms, "_upper_pairs", refuse)
+    monkeypatch.setattr(_selective, "pairwise_terms", refuse)
     s, y, mask = batch(rng)
     for method in ("all", "topk", "mean"):
         v, g = run(PairwiseLoss(pair_method=method), s, y, mask=mask)

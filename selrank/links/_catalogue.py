@@ -1,0 +1,596 @@
+r"""The catalogue: links of a standardized argument :math:`x = \alpha(z - \beta)`.
+
+:class:`_AffineLink` holds the machinery (caps, closed forms of the standardized function,
+the exact Bregman gradient); each catalogue link supplies :math:`f, f', F` (and
+:math:`f^{-1}`, :math:`F^*` where closed forms exist).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import _array as A
+from .._affine import Capped
+from .._functions import (
+    DEFAULT_CAP,
+    ExpFunction,
+    NegExpFunction,
+    SigmoidFunction,
+    SinhFunction,
+    SmeLUFunction,
+    StepFunction,
+    bregman_threshold,
+)
+from .._validation import positive_float
+from ._base import Link
+
+# ======================================================================================
+# The catalogue: links of a standardized argument x = alpha (z - beta)
+# ======================================================================================
+
+
+class _AffineLink(Capped, Link):
+    r"""A link :math:`h(z) = f(\alpha(z - \beta))` with optional caps on :math:`x`.
+
+    Subclasses implement ``_f``, ``_df``, ``_F`` (and ``_finv``, ``_Fconj`` where closed
+    forms exist) of the standardized argument ``x``.
+    """
+
+    _f_range: tuple[float, float] = (-math.inf, math.inf)  # set per instance by Huber, Piecewise
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        cap: Any = "default",
+        cap_mode: str = "linear",
+    ):
+        cap_value = self._set_affine(alpha, beta, cap, cap_mode)
+        self._scale = self.alpha
+        self._params = {"alpha": alpha, "beta": beta}
+        if cap_value is not None or cap != "default":
+            self._params["cap"] = cap_value
+            self._params["cap_mode"] = cap_mode
+
+    # standardized argument
+    def _x(self, z):
+        xp = A.get_namespace(z)
+        z = A.as_float_array(z, xp, name="z")
+        if self.alpha == 1.0 and self.beta == 0.0:
+            return xp, z  # the common case: no copy
+        if A.is_numpy(z):
+            x = z - self.beta
+            x *= self.alpha
+            return xp, x
+        return xp, self.alpha * (z - self.beta)
+
+    def h(self, z):
+        xp, x = self._x(z)
+        return self._cf(x, xp)
+
+    def dh(self, z):
+        xp, x = self._x(z)
+        return self.alpha * self._cdf(x, xp)
+
+    def H(self, z):
+        xp, x = self._x(z)
+        return self._cF(x, xp) / self.alpha
+
+    def h_dh(self, z):
+        xp, x = self._x(z)
+        f, df = self._c_pair(x, xp)
+        if self.alpha != 1.0:
+            df = self.alpha * df
+        return f, df
+
+    def bregman_grad(self, z_hat, z):
+        # fast path: with both arguments inside the caps, one (f, f', F) evaluation per
+        # argument gives H, h and h' — the operations of bregman() and h() in the same order,
+        # so the same values (the exp link: 2 exponentials per item, instead of 7)
+        if type(self).bregman is not Link.bregman:
+            return Link.bregman_grad(self, z_hat, z)
+        if A.is_torch(z_hat) and A.is_torch(z) and z_hat.dtype == z.dtype:
+            if z_hat.is_floating_point():
+                return self._bregman_grad_torch(z_hat, z)
+        xp, xh = self._x(z_hat)
+        _, x = self._x(A.as_float_array(z, xp, like=xh))
+        if not (self._inside_caps(xh) and self._inside_caps(x)):
+            return Link.bregman_grad(self, z_hat, z)
+        fh, _, Fh = self._f_df_F(xh, xp)
+        f, df, F = self._f_df_F(x, xp)
+        z_hat = A.as_float_array(z_hat, xp)
+        z = A.as_float_array(z, xp, like=z_hat)
+        d = z_hat - z
+        diff = Fh - F if self.alpha == 1.0 else Fh / self.alpha - F / self.alpha
+        direct = diff - d * f
+        if self.smooth:
+            small = xp.abs(d) * self._scale < bregman_threshold(d, xp)
+            if bool(xp.any(small)):
+                near = (d * d / 6.0) * (self.alpha * df + 2.0 * self.dh(z + 0.5 * d))
+                direct = xp.where(small, near, direct)
+        return xp.maximum(direct, xp.zeros_like(direct)), fh - f
+
+    def _bregman_grad_torch(self, z_hat, z):
+        """:meth:`bregman_grad` on tensors of one floating dtype, its temporaries in place."""
+        import torch
+
+        plain = self.alpha == 1.0 and self.beta == 0.0
+        xh = z_hat if plain else self.alpha * (z_hat - self.beta)
+        x = z if plain else self.alpha * (z - self.beta)
+        if not (self._inside_caps(xh) and self._inside_caps(x)):
+            return Link.bregman_grad(self, z_hat, z)
+        xp = A.get_namespace(xh)
+        fh, dfh, Fh = self._f_df_F(xh, xp)
+        f, df, F = self._f_df_F(x, xp)
+        d = z_hat - z
+        grad = fh - f
+        if self.alpha == 1.0:
+            # F is f (the exp link): F̂ - F is the gradient already computed
+            diff = grad if (Fh is fh and F is f) else Fh - F
+        else:
+            diff = Fh / self.alpha - F / self.alpha
+        direct = d * f
+        direct = torch.sub(diff, direct, out=direct)  # diff - d * f
+        if self.smooth:
+            # (f̂, F̂ are used: the midpoint derivative may overwrite f̂')
+            direct = self._taylor_near_torch(direct, d, z, dfh, df, bregman_threshold(d, xp))
+            if direct is None:  # a value is not finite: bregman() itself
+                return Link.bregman(self, z_hat, z), grad
+        return direct.clamp_min_(0.0), grad
+
+    def _taylor_near_torch(self, direct, d, z, dfh, df, thr: float):
+        """``direct`` with the Taylor form of :meth:`bregman` at the near pairs (torch).
+
+        The near pairs are selected by a 0/1 factor and ``lerp`` (exact at weights 0 and 1
+        for finite values) instead of a boolean mask or their indices: on CPU a boolean
+        select, ``nonzero`` or indexing costs several float passes, more than evaluating
+        the midpoint derivative at every item (at ``ds = 0`` away from the near pairs).
+        The operations on the near pairs are those of :meth:`bregman`, except that links
+        whose ``f'`` is an exponential take ``f'`` at the midpoint as the geometric mean of
+        ``f'`` at both ends (:meth:`~selrank._functions.ExpFunction._df_midpoint`; equal to
+        a few ulps, no third exponential). Temporaries are written in place (``direct``,
+        ``d``, and for those links ``dfh`` and ``df``, this call's own exponentials); None
+        where a value is not finite (``lerp`` would have met ``inf · 0``), for the caller
+        to take :meth:`bregman`.
+        """
+        import torch
+
+        mid = getattr(self, "_df_midpoint", None)
+        dfs = df if self.alpha == 1.0 else self.alpha * df
+        if mid is not None:
+            # the midpoint term first (h'(z) + 2 h'(mid), into f̂'), then |d| into f''s memory
+            dh = torch.add(dfs, mid(dfh, df), alpha=2.0 * self.alpha, out=dfh)
+            sel = torch.abs(d, out=df)
+        else:
+            sel = d.abs()
+        if self._scale != 1.0:
+            sel.mul_(self._scale)
+        sel = A.less_as_float(sel, thr, inplace=True)
+        if not sel.amax().item() > 0:
+            return direct
+        ds = d.mul_(sel)  # d at the near pairs, 0 elsewhere (d is finite inside the caps)
+        if mid is None:
+            dh = self.dh(z + 0.5 * ds)
+            dh = torch.add(dfs, dh, alpha=2.0, out=dh)  # h'(z) + 2 h'(z + ds / 2)
+        near = ds.mul_(ds).div_(6.0).mul_(dh)  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
+        direct.lerp_(near, sel)
+        # a finite result: every input of lerp was finite, so it selected exactly
+        return direct if math.isfinite(direct.sum().item()) else None
+
+    def _same_piece(self, z_a, z_b, xp):
+        if not self.capped:
+            return None
+        return Capped._same_piece(
+            self, self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp
+        )
+
+    def h_inv(self, y):
+        xp = A.get_namespace(y)
+        y = A.as_float_array(y, xp)
+        if not hasattr(self, "_finv"):
+            return Link.h_inv(self, y)
+        return self._cfinv(y, xp) / self.alpha + self.beta
+
+    def _cfinv(self, y, xp):
+        """Inverse of the capped ``f`` (in ``x``); out-of-range values clip to the ends."""
+        if not self.capped:
+            return self._finv(self._clip_to_f_range(y, xp), xp)
+        lo, hi = self._lo, self._hi
+        x = self._finv(self._clip_to_f_range(y, xp), xp)
+        if math.isfinite(hi):
+            f_hi = float(self._f(np.array(hi), np))
+            df_hi = float(self._df(np.array(hi), np))
+            if self._cap_mode == "linear" and df_hi > 0:
+                beyond = hi + (y - f_hi) / df_hi
+            else:
+                beyond = xp.full_like(y, hi)
+            x = xp.where(y > f_hi, beyond, xp.minimum(x, xp.full_like(x, hi)))
+        if math.isfinite(lo):
+            f_lo = float(self._f(np.array(lo), np))
+            df_lo = float(self._df(np.array(lo), np))
+            if self._cap_mode == "linear" and df_lo > 0:
+                beyond = lo + (y - f_lo) / df_lo
+            else:
+                beyond = xp.full_like(y, lo)
+            x = xp.where(y < f_lo, beyond, xp.maximum(x, xp.full_like(x, lo)))
+        return x
+
+    def _clip_to_f_range(self, y, xp):
+        lo, hi = self._f_range
+        tiny = float(xp.finfo(y.dtype).tiny)
+        # strictly inside an open range so that closed-form inverses stay finite-or-inf
+        return xp.clip(
+            y,
+            (lo + tiny)
+            if math.isfinite(lo) and self._f_open_low
+            else (lo if math.isfinite(lo) else None),
+            (hi - tiny)
+            if math.isfinite(hi) and self._f_open_high
+            else (hi if math.isfinite(hi) else None),
+        )
+
+    _f_open_low: ClassVar[bool] = True
+    _f_open_high: ClassVar[bool] = True
+
+    @property
+    def range(self) -> tuple[float, float]:
+        lo, hi = self._f_range
+        if math.isfinite(self._hi):
+            f_hi = float(self._f(np.array(self._hi), np))
+            hi = (
+                math.inf
+                if self._cap_mode == "linear" and float(self._df(np.array(self._hi), np)) > 0
+                else f_hi
+            )
+        if math.isfinite(self._lo):
+            f_lo = float(self._f(np.array(self._lo), np))
+            lo = (
+                -math.inf
+                if self._cap_mode == "linear" and float(self._df(np.array(self._lo), np)) > 0
+                else f_lo
+            )
+        return (lo, hi)
+
+    def conjugate(self, y):
+        r""":math:`H^*(y) = \beta y + F^*(y)/\alpha` with :math:`F^*` the conjugate of the standardized primitive."""
+        xp = A.get_namespace(y)
+        y = A.as_float_array(y, xp)
+        if hasattr(self, "_Fconj") and not self.capped:
+            return self.beta * y + self._Fconj(y, xp) / self.alpha
+        x = self._cfinv(y, xp)
+        return self.beta * y + (x * y - self._cF(x, xp)) / self.alpha
+
+    def __repr__(self) -> str:
+        extra = {
+            k: v for k, v in self._params.items() if k not in ("alpha", "beta", "cap", "cap_mode")
+        }
+        args = [f"alpha={self.alpha!r}", f"beta={self.beta!r}"] + [
+            f"{k}={v!r}" for k, v in extra.items()
+        ]
+        return f"{type(self).__name__}({', '.join(args)}{self._cap_repr()})"
+
+
+class Identity(_AffineLink):
+    r"""Identity link: square loss, uniform sensitivity (paper eq. [6]).
+
+    .. math:: h(z) = \alpha(z-\beta), \quad h'(z) = \alpha, \quad H(z) = \frac{[\alpha(z-\beta)]^2}{2\alpha},
+              \quad L(\hat z, z) = \tfrac{\alpha}{2}(\hat z - z)^2.
+
+    Domain: the real line. Equivalent to squared error (LightGBM ``regression``) for ``alpha=1``.
+
+    Examples
+    --------
+    >>> float(Identity().bregman(3.0, 1.0))
+    2.0
+    """
+
+    name = "identity"
+    odd = True  # for beta = 0
+    examples = [{}, {"alpha": 2.0, "beta": 0.5}]
+    _f_open_low = _f_open_high = False
+
+    def _f(self, x, xp):
+        return x
+
+    def _df(self, x, xp):
+        return xp.ones_like(x)
+
+    def _F(self, x, xp):
+        return 0.5 * x * x
+
+    def _finv(self, y, xp):
+        return y
+
+    def _Fconj(self, y, xp):
+        return 0.5 * y * y
+
+    def bregman(self, z_hat, z):
+        # exact closed form: no cancellation at all
+        xp = A.get_namespace(z_hat, z)
+        z_hat = A.as_float_array(z_hat, xp)
+        z = A.as_float_array(z, xp, like=z_hat)
+        if self.capped:
+            return Link.bregman(self, z_hat, z)
+        d = z_hat - z
+        return 0.5 * self.alpha * d * d
+
+
+class Sigmoid(SigmoidFunction, _AffineLink):
+    r"""Sigmoid link (paper eq. [3–5]): low-norm sensitivity at ``beta = 0``; a right shift
+    (``beta > 0``) emphasises high scores, a left shift low scores.
+
+    .. math:: h(z) = \sigma(x), \quad h'(z) = \alpha\,\sigma(x)(1-\sigma(x)),
+              \quad H(z) = \log(1+e^{x})/\alpha, \quad x = \alpha(z-\beta).
+
+    Range ``(0, 1)``: with ``target="link"`` on 0/1 labels the gradient equals logistic cross
+    entropy's ``σ(ẑ) − y`` (App. E.2). Computed with an overflow-free softplus.
+
+    Examples
+    --------
+    >>> float(Sigmoid().h(0.0)), float(Sigmoid().dh(0.0))
+    (0.5, 0.25)
+    """
+
+    name = "sigmoid"
+    examples = [{}, {"alpha": 2.0, "beta": 1.0}, {"beta": -1.5}]
+    _f_range = (0.0, 1.0)
+
+    def _finv(self, y, xp):
+        return xp.log(y) - xp.log1p(-y)
+
+    def _Fconj(self, y, xp):
+        # negative binary entropy; finite (0) at y = 0 and y = 1
+        return A.xlogx(y, xp) + A.xlogx(1.0 - y, xp)
+
+    def _log_mean_constants(self, x, cells, n_cells, w):
+        # logit(p) = log p - log(1 - p) with both means in log space: p underflows to 0 (or
+        # rounds to 1) for |x| beyond ~37, where the generic inverse is no longer exact
+        log_p = A.segment_log_mean_exp(A.log_sigmoid(x), cells, n_cells, w)
+        log_q = A.segment_log_mean_exp(A.log_sigmoid(-x), cells, n_cells, w)
+        return (log_p - log_q) / self.alpha + self.beta
+
+
+class Exp(ExpFunction, _AffineLink):
+    r"""Exponential link: high-score sensitivity (paper eq. [7]).
+
+    .. math:: h(z) = e^{x}, \quad h'(z) = \alpha e^{x}, \quad H(z) = e^{x}/\alpha.
+
+    Capped by default at ``x = 30`` (linear continuation beyond, ``cap=None`` for none), so
+    values stay finite for any float32/float64 score.
+
+    Examples
+    --------
+    >>> round(float(Exp().bregman(1.0, 0.0)), 6)  # e - 1 - 1
+    0.718282
+    """
+
+    name = "exp"
+    examples = [
+        {},
+        {"alpha": 0.5, "beta": 1.0},
+        {"alpha": 2.0, "cap": 3.0},
+        {"cap": 2.0, "cap_mode": "flat"},
+    ]
+    _cap_sides = "high"
+    _default_cap = DEFAULT_CAP
+    _f_range = (0.0, math.inf)
+
+    def _finv(self, y, xp):
+        return xp.log(y)
+
+    def _Fconj(self, y, xp):
+        return A.xlogx(y, xp) - y
+
+    def _log_mean_constants(self, x, cells, n_cells, w):
+        # log-mean-exp: the mean of e^x underflows (-40 gave -27.6 through the old floor)
+        return A.segment_log_mean_exp(x, cells, n_cells, w) / self.alpha + self.beta
+
+
+class NegExp(NegExpFunction, _AffineLink):
+    r"""Negative exponential (anti-exponential) link: low-score sensitivity.
+
+    .. math:: h(z) = -e^{-x}, \quad h'(z) = \alpha e^{-x}, \quad H(z) = e^{-x}/\alpha.
+
+    Capped by default at ``x = -30`` (linear continuation below).
+
+    Examples
+    --------
+    >>> link = NegExp()
+    >>> float(link.h(0.0)), float(link.dh(0.0)), float(link.H(0.0))
+    (-1.0, 1.0, 1.0)
+    >>> round(float(link.bregman(1.0, 0.0)), 6)  # e^-1 - 1 + 1
+    0.367879
+    """
+
+    name = "negexp"
+    examples = [{}, {"alpha": 0.5, "beta": -1.0}, {"cap": 2.0}]
+    _cap_sides = "low"
+    _default_cap = DEFAULT_CAP
+    _f_range = (-math.inf, 0.0)
+
+    def _finv(self, y, xp):
+        return -xp.log(-y)
+
+    def _Fconj(self, y, xp):
+        # sup_x xy - e^{-x} at x = -log(-y): y log(-y)... = -y*log(-y) + y  (y < 0)
+        return -A.xlogx(-y, xp) + y
+
+    def _log_mean_constants(self, x, cells, n_cells, w):
+        # -log-mean-exp(-x): the mean of -e^{-x} underflows to the range end 0 for large x
+        return -A.segment_log_mean_exp(-x, cells, n_cells, w) / self.alpha + self.beta
+
+
+class Sinh(SinhFunction, _AffineLink):
+    r"""Hyperbolic-sine link: high-norm sensitivity, odd (pairwise order-invariant).
+
+    .. math:: h(z) = \sinh(x), \quad h'(z) = \alpha\cosh(x), \quad H(z) = \cosh(x)/\alpha.
+
+    Capped by default at ``|x| = 30`` ("a sinh link can be capped in a finite range to avoid
+    instabilities"); use a smaller ``cap`` for a robust pairwise loss.
+
+    Examples
+    --------
+    >>> link = Sinh(cap=2.0)
+    >>> float(link.dh(5.0)) == float(link.dh(2.0))  # linear beyond the cap
+    True
+    """
+
+    name = "sinh"
+    odd = True
+    examples = [{}, {"alpha": 0.5}, {"cap": 2.0}, {"cap": 1.5, "cap_mode": "flat"}]
+    _default_cap = DEFAULT_CAP
+
+    def _finv(self, y, xp):
+        return xp.asinh(y)
+
+    def _Fconj(self, y, xp):
+        return y * xp.asinh(y) - xp.sqrt(1.0 + y * y)
+
+
+class SmeLU(SmeLUFunction, _AffineLink):
+    r"""SmeLU-gradient link: band sensitivity, clips low scores and caps high ones [14].
+
+    .. math::
+        h(z) = \begin{cases} 0 & x \le -c \\ \frac{x + c}{2c} & |x| \le c \\ 1 & x \ge c \end{cases},
+        \qquad
+        H(z) = \frac{1}{\alpha}\begin{cases} 0 & x \le -c \\ \frac{(x + c)^2}{4c} & |x| \le c \\ x & x \ge c \end{cases}
+
+    with :math:`x = \alpha(z - \beta)`. The sensitive band is
+    :math:`z \in [\beta - c/\alpha,\ \beta + c/\alpha]`; outside it :math:`h' = 0`, so a GBDT
+    Hessian needs a floor there. For dwell time choose ``beta`` near a typical engaged dwell
+    and ``c`` near half the band (docs/math.md §1, "capped SmeLU").
+
+    Examples
+    --------
+    >>> link = SmeLU(c=1.0)
+    >>> [float(v) for v in link.h(np.array([-2.0, 0.0, 2.0]))]
+    [0.0, 0.5, 1.0]
+    """
+
+    name = "smelu"
+    smooth = False
+    examples = [{}, {"c": 0.5, "beta": 1.0}, {"alpha": 2.0, "c": 2.0}]
+    _f_range = (0.0, 1.0)
+    _f_open_low = _f_open_high = False
+
+    def __init__(self, *, alpha: float = 1.0, beta: float = 0.0, c: float = 1.0):
+        super().__init__(alpha=alpha, beta=beta, cap=None)
+        self.c = positive_float(c, "c", "SmeLU")
+        self._params = {"alpha": alpha, "beta": beta, "c": c}
+
+    def _finv(self, y, xp):
+        return 2.0 * self.c * y - self.c
+
+
+class Huber(_AffineLink):
+    r"""Huber-gradient link: bounded, linear in the middle; ``delta_low`` makes it asymmetric.
+
+    .. math:: h(z) = \mathrm{clip}(x, -\delta_{low}, \delta), \quad
+              h'(z) = \alpha\,\mathbb{1}[-\delta_{low} < x < \delta],
+
+    and :math:`H = F(x)/\alpha` with :math:`F` the Huber function (:math:`x^2/2` inside,
+    linear outside). ``delta_low`` defaults to ``delta``.
+
+    Examples
+    --------
+    >>> float(Huber(delta=1.0).bregman(3.0, 0.0))  # 1*3 - 1/2
+    2.5
+    """
+
+    name = "huber"
+    smooth = False
+    odd = True
+    examples = [{}, {"delta": 0.5}, {"delta": 2.0, "delta_low": 0.5, "beta": 1.0}]
+    _f_open_low = _f_open_high = False
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        delta: float = 1.0,
+        delta_low: float | None = None,
+    ):
+        super().__init__(alpha=alpha, beta=beta, cap=None)
+        self.delta = positive_float(delta, "delta", "Huber")
+        self.delta_low = (
+            self.delta if delta_low is None else positive_float(delta_low, "delta_low", "Huber")
+        )
+        self.odd = self.delta_low == self.delta
+        self._f_range = (-self.delta_low, self.delta)
+        self._params = {"alpha": alpha, "beta": beta, "delta": delta, "delta_low": delta_low}
+
+    def _f(self, x, xp):
+        return xp.clip(x, -self.delta_low, self.delta)
+
+    def _df(self, x, xp):
+        inside = (x > -self.delta_low) & (x < self.delta)
+        return xp.where(inside, xp.ones_like(x), xp.zeros_like(x))
+
+    def _F(self, x, xp):
+        xc = xp.clip(x, -self.delta_low, self.delta)
+        return 0.5 * xc * xc + xc * (x - xc)
+
+    def _finv(self, y, xp):
+        return y
+
+
+class Step(StepFunction, _AffineLink):
+    r"""Step (Heaviside) link: hinge-shaped loss, distinguishes regions only.
+
+    .. math:: h(z) = \mathbb{1}[x > 0] \ (\tfrac12 \text{ at } 0), \quad h' = 0 \text{ a.e.},
+              \quad H(z) = \max(x, 0)/\alpha.
+
+    The loss is :math:`\max(\hat z - \beta, 0)` for observed scores below the step and
+    :math:`\max(\beta - \hat z, 0)` above it. :math:`h^{-1}` returns a preimage where one
+    exists (:math:`\beta \pm 1/\alpha` for the two levels) and :math:`\beta` in between.
+
+    Examples
+    --------
+    >>> Step().h(np.array([-1.0, 0.0, 2.0])).tolist()
+    [0.0, 0.5, 1.0]
+    >>> Step().bregman(np.array([2.0, -1.0]), np.array([-1.0, 2.0])).tolist()  # hinge: max(ẑ, 0), max(-ẑ, 0)
+    [2.0, 1.0]
+    >>> Step(beta=1.0).h_inv(np.array([0.0, 1.0])).tolist()
+    [0.0, 2.0]
+    """
+
+    name = "step"
+    smooth = False
+    examples = [{}, {"beta": 1.0}]
+    _f_range = (0.0, 1.0)
+    _f_open_low = _f_open_high = False
+
+    def _finv(self, y, xp):
+        # a preimage where one exists: one unit (of x) beyond the step for the two levels,
+        # the step itself for values in between (which no score attains)
+        one = xp.ones_like(y)
+        return xp.where(y >= 1.0, one, xp.where(y <= self._f_range[0], -one, xp.zeros_like(y)))
+
+
+class Sign(Step):
+    r"""Sign link: hinge-shaped loss around ``beta``.
+
+    .. math:: h(z) = \mathrm{sign}(x), \quad h' = 0 \text{ a.e.}, \quad H(z) = |x|/\alpha.
+
+    Examples
+    --------
+    >>> Sign().h(np.array([-2.0, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    >>> Sign().bregman(np.array([2.0, -1.0]), np.array([-1.0, 2.0])).tolist()  # 2·max(ẑ, 0), 2·max(-ẑ, 0)
+    [4.0, 2.0]
+    """
+
+    name = "sign"
+    odd = True
+    _f_range = (-1.0, 1.0)
+
+    def _f(self, x, xp):
+        return xp.sign(x)
+
+    def _F(self, x, xp):
+        return xp.abs(x)
