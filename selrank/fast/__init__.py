@@ -80,7 +80,7 @@ from ..scalings import Scaling
 from ._links import _GOLDEN as GOLDEN
 from ._links import KINDS, available, draw_key, kernel_fcaps, kernel_link, mix64
 from ._pairwise import pairwise_grad_hess, pairwise_target_grad
-from ._sampled import pairwise_sampled
+from ._sampled import pairwise_list_terms, pairwise_sampled
 from ._softmax import segment_softmax_h_hess
 from ._weighted_pairwise import weighted_pairwise
 
@@ -102,6 +102,7 @@ __all__ = [
     "pairwise_grad_hess",
     "pairwise_target_grad",
     "pairwise_sampled",
+    "pairwise_list_terms",
     "weighted_pairwise",
     "segment_softmax_h_hess",
 ]
@@ -168,15 +169,9 @@ class FastPath:
         )
 
     def load(self) -> Any:
-        """The entry point (imported on the first call)."""
-        hit = _loaded.get(self.function)
-        if hit is None:
-            module, name = self.function.split(":")
-            hit = _loaded[self.function] = getattr(importlib.import_module(module), name)
-        return hit
-
-
-_loaded: dict[str, Any] = {}
+        """The entry point (its module imported on the first call)."""
+        module, name = self.function.split(":")
+        return getattr(importlib.import_module(module), name)
 
 
 def _own_bregman(kind: type) -> bool:
@@ -192,7 +187,7 @@ _ENTRIES: list[FastPath] = [
             cls,
             "pairwise",
             "numba",
-            "selrank.fast._sampled:pairwise_sampled",
+            "selrank.fast._sampled:pairwise_sampled",  # (and pairwise_list_terms for the head)
             "selrank.losses.Pairwise (pair arrays and link.h_dh, link.bregman)",
             condition="NumPy float64 scores in grouped order, or CPU tensors without a graph",
         )

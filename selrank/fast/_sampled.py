@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MODES", "pairwise_sampled"]
+__all__ = ["MODES", "pairwise_sampled", "pairwise_list_terms"]
 
 from .._numba import numba
 from ._links import (
@@ -577,3 +577,29 @@ def pairwise_sampled(
         *scratch,
     )
     return (grad, hess) if fcaps is None else (grad, hess, values)
+
+
+def pairwise_list_terms(
+    pred: np.ndarray,
+    y: np.ndarray,
+    sizes: np.ndarray,
+    params: tuple,
+    fcaps: tuple,
+    distinct: bool,
+    method: str,
+    m: int,
+    key=0,
+    runs=None,
+):
+    """Loss per list and gradient per item of the pairwise loss over lists laid end to end
+    (the torch :class:`~selrank.torch.PairwiseLoss` on CPU tensors, gathered by the head):
+    :func:`pairwise_sampled` with the loss values, for ``sizes`` items per list. ``pred`` and
+    ``y`` float64; ``params`` from :func:`~selrank.fast._links.kernel_link`, ``fcaps`` from
+    :func:`~selrank.fast._links.kernel_fcaps`; ``method``, ``m``, ``key`` and ``runs`` as
+    :func:`pairwise_sampled`. Time O(pairs), memory O(items): no pair array is built."""
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    g, _, v = pairwise_sampled(
+        pred, y, offsets, None, distinct, params, method, m, key, runs, fcaps
+    )
+    return v, g

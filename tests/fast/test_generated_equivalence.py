@@ -56,11 +56,11 @@ CASES = [
 ]
 
 
-def _close(fast_out, generic_out, dtype, rtol64=1e-9, rtol32=2e-4, cancels=False):
+def _close(fast_out, generic_out, dtype, rtol64=1e-9, rtol32=2e-4, cancels=False, terms=1.0):
     """Equal to rounding: same finiteness, and relatively close where finite (scaled by the
     largest finite magnitude for the entries that cancel). ``cancels``: the values are
-    differences of O(1) terms that cancel (gradients at the targets), so their rounding error
-    is absolute, a few ulps of 1."""
+    differences of terms of magnitude ``terms`` that cancel (gradients at the targets), so
+    their rounding error is absolute, a few ulps of ``terms`` per pair."""
     a = np.asarray(fast_out, dtype=np.float64)
     b = np.asarray(generic_out, dtype=np.float64)
     assert a.shape == b.shape
@@ -70,7 +70,8 @@ def _close(fast_out, generic_out, dtype, rtol64=1e-9, rtol32=2e-4, cancels=False
         return
     rtol = rtol64 if dtype == "float64" else rtol32
     scale = max(1.0, float(np.max(np.abs(b[fin]))))
-    atol = (1e-12 if dtype == "float64" else 1e-5) if cancels else rtol * 1e-3 * scale
+    ulp = np.finfo(dtype).eps * max(1.0, terms)
+    atol = max(64 * ulp, 1e-12 if dtype == "float64" else 1e-5) if cancels else rtol * 1e-3 * scale
     np.testing.assert_allclose(a[fin], b[fin], rtol=rtol, atol=atol)
 
 
@@ -149,8 +150,11 @@ def _pairwise_head(obj, dtype, regime, rng):
         if regime == "extreme":  # losses of e^400 overflow either way; compare where finite
             keep = np.isfinite(out[1][0])
             out = [(v[keep], g[keep]) for v, g in out]
-        _close(out[0][0], out[1][0], dtype)
-        _close(out[0][1], out[1][1], dtype)
+        # (the kernel works in float64: near the targets a float32 tensor path cancels terms
+        # as large as the link at the largest target difference)
+        terms = float(np.max(np.abs(obj.h(np.array([-3.0, 3.0])))))
+        _close(out[0][0], out[1][0], dtype, cancels=regime == "near", terms=terms)
+        _close(out[0][1], out[1][1], dtype, cancels=regime == "near", terms=terms)
 
 
 def _weighted_pairwise_numba(obj, dtype, regime, rng):

@@ -55,7 +55,10 @@ def test_paths_for_every_registered_link_and_scaling_is_a_list():
     for cls in {*LINKS.values(), *SCALINGS.values()}:
         if isinstance(cls, type):
             assert isinstance(fast.paths_for(cls), list)
-    assert fast.paths_for(ExpScaling) == [("composite_softmax", "numpy"), ("composite_softmax", "torch")]
+    assert fast.paths_for(ExpScaling) == [
+        ("composite_softmax", "numpy"),
+        ("composite_softmax", "torch"),
+    ]
     assert fast.paths_for(Exp()) == [
         ("pairwise", "numba"),
         ("weighted_pairwise", "numba"),
@@ -94,6 +97,7 @@ def test_a_link_without_the_kernel_warns_once_per_class_and_operation(fresh_warn
 @pytest.mark.skipif(not fast.available(), reason="numba is not installed")
 def test_default_links_and_scalings_do_not_warn(fresh_warnings):
     with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (cosh: a non-convex Q, said elsewhere)
         warnings.simplefilter("error", fast.FastPathWarning)
         for name in ("identity", "exp", "sinh", "sigmoid"):
             assert _bind(Pairwise(get_link(name)))._kernel is not None

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ... import _array as A
+from ... import fast
 from ...links import Link
 from ...losses import (
     CompositeSoftmax,
@@ -18,7 +19,6 @@ from ...losses import (
     Loss,
     Pairwise,
     Pointwise,
-    _kernels,
     get_loss,
 )
 from ...losses._base import check_class_indices
@@ -26,6 +26,7 @@ from .._base import AnalyticHead
 from ._terms import (
     is_odd,
     pairwise_core_terms,
+    pairwise_kernel_params,
     pairwise_kernel_terms,
     pairwise_terms,
     pointwise_terms,
@@ -219,7 +220,7 @@ class PairwiseLoss(AnalyticHead):
     Notes
     -----
     On the CPU with the analytic gradient and a link the numba kernel covers (identity,
-    exp, sinh, sigmoid with any caps: :mod:`selrank.losses._kernels`), the loss and its
+    exp, sinh, sigmoid with any caps: :mod:`selrank.fast`), the loss and its
     gradient come from one fused kernel pass over the pairs (:func:`pairwise_kernel_terms`
     inside :class:`~selrank.torch._base.ClosedFormGradient`): no pair tensor, memory
     O(batch × list). Otherwise (other links, GPU tensors, ``grad="autograd"``) pair tensors
@@ -278,8 +279,8 @@ class PairwiseLoss(AnalyticHead):
         self.chunk_pairs = int(chunk_pairs)
         self.chunk_items = None  # chunked by pairs instead
         self.odd = is_odd(self.core.link)
-        self._kernel = _kernels.kernel_link(self.core.link) if _kernels.available() else None
-        self._fcaps = None if self._kernel is None else _kernels.kernel_fcaps(self.core.link)
+        self._kernel = pairwise_kernel_params(self.core.link)
+        self._fcaps = None if self._kernel is None else fast.kernel_fcaps(self.core.link)
         self.draws = 0  # forward passes so far: the "mean" draw of the next one
 
     def uses_kernel(self, z) -> bool:
