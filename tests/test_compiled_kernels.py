@@ -34,6 +34,9 @@ g, h = loss.bind(y, group=[20, 25, 15]).grad_hess(z)
 assert loss.bind(y, group=[20, 25, 15])._kernel is not None, "kernel path not taken"
 g2, h2 = Pairwise("sinh", cap=3.0).grad_hess(z, y, group=[20, 25, 15])
 assert np.allclose(g, g2) and np.allclose(h, h2)
+top = Pairwise("sinh", cap=3.0, pair_method="topk", num_pair_per_sample=3)  # selrank.fast._sampled
+gt, ht = top.grad_hess(z, y, group=[20, 25, 15])
+assert np.isfinite(gt).all() and np.isfinite(ht).all()
 try:
     import torch
 except ImportError:

@@ -72,6 +72,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from ..links import Exp, Link
@@ -174,7 +175,7 @@ class FastPath:
         return getattr(importlib.import_module(module), name)
 
 
-def _own_bregman(kind: type) -> bool:
+def _own_bregman(kind: Any) -> bool:
     """A link class that writes its own loss (or loss-and-gradient): the torch copy of the
     generic Bregman form would not be its maths."""
     return kind.bregman is not Link.bregman or kind.bregman_grad is not AffineLink.bregman_grad
@@ -315,7 +316,7 @@ def off():
 
 def _caller_level() -> int:
     """``stacklevel`` of the first frame outside selrank (the user's call that bound the loss)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_globals.get("__name__", "").startswith("selrank."):
         frame = frame.f_back
@@ -361,6 +362,7 @@ def warm_up(*, torch: bool = True) -> None:
     from ..links import Sinh
 
     params = kernel_link(Sinh(cap=3.0))
+    assert params is not None  # (Sinh is a kernel class)
     offsets = np.array([0, 3, 5], dtype=np.int64)
     pred, y = np.linspace(-1.0, 1.0, 5), np.array([2.0, 0.0, 1.0, 1.0, 0.0])
     target = pairwise_target_grad(y, offsets, None, False, params)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _array as A
 from .. import fast
+from .._groups import Groups
 from .._validation import positive_float
 from ..scalings import (
     Scaling,
@@ -212,6 +213,9 @@ class Listwise(Loss):
     True
     """
 
+    scaling: Scaling  # set by configure_softmax
+    gamma: float
+    target: str
     name = "listwise"
     structure = "group"
     separable = True  # whole queries: the GBDT objective may bind query-aligned blocks
@@ -261,6 +265,8 @@ class Listwise(Loss):
 
 
 class _BoundListwise(BoundLoss):
+    groups: Groups  # always bound to query groups
+
     def __init__(self, loss: Listwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.scaling, self.gamma, self.target = loss.scaling, loss.gamma, loss.target

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _array as A
 from .. import fast
+from .._groups import Groups
 from ..links import Link, Sinh, get_link
 from ._base import (
     BoundLoss,
@@ -226,7 +227,9 @@ def topk_pairs(pred_grouped: np.ndarray, groups, k: int, cache: dict | None = No
     order = np.lexsort((np.arange(n), -pred_grouped, groups.row_group))
     hit = None if cache is None else cache.get(("topk", k))
     if hit is None:
-        ri, rj, rg = [], [], []
+        li: list[np.ndarray] = []
+        lj: list[np.ndarray] = []
+        lg: list[np.ndarray] = []
         sizes = groups.sizes
         for m in np.unique(sizes):
             if m < 2:
@@ -236,13 +239,13 @@ def topk_pairs(pred_grouped: np.ndarray, groups, k: int, cache: dict | None = No
             keep = ti < k
             ti, tj = ti[keep], tj[keep]
             base = groups.offsets[gsel][:, None]
-            ri.append((base + ti[None, :]).reshape(-1))
-            rj.append((base + tj[None, :]).reshape(-1))
-            rg.append(np.repeat(gsel, ti.size))
+            li.append((base + ti[None, :]).reshape(-1))
+            lj.append((base + tj[None, :]).reshape(-1))
+            lg.append(np.repeat(gsel, ti.size))
         empty = np.zeros(0, dtype=np.int64)
         hit = (
-            (np.concatenate(ri), np.concatenate(rj), np.concatenate(rg))
-            if ri
+            (np.concatenate(li), np.concatenate(lj), np.concatenate(lg))
+            if li
             else (empty, empty, empty)
         )
         if cache is not None:
@@ -312,12 +315,14 @@ class _BoundPairwise(BoundLoss):
         :meth:`grad_hess` advances it by one.
     """
 
+    groups: Groups  # a pairwise loss is always bound to query groups
+
     def __init__(self, loss: Pairwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.link = loss.link
         self.distinct = loss.pairs == "distinct"
         self.method = loss.pair_method
-        self.num_pair = loss.num_pair_per_sample
+        self.num_pair: int = loss.num_pair_per_sample or 0  # (set for "topk" / "mean")
         self.seed = loss.seed
         self.draw = 0
         self.y_np = np.asarray(A.to_numpy(y), dtype=np.float64)
@@ -382,9 +387,8 @@ class _BoundPairwise(BoundLoss):
         if not self.distinct:
             return total
         # pairs with equal targets: per (query, target value) c (c - 1) / 2
-        _, counts = np.unique(
-            np.column_stack([self.groups.row_group, self.y_np]), axis=0, return_counts=True
-        )
+        rows = np.column_stack([self.groups.row_group, self.y_np])
+        _, counts = np.unique(rows, axis=0, return_counts=True)
         return int(total - np.sum(counts * (counts - 1) // 2))
 
     def _index(self, name, like):

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _array as A
 from .. import fast
+from .._groups import Groups
 from .._validation import positive_float
 from ..links import Link, Sinh, get_link
 from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
@@ -203,6 +204,8 @@ class WeightedPairwise(Loss):
 
 class _BoundWeightedPairwise(BoundLoss):
     """A bound :class:`WeightedPairwise` loss (``draw``: the next ``"mean"`` draw)."""
+
+    groups: Groups  # always bound to query groups
 
     def __init__(self, loss: WeightedPairwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
