@@ -158,7 +158,7 @@ def entries():
         "listwise[autograd]": ("selective", autograd_listwise),
         "listwise[exp, cap=None]": ("selective", nocap),
         "pairwise[sinh, cap=None]": ("selective", nocap_pairwise),
-        "softmax_ce": ("baseline", head("softmax_ce")),
+        "softmax_ce": ("baseline", head("list_softmax_cross_entropy")),
         "listnet": ("baseline", head("listnet")),
         "listmle": ("baseline", head("listmle")),
         "ranknet": ("baseline", head("ranknet")),

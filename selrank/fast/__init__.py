@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from ..links import Exp, Link
+from ..links import Exp
 from ..links import _AffineLink as AffineLink
 from ..scalings import Scaling
 from ._links import _GOLDEN as GOLDEN
@@ -178,7 +178,7 @@ class FastPath:
 def _own_bregman(kind: Any) -> bool:
     """A link class that writes its own loss (or loss-and-gradient): the torch copy of the
     generic Bregman form would not be its maths."""
-    return kind.bregman is not Link.bregman or kind.bregman_grad is not AffineLink.bregman_grad
+    return "bregman" in kind.hooks or kind.bregman_grad is not AffineLink.bregman_grad
 
 
 _PAIR_LINKS = tuple(KINDS)  # the classes the pairwise kernels implement

@@ -72,7 +72,7 @@ def _taylor_near(link, direct, d, z, dfh, df, thr: float):
     """
     import torch
 
-    mid = getattr(link, "_df_midpoint", None)
+    mid = link._df_midpoint if "_df_midpoint" in link.hooks else None
     dfs = df if link.alpha == 1.0 else link.alpha * df
     if mid is not None:
         # the midpoint term first (h'(z) + 2 h'(mid), into f̂'), then |d| into f''s memory

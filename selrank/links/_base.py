@@ -51,7 +51,47 @@ class Link(Params):
         ``h(-z) = -h(z)``: the pairwise loss is then independent of pair order.
     smooth : bool
         ``h`` is smooth (the Bregman divergence may use its Taylor form near the minimum).
+    hooks : frozenset of str
+        The optional hooks this class supplies (set for every subclass when it is defined).
+
+    **Hooks.** Beyond ``h`` (required) and the derived methods above (override any with a closed
+    form), a link may supply *optional hooks*: closed forms that the generic code uses when
+    present. The base class declares each one as a method that raises
+    ``NotImplementedError``; a class supplies a hook by defining that method (itself or
+    through a mixin of :mod:`selrank._functions`), and :attr:`hooks` then lists its name.
+    Code that uses a hook tests ``name in link.hooks`` — one mechanism, never ``hasattr``,
+    ``getattr(..., None)`` or a comparison of methods:
+
+    * ``_finv(y, xp)``: the inverse of the standardized ``f`` (affine links): :meth:`h_inv`
+      without bisection;
+    * ``_Fconj(y, xp)``: the conjugate of the standardized primitive ``F`` (affine links):
+      :meth:`conjugate` without an inversion, where no cap acts;
+    * ``_log_mean_constants(x, cells, n_cells, w)``: the log-space optimal constants of
+      :meth:`optimal_constants` (links whose ``h`` underflows towards a range end);
+    * ``_df_midpoint(df_a, df_b)``: ``f'`` at the midpoint from ``f'`` at both ends (an
+      exponential ``f'``: the Taylor branch of the Bregman divergence without a third
+      exponential);
+    * ``bregman``: the class overrides :meth:`bregman` with its own closed form, so the
+      fused paths that repeat the base class's operations do not apply to it.
+
+    Examples
+    --------
+    >>> from selrank.links import Exp, Identity
+    >>> sorted(Exp.hooks)
+    ['_Fconj', '_df_midpoint', '_finv', '_log_mean_constants']
+    >>> "bregman" in Identity.hooks
+    True
     """
+
+    #: The names of the optional hooks (see "Hooks" above).
+    HOOKS: ClassVar[tuple[str, ...]] = (
+        "_finv",
+        "_Fconj",
+        "_log_mean_constants",
+        "_df_midpoint",
+        "bregman",
+    )
+    hooks: ClassVar[frozenset[str]] = frozenset()
 
     name: str = "link"  # an instance may rename itself (CallableLink)
     domain: tuple[float, float] = (-math.inf, math.inf)
@@ -59,8 +99,19 @@ class Link(Params):
     smooth: bool = True
     #: Parameter sets used by the registry-driven tests (and as documentation).
     examples: ClassVar[list[dict[str, Any]]] = [{}]
+    #: The link's entry in the Theorem-1 catalogue (:mod:`selrank.paper.underspecification`):
+    #: cases ``{case name: {"params", "w_u", "d"[, "s_min", "s_max", "tau"]}}`` (``params``
+    #: build the link; the rest is the construction of :func:`~selrank.paper.check_theorem1`),
+    #: or a str: why the link is outside the theorem's hypotheses. A registered link needs
+    #: one (a test fails without it).
+    theorem1: ClassVar[dict[str, dict[str, Any]] | str | None] = None
 
     _scale: float = 1.0  # how many x-units one score unit is (alpha); for thresholds
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # the hooks this class supplies: those it defines differently from Link
+        cls.hooks = frozenset(n for n in Link.HOOKS if getattr(cls, n) is not getattr(Link, n))
 
     # ---- the definition ------------------------------------------------------------------
     def h(self, z):
@@ -258,7 +309,7 @@ class Link(Params):
         [-40.0, 2.4338]
         """
         y, w, cells = self._cell_inputs(y_true, cells, n_cells, sample_weight)
-        if target != "score" or type(self)._log_mean_constants is Link._log_mean_constants:
+        if target != "score" or "_log_mean_constants" not in self.hooks:
             return self._generic_constants(y, w, cells, n_cells, target)
         # links whose h underflows towards a range end: the log-space closed form, exact
         # there, in every cell where no cap acts; the generic inverse only in the others
@@ -271,9 +322,22 @@ class Link(Params):
             return exact
         return np.where(uncapped, exact, self._generic_constants(y, w, cells, n_cells, target))
 
+    # ---- optional hooks (see "Hooks" in the class docstring) -------------------------------
     def _log_mean_constants(self, x, cells, n_cells, w):
-        """Per-cell optimum in log space from standardized ``x`` (links that define one)."""
-        raise NotImplementedError
+        """Hook: per-cell optimum in log space from standardized ``x`` (links that define one)."""
+        raise NotImplementedError(f"{type(self).__name__} does not supply _log_mean_constants")
+
+    def _finv(self, y, xp):
+        """Hook: inverse of the standardized ``f`` on its range (affine links with a closed form)."""
+        raise NotImplementedError(f"{type(self).__name__} does not supply _finv")
+
+    def _Fconj(self, y, xp):
+        """Hook: convex conjugate of the standardized primitive ``F`` (affine links)."""
+        raise NotImplementedError(f"{type(self).__name__} does not supply _Fconj")
+
+    def _df_midpoint(self, df_a, df_b):
+        """Hook: ``f'`` at the midpoint of two points from ``f'`` at both (torch, in place)."""
+        raise NotImplementedError(f"{type(self).__name__} does not supply _df_midpoint")
 
     def _cell_inputs(self, y_true, cells, n_cells, sample_weight):
         y, w = self._constant_inputs(y_true, sample_weight)

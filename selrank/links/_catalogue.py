@@ -92,7 +92,7 @@ class _AffineLink(Capped, Link):
         # argument gives H, h and h' — the operations of bregman() and h() in the same order,
         # so the same values (the exp link: 2 exponentials per item, instead of 7)
         # (in-place torch and numba copies for the heads: selrank.fast, "bregman_grad")
-        if type(self).bregman is not Link.bregman:
+        if "bregman" in self.hooks:  # an own closed form of the loss
             return Link.bregman_grad(self, z_hat, z)
         xp, xh = self._x(z_hat)
         _, x = self._x(A.as_float_array(z, xp, like=xh))
@@ -122,7 +122,7 @@ class _AffineLink(Capped, Link):
     def h_inv(self, y):
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
-        if not hasattr(self, "_finv"):
+        if "_finv" not in self.hooks:
             return Link.h_inv(self, y)
         return self._cfinv(y, xp) / self.alpha + self.beta
 
@@ -190,7 +190,7 @@ class _AffineLink(Capped, Link):
         r""":math:`H^*(y) = \beta y + F^*(y)/\alpha` with :math:`F^*` the conjugate of the standardized primitive."""
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
-        if hasattr(self, "_Fconj") and not self.capped:
+        if "_Fconj" in self.hooks and not self.capped:
             return self.beta * y + self._Fconj(y, xp) / self.alpha
         x = self._cfinv(y, xp)
         return self.beta * y + (x * y - self._cF(x, xp)) / self.alpha
@@ -222,6 +222,8 @@ class Identity(_AffineLink):
     name = "identity"
     odd = True  # for beta = 0
     examples = [{}, {"alpha": 2.0, "beta": 0.5}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {"identity": {"params": {}, "w_u": 1.5, "d": 0.5}}
     _f_open_low = _f_open_high = False
 
     def _f(self, x, xp):
@@ -268,6 +270,12 @@ class Sigmoid(SigmoidFunction, _AffineLink):
 
     name = "sigmoid"
     examples = [{}, {"alpha": 2.0, "beta": 1.0}, {"beta": -1.5}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "sigmoid (low norm)": {"params": {}, "w_u": 0.0, "d": 0.5},
+        "sigmoid (high score)": {"params": {"alpha": 1.5, "beta": 2.0}, "w_u": 1.5, "d": 0.5},
+        "sigmoid (low score)": {"params": {"alpha": 1.5, "beta": -2.0}, "w_u": -1.5, "d": 0.5},
+    }
     _f_range = (0.0, 1.0)
 
     def _finv(self, y, xp):
@@ -306,6 +314,12 @@ class Exp(ExpFunction, _AffineLink):
         {"alpha": 2.0, "cap": 3.0},
         {"cap": 2.0, "cap_mode": "flat"},
     ]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "exp (high score)": {"params": {}, "w_u": 1.5, "d": 0.5},
+        "exp (low region)": {"params": {}, "w_u": -1.5, "d": 0.5},
+        "exp capped flat": {"params": {"cap": 1.0, "cap_mode": "flat"}, "w_u": 2.0, "d": 0.5},
+    }
     _cap_sides = "high"
     _default_cap = DEFAULT_CAP
     _f_range = (0.0, math.inf)
@@ -339,6 +353,8 @@ class NegExp(NegExpFunction, _AffineLink):
 
     name = "negexp"
     examples = [{}, {"alpha": 0.5, "beta": -1.0}, {"cap": 2.0}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {"negexp (low score)": {"params": {}, "w_u": -1.5, "d": 0.5}}
     _cap_sides = "low"
     _default_cap = DEFAULT_CAP
     _f_range = (-math.inf, 0.0)
@@ -373,6 +389,12 @@ class Sinh(SinhFunction, _AffineLink):
     name = "sinh"
     odd = True
     examples = [{}, {"alpha": 0.5}, {"cap": 2.0}, {"cap": 1.5, "cap_mode": "flat"}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "sinh (high norm)": {"params": {}, "w_u": -1.5, "d": 0.5},
+        "sinh capped linear": {"params": {"cap": 1.0}, "w_u": 2.0, "d": 0.5},
+        "sinh capped flat": {"params": {"cap": 1.0, "cap_mode": "flat"}, "w_u": -2.0, "d": 0.5},
+    }
     _default_cap = DEFAULT_CAP
 
     def _finv(self, y, xp):
@@ -405,6 +427,12 @@ class SmeLU(SmeLUFunction, _AffineLink):
     name = "smelu"
     smooth = False
     examples = [{}, {"c": 0.5, "beta": 1.0}, {"alpha": 2.0, "c": 2.0}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "smelu (band)": {"params": {"beta": 1.0, "c": 1.0}, "w_u": 1.0, "d": 0.5},
+        "smelu (flat below)": {"params": {"beta": 1.0, "c": 1.0}, "w_u": -2.0, "d": 0.5},
+        "smelu (capped above)": {"params": {"beta": 1.0, "c": 1.0}, "w_u": 2.5, "d": 0.3},
+    }
     _f_range = (0.0, 1.0)
     _f_open_low = _f_open_high = False
 
@@ -436,6 +464,11 @@ class Huber(_AffineLink):
     smooth = False
     odd = True
     examples = [{}, {"delta": 0.5}, {"delta": 2.0, "delta_low": 0.5, "beta": 1.0}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "huber": {"params": {"delta": 1.0}, "w_u": 0.0, "d": 0.5},
+        "huber (flat)": {"params": {"delta": 1.0}, "w_u": 2.0, "d": 0.5},
+    }
     _f_open_low = _f_open_high = False
 
     def __init__(
@@ -493,6 +526,8 @@ class Step(StepFunction, _AffineLink):
     name = "step"
     smooth = False
     examples = [{}, {"beta": 1.0}]
+    #: Outside Theorem 1 (see Link.theorem1).
+    theorem1 = "discontinuous h (Theorem 1 assumes a continuously differentiable link; h' = 0 a.e.)"
     _f_range = (0.0, 1.0)
     _f_open_low = _f_open_high = False
 
@@ -517,6 +552,8 @@ class Sign(Step):
     """
 
     name = "sign"
+    #: Outside Theorem 1 (see Link.theorem1).
+    theorem1 = "discontinuous h (Theorem 1 assumes a continuously differentiable link; h' = 0 a.e.)"
     odd = True
     _f_range = (-1.0, 1.0)
 

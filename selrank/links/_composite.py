@@ -33,6 +33,10 @@ class Logit(Link):
     name = "logit"
     domain = (0.0, 1.0)
     examples = [{}, {"alpha": 0.5}]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "logit": {"params": {}, "w_u": 0.8, "d": 0.05, "s_min": 0.05, "s_max": 0.95, "tau": 0.01}
+    }
 
     def __init__(self, *, alpha: float = 1.0):
         self.alpha = positive_float(alpha, "alpha", "Logit")
@@ -118,6 +122,15 @@ class CompositeSigmoid(Link):
         {"scaling": "sigmoid", "gamma": 0.5},
         {"scaling": "constant", "alpha": 2.0},
     ]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "composite sigmoid (exp)": {"params": {"scaling": "exp"}, "w_u": 1.0, "d": 0.5},
+        "composite sigmoid (sinh)": {
+            "params": {"scaling": "sinh", "gamma": 0.5},
+            "w_u": -1.0,
+            "d": 0.5,
+        },
+    }
 
     def __init__(
         self,

@@ -43,6 +43,19 @@ class Piecewise(_AffineLink):
         {"knots": [-1.0, 0.0, 1.0], "values": [0.0, 0.2, 1.0]},
         {"knots": [0.0, 1.0, 2.0, 3.0], "values": [0.0, 1.0, 1.0, 2.0], "extrapolation": "linear"},
     ]
+    #: Theorem-1 cases (see Link.theorem1).
+    theorem1 = {
+        "piecewise (staircase)": {
+            "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
+            "w_u": -1.5,
+            "d": 0.3,
+        },
+        "piecewise (flat step)": {
+            "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
+            "w_u": 0.0,
+            "d": 0.5,
+        },
+    }
     _f_open_low = _f_open_high = False
 
     def __init__(

@@ -22,7 +22,6 @@ Conventions (the same for every loss):
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -122,27 +121,24 @@ class Loss(Params):
     #: blocks (the GBDT objective does so for large data).
     separable: ClassVar[bool] = False
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # every bind() takes per-row query ids as ``qid=`` (resolved here, once for all losses)
-        bind = cls.__dict__.get("bind")
-        if bind is not None and not getattr(bind, "_takes_qid", False):
-
-            @functools.wraps(bind)
-            def bind_with_qid(self, y_true, *, group=None, qid=None, **kw):
-                return bind(self, y_true, group=_group_or_qid(group, qid, y_true), **kw)
-
-            bind_with_qid._takes_qid = True
-            cls.bind = bind_with_qid
-
     # -- public API --------------------------------------------------------------------
-    def bind(self, y_true, *, group=None, sample_weight=None) -> BoundLoss:
+    def bind(self, y_true, *, group=None, qid=None, sample_weight=None) -> BoundLoss:
         """Fix targets, groups and weights; returns a :class:`BoundLoss`.
 
-        ``group`` are query sizes (or a :class:`~selrank._groups.Groups`); per-row query
-        ids come as ``qid=`` (every subclass's ``bind`` accepts it).
+        ``group`` are query sizes (or a :class:`~selrank._groups.Groups`), ``qid`` one query
+        id per row; give at most one. A template method: the query ids are resolved into
+        groups here, once for every loss, and the loss's own :meth:`_bind` does the rest.
         """
-        raise NotImplementedError
+        group = _group_or_qid(group, qid, y_true)
+        return self._bind(y_true, group=group, sample_weight=sample_weight)
+
+    def _bind(self, y_true, *, group=None, sample_weight=None) -> BoundLoss:
+        """What each loss implements: validate the targets once and return its bound loss.
+
+        ``group`` arrives as query sizes or :class:`~selrank._groups.Groups` (or None),
+        never as ``qid``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement _bind")
 
     def loss(
         self, y_pred, y_true, *, group=None, qid=None, sample_weight=None, reduction: str = "mean"

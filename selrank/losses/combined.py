@@ -91,7 +91,7 @@ class Combined(Loss):
         self.target = "score"
         self._params = {"losses": losses, "weights": weights}
 
-    def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundCombined:
+    def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundCombined:
         row_weight = sample_weight
         if sample_weight is not None and group is not None and self.mixed_units:
             # per-query weights (as group losses take them) become per-row weights for the

@@ -239,7 +239,7 @@ class Listwise(Loss):
     ):
         configure_softmax(self, "Listwise", scaling, gamma, target, scaling_params)
 
-    def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundListwise:
+    def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundListwise:
         y = as_target_array(y_true)
         if y.ndim != 1:
             raise ValueError(

@@ -45,7 +45,7 @@ class _MultiClassLoss(Loss):
     def _link_value_of_one_hot(self) -> float:
         return 1.0
 
-    def bind(self, y_true, *, group=None, sample_weight=None):
+    def _bind(self, y_true, *, group=None, sample_weight=None):
         y = as_target_array(y_true)
         if y.ndim == 1:
             if self.target != "link":

@@ -171,7 +171,7 @@ class Pairwise(Loss):
             "target": target,
         }
 
-    def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundPairwise:
+    def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundPairwise:
         y = as_target_array(y_true)
         if y.ndim != 1:
             raise ValueError(

@@ -68,7 +68,7 @@ class Pointwise(Loss):
         self.target = check_target(target, "Pointwise")
         self._params = {"link": self.link, "target": target}
 
-    def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundPointwise:
+    def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundPointwise:
         # `group` is accepted (and ignored) so every loss shares one signature
         y = as_target_array(y_true)
         if self.target == "score":

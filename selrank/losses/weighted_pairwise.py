@@ -187,7 +187,7 @@ class WeightedPairwise(Loss):
             "seed": self.seed,
         }
 
-    def bind(self, y_true, *, group=None, sample_weight=None) -> _BoundWeightedPairwise:
+    def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundWeightedPairwise:
         y = as_target_array(y_true)
         if y.ndim != 1:
             raise ValueError(

@@ -66,7 +66,7 @@ import numpy as np
 
 from .._array import to_numpy
 from .._validation import finite_float, positive_float
-from ..links import CompositeSigmoid, Link, get_link
+from ..links import LINKS, CompositeSigmoid, Link, get_link
 from ..losses import Pointwise
 from ..metrics.region import cell_optimum
 from ..scalings import Scaling
@@ -82,6 +82,7 @@ __all__ = [
     "check_theorem1",
     "THEOREM1_CASES",
     "THEOREM1_EXCLUDED",
+    "theorem1_catalogue",
     "theorem1_table",
     "TwoFeatureResult",
     "two_feature_experiment",
@@ -599,7 +600,7 @@ def check_theorem1(
     atol = positive_float(atol, "atol", owner, allow_zero=True)
     b = float(bust(link, w_u, d=d, s_min=lo, s_max=hi))
     bl = float(blust(link, w_u, s_min=lo, s_max=hi))
-    kw = {"w_u": w_u, "s_min": lo, "s_max": hi}
+    kw: dict[str, Any] = {"w_u": w_u, "s_min": lo, "s_max": hi}
     numeric = solve_bust_offset(link, d=d, tau=tau, **kw) / tau
     numeric_half = solve_bust_offset(link, d=d, tau=tau / 2, **kw) / (tau / 2)
     d_eps = 1e-3 * (hi - lo)
@@ -639,97 +640,31 @@ def check_theorem1(
     )
 
 
+def theorem1_catalogue() -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The Theorem-1 cases and exclusions of the links registered in :data:`selrank.links.LINKS`.
+
+    Read from each link class's :attr:`~selrank.links.Link.theorem1` (so a new link brings its
+    own cases); a case is ``{"link": registry name, "params", "w_u", "d", ...}``. Returns
+    ``(cases, excluded)``; a registered link with no entry appears in neither.
+    """
+    cases: dict[str, dict[str, Any]] = {}
+    excluded: dict[str, str] = {}
+    for name, factory in LINKS.items():
+        entry = getattr(factory, "theorem1", None)  # LINKS holds Link classes (or factories)
+        if isinstance(entry, str):
+            excluded[name] = entry
+        elif entry:
+            cases.update({case: {"link": name, **spec} for case, spec in entry.items()})
+    return cases, excluded
+
+
 #: Theorem-1 cases: one or more per link family of :data:`selrank.links.LINKS`, each a dict of
 #: ``link`` (registry name), ``params``, and the construction (``w_u``, ``d``, ``s_min``,
-#: ``s_max``, and ``tau`` where the default 0.05 is too wide for the link's curvature).
+#: ``s_max``, and ``tau`` where the default 0.05 is too wide for the link's curvature), from
+#: the link classes' ``theorem1`` (at import; :func:`theorem1_catalogue` reads them again).
 #: Cases whose interval sits where the link is flat have BUST = 0.
-THEOREM1_CASES: dict[str, dict[str, Any]] = {
-    "identity": {"link": "identity", "params": {}, "w_u": 1.5, "d": 0.5},
-    "sigmoid (low norm)": {"link": "sigmoid", "params": {}, "w_u": 0.0, "d": 0.5},
-    "sigmoid (high score)": {
-        "link": "sigmoid",
-        "params": {"alpha": 1.5, "beta": 2.0},
-        "w_u": 1.5,
-        "d": 0.5,
-    },
-    "sigmoid (low score)": {
-        "link": "sigmoid",
-        "params": {"alpha": 1.5, "beta": -2.0},
-        "w_u": -1.5,
-        "d": 0.5,
-    },
-    "exp (high score)": {"link": "exp", "params": {}, "w_u": 1.5, "d": 0.5},
-    "exp (low region)": {"link": "exp", "params": {}, "w_u": -1.5, "d": 0.5},
-    "exp capped flat": {
-        "link": "exp",
-        "params": {"cap": 1.0, "cap_mode": "flat"},
-        "w_u": 2.0,
-        "d": 0.5,
-    },
-    "negexp (low score)": {"link": "negexp", "params": {}, "w_u": -1.5, "d": 0.5},
-    "sinh (high norm)": {"link": "sinh", "params": {}, "w_u": -1.5, "d": 0.5},
-    "sinh capped linear": {"link": "sinh", "params": {"cap": 1.0}, "w_u": 2.0, "d": 0.5},
-    "sinh capped flat": {
-        "link": "sinh",
-        "params": {"cap": 1.0, "cap_mode": "flat"},
-        "w_u": -2.0,
-        "d": 0.5,
-    },
-    "logit": {
-        "link": "logit",
-        "params": {},
-        "w_u": 0.8,
-        "d": 0.05,
-        "s_min": 0.05,
-        "s_max": 0.95,
-        "tau": 0.01,
-    },
-    "smelu (band)": {"link": "smelu", "params": {"beta": 1.0, "c": 1.0}, "w_u": 1.0, "d": 0.5},
-    "smelu (flat below)": {
-        "link": "smelu",
-        "params": {"beta": 1.0, "c": 1.0},
-        "w_u": -2.0,
-        "d": 0.5,
-    },
-    "smelu (capped above)": {
-        "link": "smelu",
-        "params": {"beta": 1.0, "c": 1.0},
-        "w_u": 2.5,
-        "d": 0.3,
-    },
-    "huber": {"link": "huber", "params": {"delta": 1.0}, "w_u": 0.0, "d": 0.5},
-    "huber (flat)": {"link": "huber", "params": {"delta": 1.0}, "w_u": 2.0, "d": 0.5},
-    "piecewise (staircase)": {
-        "link": "piecewise",
-        "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
-        "w_u": -1.5,
-        "d": 0.3,
-    },
-    "piecewise (flat step)": {
-        "link": "piecewise",
-        "params": {"knots": [-2.0, -1.0, 1.0, 2.0], "values": [0.0, 1.0, 1.0, 2.0]},
-        "w_u": 0.0,
-        "d": 0.5,
-    },
-    "composite sigmoid (exp)": {
-        "link": "composite_sigmoid",
-        "params": {"scaling": "exp"},
-        "w_u": 1.0,
-        "d": 0.5,
-    },
-    "composite sigmoid (sinh)": {
-        "link": "composite_sigmoid",
-        "params": {"scaling": "sinh", "gamma": 0.5},
-        "w_u": -1.0,
-        "d": 0.5,
-    },
-}
-
-#: Link families left out of :data:`THEOREM1_CASES`, with the reason.
-THEOREM1_EXCLUDED: dict[str, str] = {
-    "step": "discontinuous h (Theorem 1 assumes a continuously differentiable link; h' = 0 a.e.)",
-    "sign": "discontinuous h (Theorem 1 assumes a continuously differentiable link; h' = 0 a.e.)",
-}
+#: Link families left out (:data:`THEOREM1_EXCLUDED`) with the reason.
+THEOREM1_CASES, THEOREM1_EXCLUDED = theorem1_catalogue()
 
 
 def theorem1_table(
@@ -752,7 +687,7 @@ def theorem1_table(
     polars.DataFrame or list of dict
         One row per case: ``case`` plus the fields of :meth:`Theorem1Result.as_dict`.
     """
-    cases = THEOREM1_CASES if cases is None else cases
+    cases = theorem1_catalogue()[0] if cases is None else cases
     rows = []
     for name, spec in cases.items():
         spec = dict(spec)
@@ -1133,7 +1068,7 @@ class SensitivityReport:
         out = {"z": self.z, "h": self.h, "dh": self.dh, "bust": self.bust, "blust": self.blust}
         for s, row in zip(self.observed, self.loss):
             out[f"loss(s={s:g})"] = row
-        if self.q is not None:
+        if self.q is not None and self.p is not None:  # set together
             out["q"] = self.q
             out["p"] = self.p
         return out

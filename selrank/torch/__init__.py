@@ -53,6 +53,7 @@ from .heads import (
     PointwiseLoss,
     get_head,
     head_for,
+    head_registry,
 )
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "HEADS",
     "get_head",
     "head_for",
+    "head_registry",
     "NeuralRanker",
     "MLPScorer",
 ]

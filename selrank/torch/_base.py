@@ -144,9 +144,9 @@ class RankingHead(nn.Module):
         What one loss value belongs to.
     """
 
-    unit: ClassVar[str] = "list"
+    unit: str = "list"  # a class attribute; CoreLoss and CombinedLoss set it per instance
     #: Accepted numbers of dimensions of ``y_pred``.
-    ndims: ClassVar[tuple[int, ...]] = (2,)
+    ndims: tuple[int, ...] = (2,)
 
     def __init__(self, *, reduction: str = "mean", padding_value: float | None = -1.0):
         super().__init__()

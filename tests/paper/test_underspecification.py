@@ -41,7 +41,7 @@ def _case(name):
 def test_every_link_family_has_a_theorem1_case():
     covered = {spec["link"] for spec in THEOREM1_CASES.values()}
     assert covered | set(THEOREM1_EXCLUDED) == set(LINKS), (
-        "add a THEOREM1_CASES entry for the new link"
+        "set `theorem1` on the new link class (its Theorem-1 cases, or why it is excluded)"
     )
     flat = []
     for name in THEOREM1_CASES:

@@ -252,7 +252,7 @@ class LabelLoss(Loss):
     pred_ndims: ClassVar[tuple[int, ...]] = (2,)
 
     # -- binding -----------------------------------------------------------------------
-    def bind(self, y_true, *, group=None, sample_weight=None):
+    def _bind(self, y_true, *, group=None, sample_weight=None):
         y = self._host_labels(y_true)
         w = as_weight(sample_weight, int(y.shape[0]))
         return _BoundLabel(self, y, w)
@@ -368,7 +368,7 @@ class BatchLabelLoss(LabelLoss):
     couples_samples = True
     labels = "one_hot"
 
-    def bind(self, y_true, *, group=None, sample_weight=None):
+    def _bind(self, y_true, *, group=None, sample_weight=None):
         y = self._host_labels(y_true)
         groups = as_groups(group, int(y.shape[0]))
         w = group_weights(groups, sample_weight)

@@ -273,7 +273,7 @@ class ReweightedSquare(Loss):
             )
         return y
 
-    def bind(self, y_true, *, group=None, sample_weight=None):
+    def _bind(self, y_true, *, group=None, sample_weight=None):
         y = self._scores(y_true)
         b = self._bias(np.asarray(A.to_numpy(y), dtype=np.float64))
         return _BoundReweighted(self, y, as_weight(sample_weight, int(y.shape[0])), b)

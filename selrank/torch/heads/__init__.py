@@ -27,7 +27,7 @@ backward works in both modes; ``grad="autograd"`` differentiates the value inste
 # the head over any core loss (_core) and the registry with the weighted sum of heads
 # (_registry); every public name is re-exported here.
 from ._core import CoreLoss
-from ._registry import HEADS, CombinedLoss, get_head, head_for
+from ._registry import HEADS, CombinedLoss, get_head, head_for, head_registry
 from ._selective import ListwiseLoss, MulticlassLoss, PairwiseLoss, PointwiseLoss
 from ._terms import (
     is_odd,
@@ -48,6 +48,7 @@ __all__ = [
     "HEADS",
     "get_head",
     "head_for",
+    "head_registry",
     "pointwise_terms",
     "softmax_terms",
     "pairwise_terms",

@@ -4,6 +4,7 @@ r"""The registry of heads by name (:data:`HEADS`), :func:`head_for`, :func:`get_
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -145,14 +146,16 @@ class CombinedLoss(RankingHead):
 # ======================================================================================
 
 #: Heads by name: the selective heads and the torch-only baselines. Names of
-#: :data:`selrank.losses.LOSSES` not listed here resolve through :func:`head_for`.
+#: :data:`selrank.losses.LOSSES` not listed here resolve through :func:`head_for`; a name in
+#: both denotes the same loss (the head of that core loss), so every name means one loss
+#: (:func:`head_registry`).
 HEADS: dict[str, Callable[..., RankingHead]] = {
     "pointwise": PointwiseLoss,
     "pairwise": PairwiseLoss,
     "listwise": ListwiseLoss,
     "multiclass": MulticlassLoss,
     "combined": CombinedLoss,
-    "softmax_ce": B.SoftmaxCrossEntropyLoss,
+    "list_softmax_cross_entropy": B.SoftmaxCrossEntropyLoss,
     "listnet": B.ListNetLoss,
     "listmle": B.ListMLELoss,
     "ranknet": B.RankNetLoss,
@@ -179,6 +182,26 @@ def head_for(loss: Loss, **head_params) -> RankingHead:
     return cls(loss, **head_params)
 
 
+#: Old head names, kept as deprecated aliases: old name -> (new name, why it changed).
+_DEPRECATED_HEADS: dict[str, tuple[str, str]] = {
+    "softmax_ce": (
+        "list_softmax_cross_entropy",
+        "the listwise softmax cross entropy over a list; LOSSES' 'softmax_cross_entropy' is the "
+        "per-sample classification loss",
+    ),
+}
+
+
+def head_registry() -> dict[str, Callable[..., RankingHead]]:
+    """The one registry of names :func:`get_head` accepts, each name for one loss.
+
+    :data:`HEADS`, then every name of :data:`selrank.losses.LOSSES` that ``HEADS`` does not
+    list (the head of that core loss, through :func:`head_for`). Built on each call, so that
+    losses registered later are included.
+    """
+    return {**{key: _loss_head(key) for key in LOSSES}, **HEADS}
+
+
 _HEAD_OPTIONS = ("reduction", "padding_value", "grad", "chunk_pairs")
 # (CombinedLoss takes reduction and padding_value only)
 
@@ -189,9 +212,11 @@ def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:
     Parameters
     ----------
     name : str, Loss or RankingHead
-        A name of :data:`HEADS` (selective heads and torch baselines) or of
-        :data:`selrank.losses.LOSSES` (core losses and their baselines); a core
-        :class:`~selrank.losses.Loss` instance; or a head.
+        A name of :func:`head_registry`: of :data:`HEADS` (selective heads and torch
+        baselines) or of :data:`selrank.losses.LOSSES` (core losses and their baselines);
+        a core :class:`~selrank.losses.Loss` instance; or a head. The old name
+        ``"softmax_ce"`` still works (``DeprecationWarning``): it is
+        ``"list_softmax_cross_entropy"``.
     **params
         Parameters of the head (or of the core loss, for a name of ``LOSSES``).
 
@@ -208,9 +233,16 @@ def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:
     """
     if isinstance(name, Loss) and not isinstance(name, RankingHead):
         return head_for(name, **params)
-    registry = {**{key: _loss_head(key) for key in LOSSES}, **HEADS}  # HEADS first on a clash
+    if isinstance(name, str) and name.lower() in _DEPRECATED_HEADS:
+        new, why = _DEPRECATED_HEADS[name.lower()]
+        warnings.warn(
+            f"the head name {name!r} is deprecated; use {new!r} ({why})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        name = new
     return lookup(
-        registry,
+        head_registry(),
         name,
         "head",
         instance_of=RankingHead,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -33,8 +33,10 @@ from ._terms import (
     softmax_terms,
 )
 
+_L = TypeVar("_L", bound=Loss)
 
-def _core(cls, first, owner: str, build: Callable[[], Loss]) -> Loss:
+
+def _core(cls: type[_L], first: Any, owner: str, build: Callable[[], _L]) -> _L:
     """The core loss of a head: an instance of ``cls`` passed in, or built from parameters."""
     if isinstance(first, Loss):
         if not isinstance(first, cls):
@@ -97,7 +99,10 @@ class PointwiseLoss(AnalyticHead):
     ):
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         self.core = _core(
-            Pointwise, link, "PointwiseLoss", lambda: Pointwise(link, target=target, **link_params)
+            Pointwise,
+            link,
+            "PointwiseLoss",
+            lambda: Pointwise(cast("Link | str", link), target=target, **link_params),
         )
 
     fused = True

@@ -6,6 +6,7 @@ all link and scaling maths.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -269,7 +270,7 @@ def pairwise_core_terms(core: Pairwise, draw: int, z, y, lists: MaskedLists, wit
     (generic path: index arrays of the selected pairs; differentiable by autograd)."""
     sizes = _list_sizes(lists, z.shape)
     rows = sizes > 0
-    bound = core.bind(_valid_items(y, lists), group=Groups(sizes[rows]))
+    bound: Any = core.bind(_valid_items(y, lists), group=Groups(sizes[rows]))  # pairwise: .draw
     bound.draw = draw
     zf = _valid_items(z, lists)
     vals = bound.loss(zf, reduction="none")
