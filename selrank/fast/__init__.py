@@ -49,6 +49,10 @@ that overrides :meth:`~selrank.links.Link.bregman`. Backends: ``numba`` — a nu
 NumPy arrays, or on CPU tensors through NumPy views; needs the ``fast`` extra), ``numpy`` —
 fused NumPy code, ``torch`` — in-place torch code.
 
+The numba kernels of ``_pairwise``, ``_sampled`` and ``_weighted_pairwise`` inline the capped
+links of ``_links``; numba's disk cache notices a change to a kernel's own file only, so after
+editing ``_links.py`` run with a fresh ``NUMBA_CACHE_DIR`` (installed copies never change).
+
 Examples
 --------
 >>> from selrank import fast

@@ -29,7 +29,6 @@ def test_registry_is_keyed_by_class_operation_backend():
 
 
 def test_every_entry_point_exists():
-    torch_missing = pytest.importorskip  # noqa: F841 (names the skip below)
     for entry in fast.FAST_PATHS.values():
         if "torch" in entry.function:
             pytest.importorskip("torch")
