@@ -3,6 +3,7 @@ r"""Listwise composite-softmax selective matching loss over the documents of eac
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -254,7 +255,7 @@ class Listwise(Loss):
     def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
         r"""The common score :math:`c` minimising the weighted loss: :math:`q(c) = T`, with :math:`T`
         the weighted mean over queries of :math:`\sum_k h_k(s)` (0 for the constant scaling)."""
-        b = self.bind(y_true, group=group, sample_weight=sample_weight)
+        b = cast(_BoundListwise, self.bind(y_true, group=group, sample_weight=sample_weight))
         per_query = np.asarray(A.to_numpy(b.groups.sum(b.hy)), dtype=np.float64)
         total = float(np.average(per_query, weights=b.unit_weight))
         span = None
