@@ -115,3 +115,13 @@ def test_off_switches_every_fast_path_off_without_warning(fresh_warnings):
                 assert fast.lookup(key[0] if key[0] is not Exp else Exp(), key[1], key[2]) is None
             assert _bind(Pairwise())._kernel is None
     assert fast.lookup(Exp(), "pairwise", "numba") is not None
+
+
+@pytest.mark.skipif(not fast.available(), reason="numba is not installed")
+def test_warm_up_builds_the_pairwise_kernels():
+    import selrank._numba as N
+    from selrank.fast import _pairwise, _sampled
+
+    fast.warm_up(torch=False)  # the documented public place (docs/reliability.md)
+    assert not isinstance(_pairwise._kernel, N.LazyKernel)
+    assert not isinstance(_sampled._sampled_kernel, N.LazyKernel)
