@@ -43,17 +43,6 @@ class Link(Params):
 
     Concrete links override these with closed forms, which are faster and more accurate.
 
-    Attributes
-    ----------
-    domain : tuple of float
-        Open interval of scores on which ``h`` is defined.
-    odd : bool
-        ``h(-z) = -h(z)``: the pairwise loss is then independent of pair order.
-    smooth : bool
-        ``h`` is smooth (the Bregman divergence may use its Taylor form near the minimum).
-    hooks : frozenset of str
-        The optional hooks this class supplies (set for every subclass when it is defined).
-
     **Hooks.** Beyond ``h`` (required) and the derived methods above (override any with a closed
     form), a link may supply *optional hooks*: closed forms that the generic code uses when
     present. The base class declares each one as a method that raises
@@ -73,6 +62,17 @@ class Link(Params):
       exponential);
     * ``bregman``: the class overrides :meth:`bregman` with its own closed form, so the
       fused paths that repeat the base class's operations do not apply to it.
+
+    Attributes
+    ----------
+    domain : tuple of float
+        Open interval of scores on which ``h`` is defined.
+    odd : bool
+        ``h(-z) = -h(z)``: the pairwise loss is then independent of pair order.
+    smooth : bool
+        ``h`` is smooth (the Bregman divergence may use its Taylor form near the minimum).
+    hooks : frozenset of str
+        The optional hooks this class supplies (set for every subclass when it is defined).
 
     Examples
     --------

@@ -663,8 +663,11 @@ def theorem1_catalogue() -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
 #: ``s_max``, and ``tau`` where the default 0.05 is too wide for the link's curvature), from
 #: the link classes' ``theorem1`` (at import; :func:`theorem1_catalogue` reads them again).
 #: Cases whose interval sits where the link is flat have BUST = 0.
-#: Link families left out (:data:`THEOREM1_EXCLUDED`) with the reason.
-THEOREM1_CASES, THEOREM1_EXCLUDED = theorem1_catalogue()
+THEOREM1_CASES: dict[str, dict[str, Any]] = theorem1_catalogue()[0]
+
+#: Link families left out of :data:`THEOREM1_CASES`, with the reason (from the link classes'
+#: ``theorem1``).
+THEOREM1_EXCLUDED: dict[str, str] = theorem1_catalogue()[1]
 
 
 def theorem1_table(
