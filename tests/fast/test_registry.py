@@ -125,3 +125,15 @@ def test_warm_up_builds_the_pairwise_kernels():
     fast.warm_up(torch=False)  # the documented public place (docs/reliability.md)
     assert not isinstance(_pairwise._kernel, N.LazyKernel)
     assert not isinstance(_sampled._sampled_kernel, N.LazyKernel)
+
+
+def test_importing_the_room_imports_neither_numba_nor_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, selrank.fast\n"
+        "print('numba' in sys.modules, 'torch' in sys.modules, len(selrank.fast.FAST_PATHS))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[:2] == ["False", "False"]
