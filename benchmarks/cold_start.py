@@ -67,7 +67,7 @@ SelectiveClassifier(loss={loss!r}, n_estimators=2, verbose=False).fit(X, y.astyp
 TORCH = (
     DATA
     + """
-from selrank.torch import NeuralRanker
+from selrank.estimators import NeuralRanker
 NeuralRanker(loss={loss!r}, epochs=1, random_state=0).fit(X.astype("float32"), y, group=group)
 """
 )

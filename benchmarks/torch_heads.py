@@ -443,8 +443,8 @@ CONVENTIONS = ("zero", "one", "exclude")
 
 def run_mq2008(device: str, quick: bool) -> dict:
     from selrank.datasets import load_letor
+    from selrank.estimators import NeuralRanker
     from selrank.metrics import ndcg
-    from selrank.torch import NeuralRanker
 
     folds = (1,) if quick else (1, 2, 3, 4, 5)
     per_head: dict[str, dict] = {

@@ -62,7 +62,8 @@ print(m.evaluate_run(m.read_qrels("x.qrels"), m.read_run("x.run"), metrics=["ndc
     "torch": """
 absent("lightgbm", "xgboost")
 import torch
-from selrank.torch import ListwiseLoss, NeuralRanker
+from selrank.estimators import NeuralRanker
+from selrank.torch import ListwiseLoss
 head = ListwiseLoss("exp")
 s = torch.zeros(2, 5, requires_grad=True)
 head(s, torch.tensor([[2.0, 0, 1, 0, 0], [1.0, 0, 0, -1, -1]])).backward()

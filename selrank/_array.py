@@ -12,12 +12,19 @@ through the unused branch cannot produce ``0 * inf = nan``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import array_api_compat
 import numpy as np
 
+#: An array of any supported namespace (NumPy, PyTorch, CuPy) or, where a function converts
+#: its input, anything :func:`numpy.asarray` accepts. The code is duck-typed over the array
+#: namespace, so to a type checker this is :data:`typing.Any`; annotations use it to say
+#: "an array" where no single library's array type is right.
+Array: TypeAlias = Any
+
 __all__ = [
+    "Array",
     "get_namespace",
     "as_float_array",
     "is_torch",

@@ -626,7 +626,7 @@ def _evaluate(args) -> int:
     doc: dict[str, Any] = {"qrels": args.qrels, "options": options, "runs": {}}
     for r, frame in frames.items():
         means = dict(zip(frame["metric"].to_list(), frame["mean"].to_list()))
-        n = int(frame["n_queries"].max())
+        n = int(frame["n_queries"].to_numpy().max())
         print(f"{r:{width}s}" + "".join(f"{means[m]:13.4f}" for m in metrics) + f"{n:9d}")
         doc["runs"][r] = {"summary": frame.to_dicts()}
         if args.per_query:

@@ -44,14 +44,18 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._array import is_numpy, to_numpy
+from ._array import Array, is_numpy, to_numpy
 from ._groups import as_groups
 from ._validation import as_vector
 from .links import SmeLU
+
+if TYPE_CHECKING:
+    from .estimators import SelectiveRegressor
+    from .losses import Loss
 
 __all__ = [
     "BAND_METHODS",
@@ -192,12 +196,12 @@ class DwellBand(Sequence):
     def seconds(self) -> tuple[float, float]:
         return (math.expm1(self.lo), math.expm1(self.hi))
 
-    def contains(self, y_log) -> np.ndarray:
+    def contains(self, y_log: Array) -> np.ndarray:
         """Boolean mask of the dwells inside the band (both ends included)."""
         y = _dwell_vector(y_log)
         return (y >= self.lo) & (y <= self.hi)
 
-    def shares(self, y_log) -> dict[str, float]:
+    def shares(self, y_log: Array) -> dict[str, float]:
         """Fractions of ``y_log`` below, inside and above the band."""
         y = _dwell_vector(y_log)
         below, above = float(np.mean(y < self.lo)), float(np.mean(y > self.hi))
@@ -301,7 +305,7 @@ class DwellMixture:
             - 0.5 * math.log(2 * math.pi)
         )
 
-    def posterior(self, y_log) -> np.ndarray:
+    def posterior(self, y_log: Array) -> np.ndarray:
         """Responsibilities, shape ``(n, n_components)``: P(component | dwell)."""
         lj = self._log_joint(_dwell_vector(y_log))
         m = lj.max(axis=1, keepdims=True)
@@ -359,7 +363,12 @@ def _crossing(grid: np.ndarray, f: np.ndarray, i: int) -> float:
 
 
 def dwell_mixture(
-    y_log, *, n_components: int = 3, n_bins: int = 1024, max_iter: int = 10_000, tol: float = 1e-10
+    y_log: Array,
+    *,
+    n_components: int = 3,
+    n_bins: int = 1024,
+    max_iter: int = 10_000,
+    tol: float = 1e-10,
 ) -> DwellMixture:
     r"""Fit a Gaussian mixture to log1p dwell by expectation–maximisation.
 
@@ -489,7 +498,7 @@ def dwell_mixture(
 
 
 def suggest_band(
-    y_log,
+    y_log: Array,
     *,
     method: str = "auto",
     lower: float = 0.1,
@@ -571,11 +580,13 @@ def suggest_band(
         band = dwell_mixture(y, n_components=n_components).band(threshold)
     else:
         _quantile_levels(lower, upper)  # bad levels are an error whichever band is chosen
-        band, why = _mixture_band_or_reason(y, n_components, threshold)
-        if band is None:
-            band = _quantile_band(y, lower, upper)
+        mixture, why = _mixture_band_or_reason(y, n_components, threshold)
+        if mixture is not None:
+            band = mixture
+        else:
+            quantile = _quantile_band(y, lower, upper)
             note = f"{why}; using the {lower}–{upper} quantile band"
-            band = DwellBand(band.lo, band.hi, method="quantile", note=note)
+            band = DwellBand(quantile.lo, quantile.hi, method="quantile", note=note)
             warnings.warn(
                 f"suggest_band: {note} {tuple(round(v, 3) for v in band)} (log1p seconds) instead. "
                 "Pass method='quantile' to choose it explicitly",
@@ -651,7 +662,7 @@ def _mixture_band_or_reason(
         )
 
 
-def dwell_link(band, *, alpha: float = 1.0) -> SmeLU:
+def dwell_link(band: Sequence[float], *, alpha: float = 1.0) -> SmeLU:
     r"""The capped SmeLU link that is sensitive exactly on ``band``.
 
     ``SmeLU(alpha, beta=(lo + hi) / 2, c=alpha * (hi - lo) / 2)``: slope :math:`1/(hi - lo)`
@@ -676,7 +687,7 @@ def dwell_link(band, *, alpha: float = 1.0) -> SmeLU:
 # --------------------------------------------------------------------------------------
 
 
-def time_holdout(session, time, *, fraction: float = 0.15) -> np.ndarray:
+def time_holdout(session: Array, time: Array, *, fraction: float = 0.15) -> np.ndarray:
     """Mask of the rows of the sessions that start in the last ``fraction`` of the period.
 
     Use it to cut a validation part off the *training* period (for early stopping and for
@@ -811,20 +822,20 @@ def _n_rows(X) -> int:
 
 
 def fit_dwell_model(
-    X,
-    y_log,
+    X: Array,
+    y_log: Array,
     *,
-    band=None,
-    session=None,
+    band: Sequence[float] | None = None,
+    session: Array | None = None,
     within_session_weight: float = 0.0,
-    within_session_loss=None,
-    eval_set=None,
-    eval_session=None,
+    within_session_loss: Loss | str | None = None,
+    eval_set: Any = None,
+    eval_session: Any = None,
     hessian_floor: float | None = None,
     outside_weight: float = 1.0,
-    sample_weight=None,
-    **params,
-):
+    sample_weight: Array | None = None,
+    **params: Any,
+) -> SelectiveRegressor:
     r"""Fit a :class:`~selrank.estimators.SelectiveRegressor` with the capped SmeLU link of ``band``.
 
     With ``within_session_weight = 0`` (the default) the loss is the pointwise capped SmeLU,
@@ -992,7 +1003,7 @@ def fit_dwell_model(
     )
 
 
-def outside_band_weights(y_log, band, outside_weight: float) -> np.ndarray:
+def outside_band_weights(y_log: Array, band: Sequence[float], outside_weight: float) -> np.ndarray:
     """Row weights: 1 for an observed dwell inside ``band`` (ends included), ``outside_weight`` outside.
 
     Examples

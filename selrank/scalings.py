@@ -763,14 +763,3 @@ def get_scaling(name: str | Scaling, **params) -> Scaling:
     return lookup(
         SCALINGS, name, "scaling", instance_of=Scaling, accepts="a name or a Scaling", **params
     )
-
-
-def __getattr__(name: str):
-    # CompositeSigmoid is a link and lives with the links since 0.2; the old import path
-    # `from selrank.scalings import CompositeSigmoid` keeps working (links import scalings,
-    # so this alias resolves lazily; it is listed in the import contract's ignore_imports)
-    if name == "CompositeSigmoid":
-        from .links import CompositeSigmoid
-
-        return CompositeSigmoid
-    raise AttributeError(f"module 'selrank.scalings' has no attribute {name!r}")

@@ -357,23 +357,20 @@ class TestValidation:
 
 class TestTorchRouting:
     def test_routes_to_neural_ranker(self, ranking):
-        torch_mod = pytest.importorskip("selrank.torch")
-        if not hasattr(torch_mod, "NeuralRanker"):
-            pytest.skip("selrank.torch.NeuralRanker is not available yet")
+        pytest.importorskip("torch")
+        neural = pytest.importorskip("selrank.estimators.neural")
         X, y, sizes = ranking
         r = SelectiveRanker(backend="torch", hidden_layers=(8,), epochs=3, random_state=0)
         assert r.get_params()["hidden_layers"] == (8,)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r.fit(X.astype(np.float32), y, group=sizes)
-        assert isinstance(r.model_, torch_mod.NeuralRanker)
+        assert isinstance(r.model_, neural.NeuralRanker)
         assert r.model_.hidden_layers == (8,) and r.model_.epochs == 3
         assert r.predict(X.astype(np.float32)).shape == (y.size,)
 
     def test_gbdt_only_parameters_are_refused(self, ranking):
-        torch_mod = pytest.importorskip("selrank.torch")
-        if not hasattr(torch_mod, "NeuralRanker"):
-            pytest.skip("selrank.torch.NeuralRanker is not available yet")
+        pytest.importorskip("torch")
         X, y, sizes = ranking
         with pytest.raises(ValueError, match="epochs"):
             SelectiveRanker(backend="torch", n_estimators=10).fit(X, y, group=sizes)

@@ -13,14 +13,14 @@ from matplotlib.colors import to_rgb  # noqa: E402
 
 from selrank import plots  # noqa: E402
 from selrank._groups import DenseLists  # noqa: E402
-from selrank.links import get_link  # noqa: E402
+from selrank.links import CompositeSigmoid, get_link  # noqa: E402
 from selrank.paper.underspecification import (  # noqa: E402
     appendix_f,
     appendix_i,
     check_theorem1,
     sensitivity_report,
 )
-from selrank.scalings import CompositeSigmoid, composite_softmax, get_scaling  # noqa: E402
+from selrank.scalings import composite_softmax, get_scaling  # noqa: E402
 
 Z = np.linspace(-5.0, 5.0, 201)
 

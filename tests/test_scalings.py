@@ -280,13 +280,3 @@ def test_bad_gamma_and_names():
         get_scaling("gauss")
     with pytest.raises(ValueError, match="domain"):
         check_convexity("exp", 1.0, domain=(1.0, -1.0))
-
-
-def test_composite_sigmoid_old_import_path_still_works():
-    import selrank.scalings
-    from selrank.scalings import CompositeSigmoid as Moved
-
-    assert Moved is CompositeSigmoid
-    assert "CompositeSigmoid" not in selrank.scalings.__all__
-    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
-        selrank.scalings.Nothing  # noqa: B018

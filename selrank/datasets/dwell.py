@@ -12,12 +12,15 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._containers import float_dtype, import_optional
 from ._paths import packaged_file
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "DWELL_DATASETS",
@@ -148,7 +151,7 @@ def read_session_clicks(
     *,
     time_unit: str = "auto",
     max_rows: int | None = MAX_CLICK_ROWS,
-):
+) -> pl.DataFrame:
     """Read a tab-separated ``SessionId ItemId Time`` click log (the YOOCHOOSE 100k format).
 
     The file (plain or gzip-compressed, recognised by its first bytes) starts with the header
@@ -221,7 +224,8 @@ def read_session_clicks(
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     total = 0
     line = 1
-    lo = hi = None  # (time, line) of the smallest and largest time
+    lo: tuple[float, int] | None = None  # (time, line) of the smallest time
+    hi: tuple[float, int] | None = None  # ... and of the largest
     try:
         for k, buf in enumerate(_chunks(path, _CLICK_CHUNK, kernel, _CLICK_MAX_LINE)):
             start = 0
@@ -283,14 +287,14 @@ def read_session_clicks(
         raise ValueError(
             f"{path}, line 1: expected the header {_HEADER.decode()!r}; the file is empty"
         )
-    if not parts:  # the header only: a valid log without clicks
+    if lo is None or hi is None:  # no rows (set with the first one): a valid log without clicks
         return pl.DataFrame(schema={"session": pl.Int64, "item": pl.Int64, "time_ms": pl.Int64})
     scale = _click_time_scale(path, time_unit, lo, hi)
     frames = []
     for k, (session, item, time) in enumerate(parts):
         ms = np.rint(time * scale)
         if np.abs(ms).max() > _MAX_TIME_MS:
-            bad = lo if abs(lo[0]) > abs(hi[0]) else hi  # type: ignore[index]
+            bad = lo if abs(lo[0]) > abs(hi[0]) else hi
             raise ValueError(
                 f"{path}, line {bad[1]}: Time {bad[0]:.17g} is beyond {_MAX_TIME_MS:.3g} "
                 "milliseconds (285,000 years): not a Unix time"
@@ -302,7 +306,9 @@ def read_session_clicks(
     return pl.concat(frames, rechunk=False) if len(frames) > 1 else frames[0]
 
 
-def _click_time_scale(path: Path, time_unit: str, lo, hi) -> float:
+def _click_time_scale(
+    path: Path, time_unit: str, lo: tuple[float, int], hi: tuple[float, int]
+) -> float:
     """Milliseconds per unit of ``Time``: 1000 for seconds, 1 for milliseconds."""
     if time_unit != "auto":
         return 1000.0 if time_unit == "s" else 1.0

@@ -115,8 +115,8 @@ def _user_files(root: Path, fold: int) -> tuple[Path, Path | None, Path]:
             "(each optionally .gz)"
         )
     train, vali, test = (_find(base, n) for n in names)
-    missing = [n[0] for n, f in ((names[0], train), (names[2], test)) if f is None]
-    if missing:
+    if train is None or test is None:
+        missing = [n[0] for n, f in ((names[0], train), (names[2], test)) if f is None]
         raise FileNotFoundError(f"{base} lacks {' and '.join(missing)} (plain or .gz)")
     return train, vali, test
 
@@ -190,16 +190,23 @@ def load_letor(
         )
     if path is not None:
         root = Path(path).expanduser()  # "~/data/MSLR-WEB30K" as a shell reads it
-        files = _user_files(root, fold)
-        splits = [
-            None
-            if f is None
-            else read_svmlight(f, n_features=n_features, keep_comments=keep_comments, dtype=dt)
-            for f in files
-        ]
-        width = max(s.n_features for s in splits if s is not None)
-        train, vali, test = (None if s is None else _pad(s, width) for s in splits)
-        return RankingDataset(root.name, fold, train, vali, test, source=str(root))
+        train_file, vali_file, test_file = _user_files(root, fold)
+
+        def read(f: Path) -> RankingSplit:
+            return read_svmlight(f, n_features=n_features, keep_comments=keep_comments, dtype=dt)
+
+        train = read(train_file)
+        vali = None if vali_file is None else read(vali_file)
+        test = read(test_file)
+        width = max(s.n_features for s in (train, vali, test) if s is not None)
+        return RankingDataset(
+            root.name,
+            fold,
+            _pad(train, width),
+            None if vali is None else _pad(vali, width),
+            _pad(test, width),
+            source=str(root),
+        )
 
     if not isinstance(name, str):
         raise TypeError(f"`name` must be a string; got {type(name).__name__}")
@@ -210,12 +217,12 @@ def load_letor(
         )
     file = packaged_file(LETOR_DATASETS[key])
     frame = _frame(file)
-    train, vali, test = fold_subsets(fold)
+    train_sets, vali_set, test_set = fold_subsets(fold)
     return RankingDataset(
         key,
         fold,
-        _packaged_split(frame, train, dt),
-        _packaged_split(frame, (vali,), dt),
-        _packaged_split(frame, (test,), dt),
+        _packaged_split(frame, train_sets, dt),
+        _packaged_split(frame, (vali_set,), dt),
+        _packaged_split(frame, (test_set,), dt),
         source=str(file),
     )

@@ -83,7 +83,7 @@ def _chunks(path: Path, chunk_bytes: int, kernel, max_line_bytes: int) -> Iterat
                 wider = np.empty(min(2 * buf.size, max_line_bytes), dtype=np.uint8)
                 wider[:carry] = buf[:carry]
                 buf = wider
-            got = _read_into(fh, memoryview(buf)[carry:], path, done)
+            got = _read_into(fh, buf.data[carry:], path, done)  # memoryview of buf
             done += got
             if not got:
                 if carry:
@@ -323,7 +323,7 @@ def read_svmlight(
     # from the first chunk, so the output is allocated once, at its final size.
     n_rows = 0
     n_newlines = 0
-    width = int(n_features) if fixed else 0
+    width = 0 if n_features is None else int(n_features)
     width_line = 1  # line of the largest id of the first chunk (for the memory guard)
     try:
         for k, buf in enumerate(_chunks(path, chunk_bytes, kernel, max_line_bytes)):

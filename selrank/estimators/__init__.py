@@ -4,7 +4,7 @@ r"""scikit-learn style estimators over the GBDT adapters (and the torch head).
 train LightGBM (default) or XGBoost with a selective matching loss, starting from the loss's
 optimal constant; ``SelectiveRanker(backend="torch")`` trains
 :class:`~selrank.estimators.NeuralRanker` (:mod:`selrank.estimators.neural`, also importable
-as ``selrank.torch.NeuralRanker``) with the same loss. They follow scikit-learn's
+as ``selrank.NeuralRanker``) with the same loss. They follow scikit-learn's
 conventions: ``__init__`` only stores parameters (backend parameters pass through as extra
 keyword arguments, as in LightGBM's own estimators), ``get_params`` / ``set_params`` /
 :func:`sklearn.base.clone` work, fitted attributes end in ``_`` and ``fit`` returns ``self``.

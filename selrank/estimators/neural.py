@@ -1,6 +1,6 @@
 """A scikit-learn style neural ranker: an MLP scorer trained with any head.
 
-(``selrank.torch.NeuralRanker`` and ``selrank.torch.ranker`` re-export it.)
+(:mod:`selrank` re-exports it; ``selrank.torch.NeuralRanker``, the 0.2 alias, was removed in 0.3.)
 
 :class:`NeuralRanker` takes LETOR-style data — a feature matrix, one label per row and the
 query groups (sizes as ``group=`` or per-row ids as ``qid=``) — batches whole queries into padded ``[batch, list]``

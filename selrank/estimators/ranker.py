@@ -75,7 +75,7 @@ class SelectiveRanker(_SelectiveEstimator):
     Attributes
     ----------
     booster_ : lightgbm.Booster or xgboost.Booster
-    model_ : selrank.torch.NeuralRanker
+    model_ : selrank.estimators.NeuralRanker
         (``backend="torch"``)
     loss_ : Loss
     objective_ : LightGBMObjective or XGBoostObjective
@@ -269,7 +269,7 @@ class SelectiveRanker(_SelectiveEstimator):
             from .neural import NeuralRanker
         except ImportError as exc:
             raise ImportError(
-                f"backend='torch' needs selrank.torch.NeuralRanker ({exc}): pip install 'selrank[torch]'"
+                f"backend='torch' needs selrank.estimators.NeuralRanker ({exc}): pip install 'selrank[torch]'"
             ) from None
         if self.n_estimators is not None:
             raise ValueError(

@@ -32,7 +32,8 @@ is at run time)::
     Sigmoid      weighted_pairwise  numba                                   exactly
     Exp          bregman_grad       numba    fast._pointwise_torch          exactly     PointwiseLoss (CPU tensors;
                                                                                           alpha 1, beta 0)
-    _AffineLink  bregman_grad       torch    fast._bregman_torch            subclasses  PointwiseLoss (tensors)
+    Link         bregman_grad       torch    fast._bregman_torch            subclasses  PointwiseLoss (tensors)
+      (the affine catalogue: the subclasses that keep its bregman_grad and Link.bregman)
     Scaling      composite_softmax  numpy    fast._softmax                  subclasses  Listwise (NumPy)
     Scaling      composite_softmax  torch    fast._softmax_torch            subclasses  ListwiseLoss (tensors)
 
@@ -79,8 +80,8 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from ..links import Exp
-from ..links import _AffineLink as AffineLink
+from .._affine import Capped
+from ..links import Exp, Link
 from ..scalings import Scaling
 from ._links import _GOLDEN as GOLDEN
 from ._links import KINDS, available, draw_key, kernel_fcaps, kernel_link, mix64
@@ -179,10 +180,17 @@ class FastPath:
         return getattr(importlib.import_module(module), name)
 
 
-def _own_bregman(kind: Any) -> bool:
-    """A link class that writes its own loss (or loss-and-gradient): the torch copy of the
-    generic Bregman form would not be its maths."""
-    return "bregman" in kind.hooks or kind.bregman_grad is not AffineLink.bregman_grad
+def _not_affine_generic(kind: Any) -> bool:
+    """Not a link of the affine catalogue that keeps its generic Bregman form: the torch copy
+    repeats the catalogue's ``bregman_grad`` (``selrank.links._AffineLink``, private to links:
+    reached here through :class:`~selrank.links.Exp`, which inherits it) on the class's own
+    ``_f_df_F``, so a class that writes its own loss (the ``bregman`` hook) or its own
+    ``bregman_grad``, or has no caps machinery, is not served."""
+    return (
+        not issubclass(kind, Capped)
+        or "bregman" in kind.hooks
+        or kind.bregman_grad is not Exp.bregman_grad
+    )
 
 
 _PAIR_LINKS = tuple(KINDS)  # the classes the pairwise kernels implement
@@ -219,13 +227,13 @@ _ENTRIES: list[FastPath] = [
         "scores inside the caps",
     ),
     FastPath(
-        AffineLink,
+        Link,
         "bregman_grad",
         "torch",
         "selrank.fast._bregman_torch:bregman_grad_torch",
         "selrank.links.Link.bregman_grad (link.bregman, link.h)",
         subclasses=True,
-        excludes=_own_bregman,
+        excludes=_not_affine_generic,
         condition="floating tensors of one dtype, scores inside the caps",
     ),
     FastPath(

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import sys
 import uuid
 import warnings
-from typing import Any
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from ..losses import Loss
 from ._objective import GBDTObjective, _Binding, _intercept_value, distinct_constants
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
 
 __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 
@@ -41,7 +48,7 @@ _INTERCEPT_LINE = "selrank_intercept:"
 _IN_MODEL_LINE = "selrank_intercept_in_model:"
 
 
-def import_lightgbm():
+def import_lightgbm() -> ModuleType:
     try:
         import lightgbm
     except ImportError:
@@ -58,7 +65,7 @@ def _is_dataset(x: Any) -> bool:
     return type(x).__name__ == "Dataset" and type(x).__module__.startswith("lightgbm")
 
 
-def _param(params: dict | None, aliases: tuple[str, ...]):
+def _param(params: dict | None, aliases: tuple[str, ...]) -> Any:
     if not params:
         return None
     for key in aliases:
@@ -95,7 +102,7 @@ class LightGBMObjective(GBDTObjective):
     backend = "lightgbm"
     _start_hint = "obj.set_init_score(train_set, *valid_sets) before lightgbm.train"
 
-    def __init__(self, loss: Loss | str = "listwise", **options):
+    def __init__(self, loss: Loss | str = "listwise", **options: Any):
         super().__init__(loss, **options)
         self._starts_key()
         if not _passes_group():
@@ -106,7 +113,9 @@ class LightGBMObjective(GBDTObjective):
             ]
             self.__signature__ = inspect.Signature(params)
 
-    def __call__(self, y_true, y_pred, weight=None, group=None):
+    def __call__(
+        self, y_true: Array, y_pred: Array, weight: Array | None = None, group: Array | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and Hessian; ``(preds, train_set)`` or ``(y_true, y_pred[, weight[, group]])``."""
         if _is_dataset(y_pred):
             return self._from_dataset(y_true, y_pred)
@@ -166,9 +175,10 @@ class LightGBMObjective(GBDTObjective):
         return b
 
     def _run(self, b: _Binding, preds: np.ndarray):
-        flat = b.n_classes is not None and preds.ndim == 1
-        if flat:  # LightGBM 3: class-major [K * n]
-            preds = preds.reshape(b.n_classes, b.n_rows).T
+        k = b.n_classes
+        flat = k is not None and preds.ndim == 1
+        if flat and k is not None:  # LightGBM 3: class-major [K * n]
+            preds = preds.reshape(k, b.n_rows).T
         self._check_start(b, preds)
         g, h = self._evaluate(b, preds)
         if flat:
@@ -196,7 +206,9 @@ class LightGBMObjective(GBDTObjective):
             key = self.__dict__["_starts_token"] = uuid.uuid4().hex
         return key
 
-    def booster_intercept(self, booster, intercept=None):
+    def booster_intercept(
+        self, booster: lgb.Booster, intercept: float | Array | None = None
+    ) -> float | np.ndarray:
         """The intercept ``booster`` was trained from (a float, or one value per class).
 
         Stored in the booster by :meth:`train`; for a booster LightGBM trained directly
@@ -221,8 +233,14 @@ class LightGBMObjective(GBDTObjective):
         return super().booster_intercept(booster, intercept)
 
     def fit_intercept(
-        self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
-    ):
+        self,
+        label: Array,
+        *,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        n_classes: int | None = None,
+    ) -> float | np.ndarray:
         """Optimal constant from a :class:`lightgbm.Dataset` or from label arrays; stores ``intercept_``."""
         if _is_dataset(label):
             dataset = label
@@ -244,7 +262,7 @@ class LightGBMObjective(GBDTObjective):
             label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes
         )
 
-    def set_init_score(self, *datasets):
+    def set_init_score(self, *datasets: lgb.Dataset) -> lgb.Dataset:
         """Set ``init_score`` of LightGBM Datasets to the optimal constant; returns the first.
 
         The intercept is fitted on the first data set (the training set: its labels are
@@ -274,7 +292,15 @@ class LightGBMObjective(GBDTObjective):
             ds.set_init_score(self.init_score(n, None if c.ndim == 0 else c.size))
         return datasets[0]
 
-    def predict(self, booster, X, *, intercept=None, n_iterations: int | None = None, **kwargs):
+    def predict(
+        self,
+        booster: lgb.Booster,
+        X: Array,
+        *,
+        intercept: float | Array | None = None,
+        n_iterations: int | None = None,
+        **kwargs: Any,
+    ) -> np.ndarray:
         """Scores of ``booster`` on ``X`` including the intercept it was trained from.
 
         The raw score of a booster from :meth:`train` (whose first trees hold the intercept:
@@ -297,16 +323,16 @@ class LightGBMObjective(GBDTObjective):
     def train(
         self,
         params: dict | None,
-        train_set,
+        train_set: lgb.Dataset,
         num_boost_round: int = 100,
         *,
-        valid_sets=None,
-        valid_names=None,
-        feval=None,
-        init_model=None,
-        callbacks=None,
+        valid_sets: Sequence[lgb.Dataset] | None = None,
+        valid_names: Sequence[str] | None = None,
+        feval: Any = None,
+        init_model: str | os.PathLike | lgb.Booster | None = None,
+        callbacks: Sequence[Callable[..., Any]] | None = None,
         keep_training_booster: bool = False,
-    ):
+    ) -> lgb.Booster:
         """Train with this objective from the optimal constant; the booster keeps its intercept.
 
         :func:`lightgbm.train` with ``params["objective"] = self``, after
@@ -398,7 +424,7 @@ class LightGBMObjective(GBDTObjective):
         return booster
 
     @staticmethod
-    def n_rounds(booster) -> int:
+    def n_rounds(booster: lgb.Booster) -> int:
         """Boosting rounds in ``booster``."""
         return int(booster.current_iteration())
 
@@ -410,13 +436,13 @@ class LightGBMObjective(GBDTObjective):
         return frozenset(set(aliases).union(*aliases.values()))
 
     @staticmethod
-    def feature_gain(booster, n_features: int) -> np.ndarray:
+    def feature_gain(booster: lgb.Booster, n_features: int) -> np.ndarray:
         """Total split gain of each feature."""
         return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)[
             :n_features
         ]
 
-    def save_model(self, booster, **kwargs) -> str:
+    def save_model(self, booster: lgb.Booster, **kwargs: Any) -> str:
         """LightGBM's model text with the booster's intercept (lines LightGBM's parser skips).
 
         The intercept is folded into the trees first (:meth:`~GBDTObjective.fold_intercept`),
@@ -433,7 +459,7 @@ class LightGBMObjective(GBDTObjective):
         cut = text.rfind("pandas_categorical:")  # LightGBM reads that one from the last line
         return text[:cut] + line + text[cut:] if cut >= 0 else text + line
 
-    def load_model(self, model_str: str):
+    def load_model(self, model_str: str) -> lgb.Booster:
         """A booster from :meth:`save_model`'s text, with its intercept.
 
         Text written before the intercept went into the trees (no
@@ -522,7 +548,7 @@ def _constant_booster(lgb, train_set, params: dict):
     k = int(k) if k is not None and int(k) > 1 else 1
     n_feat = train_set.num_feature()
     X = np.zeros((max(2, k), n_feat))
-    p = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
+    p: dict[str, Any] = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
     p.update({"objective": "multiclass", "num_class": k} if k > 1 else {"objective": "regression"})
     data = lgb.Dataset(
         X, label=np.arange(X.shape[0]) % k, feature_name=train_set.get_feature_name(), params=p
@@ -557,7 +583,7 @@ def _add_to_first_trees(booster, c) -> bool:
     return False
 
 
-def booster_with_intercept(booster, intercept):
+def booster_with_intercept(booster: lgb.Booster, intercept: float | Array) -> lgb.Booster:
     """A copy of ``booster`` whose raw scores include ``intercept`` (added to the leaves of the
     first tree of each class, as :meth:`LightGBMObjective.fold_intercept` does), for continued
     training: LightGBM continues from an init model's raw scores, which otherwise lack the
@@ -665,7 +691,7 @@ def _n_rows(dataset) -> int:
     return int(dataset.data.shape[0])
 
 
-def lightgbm_objective(loss: Loss | str = "listwise", **options) -> LightGBMObjective:
+def lightgbm_objective(loss: Loss | str = "listwise", **options: Any) -> LightGBMObjective:
     r"""A selrank loss as a LightGBM custom objective.
 
     Parameters

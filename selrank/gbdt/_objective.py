@@ -9,7 +9,9 @@ what gradient boosting needs on top:
   binding is reused every boosting round. On the host the rows are split into blocks of
   about ``block_rows`` rows that never cut a query; each block is a separately bound core
   loss whose working set fits in cache, and blocks run in a small thread pool (NumPy
-  releases the GIL). Device arrays (CuPy, torch) are evaluated in one piece.
+  releases the GIL). Device arrays (CuPy, torch) are evaluated in one piece. The binding's
+  pieces that need none of the objective's options (row weights, blocks, the check that
+  the targets do not saturate the loss at the start) are in :mod:`selrank.gbdt._binding`.
 * **Hessian policy** (:data:`HESSIAN_POLICIES`): the exact diagonal, a floor (default), a
   majorising upper bound, or a constant.
 * **intercept.** Both libraries start a custom objective from 0 (LightGBM) or 0.5
@@ -30,7 +32,7 @@ import math
 import os
 import threading
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -38,8 +40,12 @@ from .. import _array as A
 from .._groups import Groups, as_groups
 from .._validation import positive_float
 from ..losses import Loss, get_loss
-from ..losses._base import as_target_array, as_weight, group_weights
+from ..losses.inputs import as_target_array
 from ..losses.multiclass import class_targets
+from ._binding import _Binding, bound_blocks, check_degenerate_start, row_weights
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "GBDTObjective",
@@ -85,36 +91,17 @@ def _intercept_value(c):
     return float(arr) if arr.ndim == 0 else arr
 
 
+class _MulticlassConstant(Protocol):
+    """The optimal constant of a multi-class loss, which takes the number of classes."""
+
+    def optimal_constant(
+        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
+    ) -> Any: ...
+
+
 def resolve_loss(loss: Loss | str, **loss_params) -> Loss:
     """A core loss from a :class:`~selrank.losses.Loss` or a registry name and parameters."""
     return get_loss(loss, **loss_params)
-
-
-class _Binding:
-    """Everything fixed for one training set: bound core losses, weights, intercept, scale."""
-
-    def __init__(
-        self,
-        n_rows: int,
-        n_classes: int | None,
-        groups: Groups | None,
-        row_weight,
-        intercept,
-        blocks: list[tuple[int, int, Any]],
-        full,
-        ref: float,
-    ):
-        self.n_rows = n_rows
-        self.n_classes = n_classes
-        self.groups = groups
-        self.row_weight = row_weight  # per row effective weight (None: all 1)
-        self.intercept = intercept
-        self.blocks = blocks  # [(start, stop, BoundLoss)] for host evaluation
-        self.full = full  # one BoundLoss over all rows (device evaluation), built lazily
-        self.ref = ref
-        self.floor: float = 0.0
-        self.calls = 0
-        self.source: Any = None  # what the binding was built from (identity check)
 
 
 class GBDTObjective:
@@ -246,7 +233,7 @@ class GBDTObjective:
     # -- state that does not travel (pickling for Dask workers, cloning) ----------------------
     def _init_state(self) -> None:
         self._lock = threading.Lock()
-        self._pool = None
+        self._pool: ThreadPoolExecutor | None = None
         self._bindings: dict[Any, _Binding] = {}
         self._warned: set[str] = set()
 
@@ -340,12 +327,16 @@ class GBDTObjective:
         y = self.targets(label, n_classes)
         n = int(y.shape[0])
         groups = self._groups(group, n, qid)
-        w_unit, row_w = self._weights(sample_weight, n, groups)
+        w_unit, row_w = row_weights(sample_weight, n, groups)
         kw = {} if groups is None else {"group": groups}
         full = self.loss.bind(y, sample_weight=w_unit, **kw)
+        intercept: float | np.ndarray
         if self.structure == "multiclass":
+            if n_classes is None:  # (label rows: was a TypeError from np.resize)
+                raise ValueError("multi-class labels need the number of classes (`num_class`)")
+            loss = cast(_MulticlassConstant, self.loss)
             intercept = np.asarray(
-                self.loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64
+                loss.optimal_constant(y, w_unit, n_classes=n_classes), dtype=np.float64
             )
             if intercept.shape != (n_classes,):
                 intercept = np.resize(intercept, n_classes)
@@ -372,7 +363,7 @@ class GBDTObjective:
                 ),
             )
             ref = 1.0
-        blocks = self._blocks(y, groups, w_unit, n, full)
+        blocks = bound_blocks(self.loss, y, groups, w_unit, full, self.block_rows)
         b = _Binding(
             n,
             n_classes if self.structure == "multiclass" else None,
@@ -404,48 +395,6 @@ class GBDTObjective:
         if from_data is not None:
             return from_data
         return default
-
-    def _weights(self, sample_weight, n: int, groups: Groups | None):
-        """Weights for the core loss and the effective weight of each row (for the policy)."""
-        if sample_weight is None:
-            return None, None
-        w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64).reshape(-1)
-        if w.size == 0:
-            return None, None
-        if groups is not None:
-            # the core loss takes the weights as given (per row, or per query as XGBoost stores
-            # ranking weights); the policy uses each row's query weight (the mean of its rows)
-            wg = group_weights(groups, w)
-            return w, groups.broadcast(wg)
-        w = as_weight(w, n)
-        return w, w
-
-    def _blocks(self, y, groups: Groups | None, w_unit, n: int, full) -> list[tuple[int, int, Any]]:
-        """Row blocks aligned with query boundaries, each bound separately (host evaluation)."""
-        if n <= self.block_rows * 1.5 or not self.loss.separable:
-            return [(0, n, full)]
-        if groups is None:
-            cuts = np.arange(0, n, self.block_rows, dtype=np.int64)
-        else:
-            offsets = groups.offsets
-            cuts = offsets[np.searchsorted(offsets, np.arange(0, n, self.block_rows), side="left")]
-        cuts = np.unique(np.append(cuts, n))
-        if cuts[0] != 0:
-            cuts = np.concatenate([[0], cuts])
-        out = []
-        for s, e in zip(cuts[:-1].tolist(), cuts[1:].tolist()):  # loop over blocks, not queries
-            if groups is None:
-                w = None if w_unit is None else w_unit[s:e]
-                out.append((s, e, self.loss.bind(y[s:e], sample_weight=w)))
-            else:
-                g0, g1 = np.searchsorted(groups.offsets, [s, e])
-                sizes = groups.sizes[g0:g1]
-                if w_unit is None:
-                    w = None
-                else:  # per-row weights follow the rows, per-query weights the queries
-                    w = w_unit[s:e] if w_unit.size == n else w_unit[g0:g1]
-                out.append((s, e, self.loss.bind(y[s:e], group=Groups(sizes), sample_weight=w)))
-        return out
 
     # -- evaluation ------------------------------------------------------------------------------
     def _n_threads(self) -> int:
@@ -481,25 +430,10 @@ class GBDTObjective:
                 f.result()
         return g, h
 
-    def _row_weight_like(self, b: _Binding, like):
-        if b.row_weight is None:
-            return None
-        key = (
-            "row_weight",
-            type(like).__module__,
-            str(getattr(like, "device", "")),
-            str(like.dtype),
-        )
-        hit = b.__dict__.setdefault("_cache", {}).get(key)
-        if hit is None:
-            hit = A.as_float_array(b.row_weight, like=like, name="row_weight")
-            b._cache[key] = hit
-        return hit
-
     def _apply_policy(self, b: _Binding, g, h):
         """The Hessian policy on the exact weighted diagonal ``h`` (host or device arrays)."""
         xp = A.get_namespace(h)
-        w = self._row_weight_like(b, h)
+        w = b.row_weight_like(h)
         wcol = None if w is None else (w if h.ndim == 1 else w[:, None])
         b.calls += 1
         # the check costs a few passes: first call, then every 10th (host) / only the first (device)
@@ -641,7 +575,7 @@ class GBDTObjective:
         """
         self.hessian_scale_ = None
         b = self.bind(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
-        self._check_degenerate_start(b, label, n_classes)
+        check_degenerate_start(self, b, label, n_classes)
         self.intercept_ = b.intercept
         self.hessian_scale_ = b.ref
         self._fitted_intercepts.append(np.asarray(b.intercept, dtype=np.float64).copy())
@@ -770,42 +704,6 @@ class GBDTObjective:
             self.hessian_scale_ = twin.hessian_scale_
             self._fitted_intercepts.extend(twin._fitted_intercepts)  # noqa: SLF001
             self._warned.update(twin._warned)  # noqa: SLF001
-
-    def _check_degenerate_start(self, b: _Binding, label, n_classes) -> None:
-        """Refuse targets that saturate the loss at its optimal constant (nothing to learn from).
-
-        A composite softmax with the exponential scaling and target scores in the tens
-        (labels x50, say) has a Hessian ~1e19 times its gradient at the start: every Newton
-        step is ~1e-10 and the model stays constant. The mean Newton step ``sum|g| / sum h``
-        is compared with the spread of the targets.
-        """
-        if not A.is_numpy(np.asarray(label)) or b.full is None:
-            return
-        t = np.asarray(A.to_numpy(self.targets(label, n_classes)), dtype=np.float64)
-        shape = (b.n_rows,) if b.n_classes is None else (b.n_rows, b.n_classes)
-        start = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), shape).copy()
-        g, h = b.full.grad_hess(start)
-        sg = float(np.abs(np.asarray(A.to_numpy(g))).sum())
-        sh = float(np.asarray(A.to_numpy(h)).sum())
-        spread = float(np.std(t))
-        if not (sg > 0 and sh > 0 and spread > 0 and math.isfinite(sg) and math.isfinite(sh)):
-            return
-        step = sg / sh
-        if step >= 1e-6 * spread:
-            return
-        top = float(np.max(np.abs(t)))
-        if self.loss.target == "score":
-            fix = (
-                f"scale the targets down: label_scale={self.label_scale * 2.0 / top:.3g} (targets up to 2) instead "
-                f"of {self.label_scale:g}, or divide the labels"
-            )
-        else:
-            fix = "rescale the labels"
-        raise ValueError(
-            f"{self.loss!r} is saturated at its optimal constant: target scores reach {top:.3g} and the mean Newton "
-            f"step is {step:.2g} for targets spread over {spread:.3g}, so the trees would learn nothing (a constant "
-            f"model). {fix[0].upper() + fix[1:]}"
-        )
 
     def init_score(self, n_rows: int, n_classes: int | None = None):
         """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""

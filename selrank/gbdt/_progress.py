@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xgboost.callback import TrainingCallback
+
 __all__ = ["lightgbm_progress", "xgboost_progress"]
 
 
-def _bar(total: int, desc: str):
+def _bar(total: int, desc: str) -> Any:
     try:
         from tqdm.auto import tqdm
     except ImportError:
@@ -13,11 +19,17 @@ def _bar(total: int, desc: str):
     return tqdm(total=int(total), desc=desc, unit="round", leave=False)
 
 
-def lightgbm_progress(total: int, desc: str = "boosting"):
-    """A :func:`lightgbm.train` callback that advances a tqdm bar each round."""
-    bar = _bar(total, desc)
+class _LightGBMProgress:
+    """The callback :func:`lightgbm_progress` returns (a class, so its attributes are typed)."""
 
-    def callback(env) -> None:
+    def __init__(self, bar: Any) -> None:
+        # An instance attribute, not a class one: `lightgbm.train` fills a missing `order` with
+        # `cb.__dict__.setdefault`, which would shadow a class attribute.
+        self.order = 40  # after LightGBM's own callbacks (early stopping has order 30)
+        self.bar = bar
+
+    def __call__(self, env: Any) -> None:
+        bar = self.bar
         if bar is None:
             return
         bar.update(1)
@@ -27,12 +39,13 @@ def lightgbm_progress(total: int, desc: str = "boosting"):
         if env.iteration + 1 >= env.end_iteration:
             bar.close()
 
-    callback.order = 40  # after LightGBM's own callbacks (early stopping has order 30)
-    callback.bar = bar
-    return callback
+
+def lightgbm_progress(total: int, desc: str = "boosting") -> Callable[[Any], None]:
+    """A :func:`lightgbm.train` callback that advances a tqdm bar each round."""
+    return _LightGBMProgress(_bar(total, desc))
 
 
-def xgboost_progress(total: int, desc: str = "boosting"):
+def xgboost_progress(total: int, desc: str = "boosting") -> TrainingCallback:
     """An :class:`xgboost.callback.TrainingCallback` that advances a tqdm bar each round."""
     from xgboost.callback import TrainingCallback
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from typing import Any
+import os
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from ..losses import Loss
 from ._objective import GBDTObjective, _Binding
+
+if TYPE_CHECKING:
+    import xgboost as xgb
 
 __all__ = ["XGBoostObjective", "xgboost_objective", "import_xgboost"]
 
@@ -22,7 +29,7 @@ _INTERCEPT_ATTR = "selrank_intercept"
 _IN_MODEL_ATTR = "selrank_intercept_in_model"
 
 
-def import_xgboost():
+def import_xgboost() -> ModuleType:
     try:
         import xgboost
     except ImportError:
@@ -73,10 +80,12 @@ class XGBoostObjective(GBDTObjective):
     _default_min_leaf_hessian = 1.0  # XGBoost's default min_child_weight
     _start_hint = "obj.set_base_margin(dtrain, *dvalid) before xgboost.train"
 
-    def __init__(self, loss: Loss | str = "listwise", **options):
+    def __init__(self, loss: Loss | str = "listwise", **options: Any):
         super().__init__(loss, **options)
 
-    def __call__(self, y_true, y_pred, sample_weight=None):
+    def __call__(
+        self, y_true: Array, y_pred: Array, sample_weight: Array | None = None
+    ) -> tuple[Array, Array]:
         """Gradient and Hessian; ``(preds, dtrain)`` or ``(y_true, y_pred, sample_weight=None)``."""
         if _is_dmatrix(y_pred):
             return self._from_dmatrix(y_true, y_pred)
@@ -147,8 +156,14 @@ class XGBoostObjective(GBDTObjective):
 
     # -- intercept and prediction ---------------------------------------------------------------------
     def fit_intercept(
-        self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
-    ):
+        self,
+        label: Array,
+        *,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        n_classes: int | None = None,
+    ) -> float | np.ndarray:
         """Optimal constant from a DMatrix or from label arrays; stores ``intercept_``."""
         if _is_dmatrix(label):
             y, w, g = _dmatrix_info(label)
@@ -167,7 +182,7 @@ class XGBoostObjective(GBDTObjective):
             label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes
         )
 
-    def set_base_margin(self, *dmatrices):
+    def set_base_margin(self, *dmatrices: xgb.DMatrix) -> xgb.DMatrix:
         """Set ``base_margin`` of DMatrices to the optimal constant; returns the first.
 
         Fitted on the first (training) DMatrix, whose labels are validated here;
@@ -196,8 +211,14 @@ class XGBoostObjective(GBDTObjective):
         return dmatrices[0]
 
     def predict(
-        self, booster, X, *, iteration_range=None, intercept=None, n_iterations: int | None = None
-    ):
+        self,
+        booster: xgb.Booster,
+        X: Array,
+        *,
+        iteration_range: tuple[int, int] | None = None,
+        intercept: float | Array | None = None,
+        n_iterations: int | None = None,
+    ) -> Array:
         """Scores on ``X`` (an array, CuPy array, DataFrame or DMatrix) including the intercept.
 
         Boosters from :meth:`train` hold the intercept as their ``base_score``: they are
@@ -209,7 +230,7 @@ class XGBoostObjective(GBDTObjective):
         xgb = import_xgboost()
         if n_iterations is not None:
             iteration_range = (0, int(n_iterations))
-        kw = {} if iteration_range is None else {"iteration_range": iteration_range}
+        kw: dict[str, Any] = {} if iteration_range is None else {"iteration_range": iteration_range}
         if intercept is None and self.intercept_in_model(booster):
             c = None  # base_score holds it: what plain XGBoost predicts
         else:
@@ -233,7 +254,7 @@ class XGBoostObjective(GBDTObjective):
         out = booster.inplace_predict(X, predict_type="margin", **kw)
         return out if not A.is_numpy(out) else np.asarray(out, dtype=np.float64)
 
-    def intercept_in_model(self, booster) -> bool:
+    def intercept_in_model(self, booster: xgb.Booster) -> bool:
         if super().intercept_in_model(booster):
             return True
         return hasattr(booster, "attr") and booster.attr(_IN_MODEL_ATTR) == "1"
@@ -281,7 +302,7 @@ class XGBoostObjective(GBDTObjective):
         )
 
     @staticmethod
-    def n_rounds(booster) -> int:
+    def n_rounds(booster: xgb.Booster) -> int:
         """Boosting rounds in ``booster``."""
         return int(booster.num_boosted_rounds())
 
@@ -291,13 +312,15 @@ class XGBoostObjective(GBDTObjective):
         return _parameter_names(str((params or {}).get("booster", "gbtree")))
 
     @staticmethod
-    def feature_gain(booster, n_features: int) -> np.ndarray:
+    def feature_gain(booster: xgb.Booster, n_features: int) -> np.ndarray:
         """Total split gain of each feature."""
         scores = booster.get_score(importance_type="total_gain")
         names = booster.feature_names or [f"f{i}" for i in range(n_features)]
-        return np.array([float(scores.get(name, 0.0)) for name in names[:n_features]])
+        # "total_gain" scores are floats (only gblinear's "weight" gives lists)
+        gains = cast("dict[str, float]", scores)
+        return np.array([float(gains.get(name, 0.0)) for name in names[:n_features]])
 
-    def save_model(self, booster, raw_format: str = "ubj") -> bytes:
+    def save_model(self, booster: xgb.Booster, raw_format: str = "ubj") -> bytes:
         """The booster as XGBoost saves it (``save_raw``), its intercept as ``base_score``.
 
         The intercept is folded in first (:meth:`~GBDTObjective.fold_intercept`), so plain
@@ -309,7 +332,7 @@ class XGBoostObjective(GBDTObjective):
         self.fold_intercept(booster)
         return bytes(booster.save_raw(raw_format))
 
-    def load_model(self, raw) -> Any:
+    def load_model(self, raw: bytes | bytearray | str | os.PathLike) -> Any:
         """A booster from :meth:`save_model`'s bytes (or a file name), with its intercept.
 
         Models written before the intercept went into ``base_score`` are folded now.
@@ -325,18 +348,18 @@ class XGBoostObjective(GBDTObjective):
     def train(
         self,
         params: dict,
-        dtrain,
+        dtrain: xgb.DMatrix,
         num_boost_round: int = 10,
         *,
-        data=None,
-        evals=(),
-        custom_metric=None,
+        data: Any = None,
+        evals: Sequence[tuple[xgb.DMatrix, str]] = (),
+        custom_metric: Callable[..., Any] | None = None,
         early_stopping_rounds: int | None = None,
         maximize: bool | None = None,
         verbose_eval: bool | int = False,
-        callbacks=None,
+        callbacks: Sequence[Any] | None = None,
         evals_result: dict | None = None,
-    ):
+    ) -> xgb.Booster:
         """Train with this objective, starting from the optimal constant.
 
         Without ``data`` this is :func:`xgboost.train` with ``obj=self`` (base margins set on
@@ -536,7 +559,7 @@ def _device_like(arr, like):
     return cupy.asarray(arr)
 
 
-def xgboost_objective(loss: Loss | str = "listwise", **options) -> XGBoostObjective:
+def xgboost_objective(loss: Loss | str = "listwise", **options: Any) -> XGBoostObjective:
     r"""A selrank loss as an XGBoost custom objective.
 
     Parameters

@@ -9,11 +9,14 @@ instead of 0.755 with query-grouped folds on MQ2008). :func:`cv` builds folds of
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._lightgbm import LightGBMObjective, _group_of, _n_rows, import_lightgbm
+
+if TYPE_CHECKING:
+    import lightgbm as lgb
 
 __all__ = ["cv", "query_folds", "check_folds"]
 
@@ -27,7 +30,9 @@ def _row_queries(train_set) -> np.ndarray:
     return np.repeat(np.arange(np.size(sizes)), np.asarray(sizes, dtype=np.int64))
 
 
-def query_folds(row_query: np.ndarray, nfold: int = 5, *, shuffle: bool = True, seed: int = 0):
+def query_folds(
+    row_query: np.ndarray, nfold: int = 5, *, shuffle: bool = True, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """``nfold`` (train rows, test rows) pairs; each query's rows fall in one test fold.
 
     Queries are dealt to the folds (shuffled with ``seed`` when ``shuffle``), so fold sizes
@@ -47,7 +52,7 @@ def query_folds(row_query: np.ndarray, nfold: int = 5, *, shuffle: bool = True, 
     return [(rows[row_fold != k], rows[row_fold == k]) for k in range(nfold)]
 
 
-def check_folds(folds, row_query: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+def check_folds(folds: Any, row_query: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """The folds as index pairs; ``ValueError`` naming the first fold and query that a fold cuts."""
     out = []
     for k, (train, test) in enumerate(folds):
@@ -65,14 +70,14 @@ def check_folds(folds, row_query: np.ndarray) -> list[tuple[np.ndarray, np.ndarr
 
 def cv(
     params: dict[str, Any],
-    train_set,
+    train_set: lgb.Dataset,
     num_boost_round: int = 100,
     *,
     nfold: int = 5,
-    folds=None,
+    folds: Any = None,
     shuffle: bool = True,
     seed: int = 0,
-    **kwargs,
+    **kwargs: Any,
 ) -> dict[str, list[float]]:
     """:func:`lightgbm.cv` with a selrank objective, on folds of whole queries.
 

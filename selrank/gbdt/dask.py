@@ -30,12 +30,16 @@ ValueError: query 0 spans partitions 0 and 1: keep each query inside one partiti
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..losses import Loss
 from ._xgboost import XGBoostObjective, import_xgboost
+
+#: The Dask estimator :func:`lightgbm_dask_fit` fits and returns.
+_Model = TypeVar("_Model", bound=Any)
 
 __all__ = [
     "check_query_partitions",
@@ -69,7 +73,7 @@ def _summary(part) -> tuple[Any, Any, bool, int]:
     return q[0].item(), q[-1].item(), bool(np.all(q[1:] >= q[:-1])), int(q.size)
 
 
-def check_query_partitions(qid) -> None:
+def check_query_partitions(qid: Any) -> None:
     """Raise ``ValueError`` unless every query lies inside one partition, in sorted order.
 
     Parameters
@@ -126,17 +130,17 @@ def _full_like(y, value: np.ndarray):
 
 
 def xgboost_dask_train(
-    client,
+    client: Any,
     objective: XGBoostObjective | Loss | str,
     params: dict,
-    X,
-    y,
+    X: Any,
+    y: Any,
     *,
-    qid=None,
-    sample_weight=None,
+    qid: Any = None,
+    sample_weight: Any = None,
     num_boost_round: int = 10,
-    evals=(),
-    **train_kwargs,
+    evals: Sequence[tuple[Any, ...]] = (),
+    **train_kwargs: Any,
 ) -> dict:
     """Train with ``xgboost.dask.train`` and a selrank objective; returns its ``{"booster", "history"}``.
 
@@ -194,7 +198,9 @@ def xgboost_dask_train(
     return out
 
 
-def xgboost_dask_predict(client, objective: XGBoostObjective, booster, X, y_like=None):
+def xgboost_dask_predict(
+    client: Any, objective: XGBoostObjective, booster: Any, X: Any, y_like: Any = None
+) -> Any:
     """Scores (intercept included) of a booster trained by :func:`xgboost_dask_train`, as a Dask collection.
 
     ``y_like`` is any collection partitioned like ``X`` with one entry per row (default: the
@@ -224,7 +230,7 @@ def _group_total(part) -> int:
     return int(g.sum())
 
 
-def check_group_partitions(X, group) -> None:
+def check_group_partitions(X: Any, group: Any) -> None:
     """Raise ``ValueError`` unless ``group`` is partitioned like ``X`` (LightGBM's Dask rule).
 
     ``DaskLGBMRanker`` pairs partition k of ``group`` with partition k of ``X``: the query
@@ -257,7 +263,15 @@ def check_group_partitions(X, group) -> None:
             )
 
 
-def lightgbm_dask_fit(model, X, y, *, group=None, sample_weight=None, **fit_kwargs):
+def lightgbm_dask_fit(
+    model: _Model,
+    X: Any,
+    y: Any,
+    *,
+    group: Any = None,
+    sample_weight: Any = None,
+    **fit_kwargs: Any,
+) -> _Model:
     """Fit a LightGBM Dask estimator whose ``objective`` is a selrank LightGBM objective.
 
     Checks ``group`` against the partitions of ``X`` (:func:`check_group_partitions`), fits

@@ -31,7 +31,7 @@ Examples
 from __future__ import annotations
 
 from ._base import LOSSES, BoundLoss, Loss, get_loss
-from .baselines import (
+from .classification import (
     BASELINES,
     NCE,
     BatchCrossEntropy,
@@ -70,7 +70,7 @@ __all__ = [
     "LOSSES",
     "get_loss",
     "BASELINES",
-    # the baselines (baselines.__all__ after "BASELINES"), written out for static readers;
+    # the baselines (classification.__all__ after "BASELINES"), written out for static readers;
     # tests/test_h23a_api_docs.py checks the two lists agree
     "SoftmaxCrossEntropy",
     "MulticlassHinge",
@@ -103,5 +103,5 @@ LOSSES.update(
         "combined": Combined,
     }
 )
-# baselines (docs/math.md §6): one list, baselines.BASELINES
+# baselines (docs/math.md §6): one list, classification.BASELINES
 LOSSES.update(BASELINES)

@@ -2,9 +2,12 @@ r"""Multi-class selective matching losses on ``[n, K]`` score arrays (docs/math.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from .._groups import DenseLists
 from ..links import Link, get_link
 from ..scalings import (
@@ -29,7 +32,7 @@ __all__ = ["Decomposed", "CompositeSoftmax", "class_targets"]
 _LISTS = DenseLists()
 
 
-def class_targets(y, n_classes: int, value: float = 1.0):
+def class_targets(y: Array, n_classes: int, value: float = 1.0) -> np.ndarray:
     """One-hot ``[n, K]`` targets (times ``value``) from integer class indices ``y``."""
     labels = np.asarray(A.to_numpy(y))
     if labels.ndim != 1:
@@ -41,6 +44,8 @@ class _MultiClassLoss(Loss):
     """Shared binding for ``[n, K]`` losses: targets ``[n, K]`` or class indices ``[n]``."""
 
     structure = "multiclass"
+    #: The :class:`BoundLoss` subclass :meth:`bind` returns (set below each concrete class).
+    _bound_class: type[_BoundMultiClass]
 
     def _link_value_of_one_hot(self) -> float:
         return 1.0
@@ -64,15 +69,16 @@ class _MultiClassLoss(Loss):
     def _check_class_indices(self, y):
         check_class_indices(y, type(self).__name__)
 
-    def hessian(self, y_pred):
+    def hessian(self, y_pred: Array) -> Array:
         """Exact Hessian ``[n, K, K]`` of the per-sample loss w.r.t. ``y_pred``."""
         raise NotImplementedError
 
 
 class _BoundMultiClass(BoundLoss):
+    loss_fn: _MultiClassLoss
     weigh_elements = True  # one weight per row of [n, K], applied by BoundLoss.grad_hess
 
-    def __init__(self, loss, y, w):
+    def __init__(self, loss: _MultiClassLoss, y: Any, w: np.ndarray | None) -> None:
         super().__init__(loss, int(y.shape[0]), w)
         self.raw = y
         self.K: int | None = int(y.shape[1]) if y.ndim == 2 else None
@@ -135,14 +141,19 @@ class Decomposed(_MultiClassLoss):
         {"link": "identity"},
     ]
 
-    def __init__(self, link: Link | str = "sigmoid", *, target: str = "score", **link_params):
+    def __init__(self, link: Link | str = "sigmoid", *, target: str = "score", **link_params: Any):
         self.link = get_link(link, **link_params)
         self.target = check_target(target, "Decomposed")
         self._params = {"link": self.link, "target": target}
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Per-class :math:`h^{-1}` of the weighted mean of :math:`h(y_{:,k})` — shape ``[K]``."""
         y = as_target_array(y_true)
         if y.ndim == 1:
@@ -155,7 +166,7 @@ class Decomposed(_MultiClassLoss):
             [self.link.optimal_constant(Y[:, k], w, target=self.target) for k in range(Y.shape[1])]
         )
 
-    def hessian(self, y_pred):
+    def hessian(self, y_pred: Array) -> Array:
         """Exact Hessian: diagonal ``h'(ŝ_k)`` embedded in ``[n, K, K]``."""
         xp = A.get_namespace(y_pred)
         d = self.link.dh(y_pred)
@@ -164,6 +175,8 @@ class Decomposed(_MultiClassLoss):
 
 
 class _BoundDecomposed(_BoundMultiClass):
+    loss_fn: Decomposed
+
     def _prepare(self, y):
         link = self.loss_fn.link
         if self.loss_fn.target == "score":
@@ -240,6 +253,8 @@ class CompositeSoftmax(_MultiClassLoss):
         {"scaling": "relu"},
         {"scaling": "sigmoid", "alpha": 2.0},
     ]
+    scaling: Scaling  # set by configure_softmax
+    gamma: float
 
     def __init__(
         self,
@@ -247,18 +262,18 @@ class CompositeSoftmax(_MultiClassLoss):
         *,
         gamma: float = 1.0,
         target: str = "score",
-        **scaling_params,
+        **scaling_params: Any,
     ):
         configure_softmax(self, "CompositeSoftmax", scaling, gamma, target, scaling_params)
 
     def _link_value_of_one_hot(self) -> float:
         return self.scaling.alpha
 
-    def link(self, z):
+    def link(self, z: Array) -> Array:
         """The vector link :math:`h(z) = q(z)\\odot p(z)` of ``[n, K]`` scores."""
         return composite_softmax(self.scaling, self.gamma, A.as_float_array(z), _LISTS)["h"]
 
-    def hessian(self, y_pred):
+    def hessian(self, y_pred: Array) -> Array:
         r"""Exact Hessian [B.2]: :math:`p_k\{\delta_{kj} q'_k + [\delta_{kj} - p_j]\,q_k q_j/\gamma\}`, ``[n, K, K]``."""
         xp = A.get_namespace(y_pred)
         z = A.as_float_array(y_pred, xp)
@@ -271,8 +286,13 @@ class CompositeSoftmax(_MultiClassLoss):
         return diag - (pq[..., :, None] * pq[..., None, :]) / self.gamma
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r"""Constant score vector :math:`c` with :math:`h(c) = \bar y` (weighted mean link target), ``[K]``.
 
         Solved by damped Newton steps with the exact Hessian (least squares where it is
@@ -321,6 +341,8 @@ class CompositeSoftmax(_MultiClassLoss):
 
 
 class _BoundCompositeSoftmax(_BoundMultiClass):
+    loss_fn: CompositeSoftmax
+
     def _prepare(self, y):
         loss = self.loss_fn
         if loss.target == "link":

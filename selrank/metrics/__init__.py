@@ -150,36 +150,3 @@ __all__ = [
     "ComparisonReport",
     "trec_report",
 ]
-
-# The underspecification suite moved to :mod:`selrank.paper` (it sits above the losses); its
-# names stay reachable here for one release, with a DeprecationWarning.
-_MOVED_TO_PAPER = frozenset(
-    [
-        "SensitivityReport",
-        "Theorem1Result",
-        "appendix_f",
-        "appendix_i",
-        "blust",
-        "bust",
-        "check_theorem1",
-        "fit_linear",
-        "sensitivity_report",
-        "solve_bust_offset",
-        "theorem1_table",
-    ]
-)
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_PAPER:
-        import importlib
-        import warnings
-
-        warnings.warn(
-            f"selrank.metrics.{name} moved to selrank.paper.{name}; "
-            "this alias will be removed in 0.3",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module("selrank.paper"), name)
-    raise AttributeError(f"module 'selrank.metrics' has no attribute {name!r}")

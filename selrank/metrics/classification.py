@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._array import Array
 from .._validation import as_numeric_array, check_choice
 
 __all__ = [
@@ -117,7 +118,7 @@ def _block_end_index(end: np.ndarray) -> np.ndarray:
     return np.minimum.accumulate(idx[::-1], axis=0)[::-1]
 
 
-def per_class_auprc(y_true, logits, *, interpolation: str = "step") -> np.ndarray:
+def per_class_auprc(y_true: Array, logits: Array, *, interpolation: str = "step") -> np.ndarray:
     r"""Area under the precision-recall curve of each class's own logit.
 
     For class ``j`` the examples are ranked by ``z_j``; each distinct logit value is a
@@ -190,7 +191,9 @@ def _macro(per_class: np.ndarray, average: str | None, what: str):
     return float(kept.mean())
 
 
-def auprc(y_true, logits, *, average: str | None = "macro", interpolation: str = "step"):
+def auprc(
+    y_true: Array, logits: Array, *, average: str | None = "macro", interpolation: str = "step"
+) -> float | np.ndarray:
     """Per-class AUPRC of single-logit thresholding, averaged over classes.
 
     Parameters
@@ -214,13 +217,13 @@ def auprc(y_true, logits, *, average: str | None = "macro", interpolation: str =
 
 
 def precision_at_recall(
-    y_true,
-    logits,
+    y_true: Array,
+    logits: Array,
     recall: float = 0.9,
     *,
     average: str | None = "macro",
     interpolate: bool = False,
-):
+) -> float | np.ndarray:
     """Precision of single-logit thresholding at a fixed recall, per class, averaged.
 
     For class ``j`` the threshold is the highest distinct value ``T`` of ``z_j`` at which
@@ -266,7 +269,9 @@ def precision_at_recall(
     return _macro(_per_class(y_true, logits, precision), average, "precision at recall")
 
 
-def logit_separation_violations(y_true, logits, *, level: str = "sample", normalize: bool = True):
+def logit_separation_violations(
+    y_true: Array, logits: Array, *, level: str = "sample", normalize: bool = True
+) -> float:
     r"""Violations of the Principle of Logit Separation in a sample.
 
     With ``level="sample"`` (Definition 1 of the paper) every pair of a true logit
@@ -328,8 +333,8 @@ def logit_separation_violations(y_true, logits, *, level: str = "sample", normal
 
 
 def single_logit_scores(
-    y_true,
-    logits,
+    y_true: Array,
+    logits: Array,
     *,
     recalls: Sequence[float] = (0.9, 0.99),
     interpolation: str = "step",
@@ -349,9 +354,10 @@ def single_logit_scores(
     1.0
     """
     y, z = _prepare(y_true, logits)
-    out = {"auprc": auprc(y, z, interpolation=interpolation)}
+    # average="macro" (the default): floats
+    out = {"auprc": float(auprc(y, z, interpolation=interpolation))}
     for r in recalls:
-        out[f"precision@{r:g}"] = precision_at_recall(y, z, r)
+        out[f"precision@{r:g}"] = float(precision_at_recall(y, z, r))
     out["pols_violations"] = logit_separation_violations(y, z, level="sample")
     out["pols_violations_class"] = logit_separation_violations(y, z, level="class")
     return out

@@ -36,13 +36,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._array import Array
 from .._groups import Groups, as_groups
 from .._validation import as_weight, check_choice
 from .region import _pair, _vector, region_error
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "SPACES",
@@ -110,14 +114,14 @@ def _errors(y: np.ndarray, p: np.ndarray, region, metric: str, space: str, on: s
 
 
 def band_error(
-    y_true,
-    y_pred,
-    band,
+    y_true: Array,
+    y_pred: Array,
+    band: Sequence[float],
     *,
     metric: str = "mae",
     space: str = "log",
     on: str = "label",
-    sample_weight=None,
+    sample_weight: Array | None = None,
 ) -> float:
     r"""Error of the rows whose dwell lies in the engaged band.
 
@@ -166,7 +170,12 @@ def band_error(
 
 
 def overall_error(
-    y_true, y_pred, *, metric: str = "mae", space: str = "log", sample_weight=None
+    y_true: Array,
+    y_pred: Array,
+    *,
+    metric: str = "mae",
+    space: str = "log",
+    sample_weight: Array | None = None,
 ) -> float:
     """Error over all rows (same conventions as :func:`band_error`).
 
@@ -214,16 +223,16 @@ def _kendall_tau_b(y: np.ndarray, p: np.ndarray, groups: Groups) -> np.ndarray:
 
 
 def session_ranking(
-    y_true,
-    y_pred,
-    session,
+    y_true: Array,
+    y_pred: Array,
+    session: Array,
     *,
     metric: str = "ndcg",
     k: int | None = None,
     gain: str = "linear",
     min_size: int = 2,
     reduction: str = "mean",
-):
+) -> float | np.ndarray:
     r"""How well the predicted dwell orders the clicks of each session.
 
     Each session is a list ranked by ``y_pred``; its relevance is the observed ``y_true``
@@ -344,15 +353,15 @@ def _bins(p: np.ndarray, n_bins: int, strategy: str) -> tuple[np.ndarray, np.nda
 
 
 def calibration_table(
-    y_true,
-    y_pred,
+    y_true: Array,
+    y_pred: Array,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
     space: str = "log",
-    sample_weight=None,
+    sample_weight: Array | None = None,
     as_frame: bool = True,
-):
+) -> pl.DataFrame | dict[str, np.ndarray]:
     """Mean prediction against mean observation in bins of the prediction.
 
     Parameters
@@ -420,13 +429,13 @@ def calibration_table(
 
 
 def expected_calibration_error(
-    y_true,
-    y_pred,
+    y_true: Array,
+    y_pred: Array,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
     space: str = "log",
-    sample_weight=None,
+    sample_weight: Array | None = None,
 ) -> float:
     r"""Expected calibration error: :math:`\sum_b \frac{W_b}{W}\,|\bar{\hat y}_b - \bar y_b|`.
 
@@ -458,15 +467,15 @@ def expected_calibration_error(
 
 
 def dwell_report(
-    y_true,
-    y_pred,
+    y_true: Array,
+    y_pred: Array,
     *,
-    band,
-    session=None,
+    band: Sequence[float],
+    session: Array | None = None,
     n_bins: int = 10,
     gain: str = "linear",
-    sample_weight=None,
-):
+    sample_weight: Array | None = None,
+) -> pl.DataFrame:
     """All dwell metrics for one or several models, one row per model.
 
     Parameters

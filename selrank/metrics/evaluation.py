@@ -10,10 +10,11 @@ verdict (better / parity / worse) for each system against a reference
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._array import Array
 from .._groups import Groups, as_groups
 from . import _compare_runs
 from ._kernels import TIES, rank_groups, segment_sum
@@ -42,6 +43,9 @@ from .significance import (
     paired_t_test,
     wilcoxon_signed_rank_test,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["evaluate", "compare", "paired_comparison", "format_comparison", "VERDICTS"]
 
@@ -106,11 +110,11 @@ def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
 
 
 def evaluate(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     gain: str | None = None,
     ties: str | None = None,
@@ -120,8 +124,8 @@ def evaluate(
     max_grade: float | None = None,
     conventions: str | None = None,
     per_query: bool = False,
-    data=None,
-):
+    data: Any = None,
+) -> pl.DataFrame:
     """Evaluate several ranking metrics at once and return a tidy polars DataFrame.
 
     The rows are ranked once and every metric is computed from that ranking.
@@ -223,16 +227,16 @@ def evaluate(
 
 def compare(
     systems: Any,
-    y_true=None,
-    group=None,
+    y_true: Array | str | None = None,
+    group: Array | str | None = None,
     *,
-    runs=None,
-    qid=None,
+    runs: Any = None,
+    qid: Array | str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),
     baseline: str | None = None,
     test: str = "permutation",
     n_resamples: int = 10_000,
-    seed=0,
+    seed: int | np.random.Generator | None = 0,
     correction: str | None = None,
     gain: str | None = None,
     ties: str | None = None,
@@ -244,8 +248,8 @@ def compare(
     confidence: float = 0.95,
     relevance_level: int = 1,
     queries: str = "qrels",
-    data=None,
-):
+    data: Any = None,
+) -> ComparisonReport:
     """Compare the rankings of several systems on the same queries with a paired test.
 
     Two inputs:
@@ -450,11 +454,11 @@ def _no_run_options(y_true, runs, relevance_level, queries) -> None:
 
 def paired_comparison(
     systems: Any,
-    y_true=None,
-    group=None,
+    y_true: Array | str | None = None,
+    group: Array | str | None = None,
     *,
-    runs=None,
-    qid=None,
+    runs: Any = None,
+    qid: Array | str | None = None,
     reference: str | None = None,
     candidate: str | None = None,
     metrics: str | Sequence[str] = ("ndcg@10",),
@@ -462,7 +466,7 @@ def paired_comparison(
     n_resamples: int = 10_000,
     ci: str = "percentile",
     test: str = "t",
-    seed=0,
+    seed: int | np.random.Generator | None = 0,
     gain: str | None = None,
     ties: str | None = None,
     no_relevant: str | None = None,
@@ -472,8 +476,8 @@ def paired_comparison(
     conventions: str | None = None,
     relevance_level: int = 1,
     queries: str = "qrels",
-    data=None,
-):
+    data: Any = None,
+) -> pl.DataFrame:
     """Each system against a reference: mean per-query difference, bootstrap CI, test, verdict.
 
     For every metric and every system other than ``reference``, the per-query metric values
@@ -669,7 +673,7 @@ def _signed(x: float, digits: int) -> str:
     return f"{x:+.{digits}f}".replace("-", "\u2212")
 
 
-def format_comparison(frame, *, digits: int = 3) -> str:
+def format_comparison(frame: pl.DataFrame, *, digits: int = 3) -> str:
     """One line per row of :func:`paired_comparison` (or of a ComparisonReport), for people.
 
     ``"model vs noise: ΔNDCG@5 = +0.210 [+0.190, +0.230], p = 1e-40 (t-test, Holm) → better"``.

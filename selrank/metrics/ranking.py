@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._array import Array
 from .._groups import Groups, as_groups
 from .._validation import REDUCTIONS, as_numeric_array
 from .._validation import as_vector as _as_vector
@@ -258,7 +259,7 @@ def _block_relevance(rk: Ranking, rel: np.ndarray):
     """Relevant rows per block, and relevant rows ranked before each block in its query."""
     rb = rk.block_sum(rel)
     before = np.cumsum(rb) - rb
-    first_block = rk.row_block[rk.offsets[:-1]] if rk.has_ties else rk.offsets[:-1]
+    first_block = rk.offsets[:-1] if rk.row_block is None else rk.row_block[rk.offsets[:-1]]
     before = before - before[first_block][rk.block_group()]
     return rb, before, first_block
 
@@ -377,8 +378,8 @@ def _k_err(rk, k, *, max_grade=None, **_):
         cost_level = 4 * n_levels * (width + 1) ** 2
         by_level = (width + 1) ** 2 <= 2_000_000 and cost_level < int(m[blk].max()) * width
         chunk = max(1, 2_000_000 // (width + 1) ** 2) if by_level else blk.size
-        for lo in range(0, blk.size, chunk):
-            sub, dst = blk[lo : lo + chunk], part[lo : lo + chunk]
+        for at in range(0, blk.size, chunk):
+            sub, dst = blk[at : at + chunk], part[at : at + chunk]
             args = (keep, rk.block_start[sub], m[sub], a[sub], m_in[sub])
             value = _tied_err_by_level(label, *args) if by_level else None
             if value is None:
@@ -420,7 +421,7 @@ def _tied_err(keep, starts, sizes, pos, m_in) -> np.ndarray:
     return out
 
 
-def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray:
+def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray | None:
     """:func:`_tied_err` adding all rows of one label at a time (few labels, small cut-off).
 
     Adding ``c`` rows of equal ``x`` to ``n`` rows gives
@@ -685,18 +686,18 @@ _COMMON_DOC = """
 
 
 def ndcg(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     gain: str = "exponential",
     ties: str = "average",
     no_relevant: str = "one",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     r"""Normalised discounted cumulative gain.
 
     .. math:: \mathrm{NDCG@k} = \frac{\mathrm{DCG@k}}{\mathrm{IDCG@k}}, \quad
@@ -738,18 +739,18 @@ def ndcg(
 
 
 def dcg(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     gain: str = "exponential",
     ties: str = "average",
     no_relevant: str = "zero",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     r"""Discounted cumulative gain ``Σ_{i<=k} G(rel_i) / log2(i + 1)``.
 
     Parameters
@@ -778,19 +779,19 @@ def dcg(
 
 
 def average_precision(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     capped: bool = False,
     ties: str = "average",
     no_relevant: str = "one",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     r"""Average precision per query; its mean is MAP.
 
     .. math:: \mathrm{AP@k} = \frac{1}{D} \sum_{i \le k,\ \mathrm{rel}_i} \mathrm{P@}i,
@@ -829,18 +830,18 @@ def average_precision(
 
 
 def reciprocal_rank(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "one",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     """Reciprocal rank of the first relevant row (0 if it is below ``k``); its mean is MRR.
 
     Parameters
@@ -871,18 +872,18 @@ def reciprocal_rank(
 
 
 def err(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     max_grade: float | None = None,
     ties: str = "average",
     no_relevant: str = "zero",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     r"""Expected reciprocal rank (Chapelle et al., 2009).
 
     .. math:: \mathrm{ERR@k} = \sum_{i \le k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
@@ -916,19 +917,19 @@ def err(
 
 
 def precision_at_k(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     capped: bool = False,
     ties: str = "average",
     no_relevant: str = "zero",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     """Fraction of relevant rows among the top ``k``.
 
     The denominator is ``k`` even for queries shorter than ``k`` (trec_eval, ranx), or
@@ -963,18 +964,18 @@ def precision_at_k(
 
 
 def recall_at_k(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "one",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     """Fraction of a query's relevant rows found in the top ``k``.
 
     Parameters
@@ -1001,17 +1002,17 @@ def recall_at_k(
 
 
 def r_precision(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "one",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     """R-precision: the fraction of relevant rows among the top ``R``, ``R`` the relevant rows.
 
     trec_eval's ``Rprec`` (equal to recall at ``R``). A row is relevant when its label is
@@ -1041,17 +1042,17 @@ def r_precision(
 
 
 def bpref(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "one",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     r"""Binary preference (Buckley & Voorhees, SIGIR 2004), trec_eval's ``bpref``.
 
     .. math:: \mathrm{bpref} = \frac{1}{R} \sum_{\text{relevant } r}
@@ -1086,18 +1087,18 @@ def bpref(
 
 
 def success_at_k(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array | str,
+    y_score: Array | str,
+    group: Array | str | None = None,
     *,
-    qid=None,
+    qid: Array | str | None = None,
     k: int | None = None,
     relevance_threshold: float = 0.0,
     ties: str = "average",
     no_relevant: str = "zero",
     reduction: str = "mean",
-    data=None,
-):
+    data: Any = None,
+) -> float | np.ndarray:
     """1 if a relevant row is in the top ``k``, else 0 (trec_eval ``success``, ranx ``hit_rate``).
 
     With ``ties="average"`` it is the probability of that over the orderings of tied scores.

@@ -37,14 +37,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._array import is_numpy, to_numpy
+from .._array import Array, is_numpy, to_numpy
 from .._groups import as_groups
 from .._validation import as_vector, as_weight, check_choice
 from ..links import Link, get_link
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "in_region",
@@ -101,7 +104,7 @@ def _check_region(region: Any, name: str = "region") -> tuple[float, float]:
     return lo, hi
 
 
-def in_region(values, region, *, closed: str = "both") -> np.ndarray:
+def in_region(values: Array, region: Sequence[float | None], *, closed: str = "both") -> np.ndarray:
     """Boolean mask of the ``values`` that lie in ``region``.
 
     Parameters
@@ -173,15 +176,15 @@ REGION_ERRORS: dict[str, Callable[..., float]] = {
 
 
 def region_error(
-    y_true,
-    y_pred,
+    y_true: Array,
+    y_pred: Array,
     *,
-    region,
+    region: Sequence[float | None],
     on: str = "label",
     metric: str = "mae",
     closed: str = "both",
     link: Link | str | None = None,
-    sample_weight=None,
+    sample_weight: Array | None = None,
 ) -> float:
     r"""An error metric restricted to the rows whose label or prediction lies in ``region``.
 
@@ -269,15 +272,15 @@ def _regions_from(regions, y: np.ndarray) -> list[tuple[str, tuple[float, float]
 
 
 def region_report(
-    y_true,
-    y_pred,
+    y_true: Array,
+    y_pred: Array,
     *,
-    regions=None,
+    regions: Any = None,
     on: str = "label",
     link: Link | str | None = None,
-    sample_weight=None,
+    sample_weight: Array | None = None,
     as_frame: bool = True,
-):
+) -> pl.DataFrame | dict[str, Any]:
     """Errors per region: one row per region with its size, MAE, RMSE, bias (and loss).
 
     Parameters
@@ -362,16 +365,16 @@ def _grouped_inputs(y_true, y_score, group, qid=None):
 
 
 def region_pairwise_accuracy(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array,
+    y_score: Array,
+    group: Array | None = None,
     *,
-    qid=None,
-    region,
-    against=None,
+    qid: Array | None = None,
+    region: Sequence[float | None],
+    against: Sequence[float | None] | None = None,
     closed: str = "both",
     average: str = "pairs",
-):
+) -> float | np.ndarray:
     r"""Fraction of correctly ordered document pairs with labels in a region.
 
     A pair ``(i, j)`` of rows of the same query with ``y_i > y_j`` is *correct* when
@@ -485,17 +488,17 @@ def _ranking_functions() -> dict[str, Callable]:
 
 
 def region_ranking(
-    y_true,
-    y_score,
-    group=None,
+    y_true: Array,
+    y_score: Array,
+    group: Array | None = None,
     *,
-    qid=None,
-    region,
+    qid: Array | None = None,
+    region: Sequence[float | None],
     metric: str = "ndcg",
     closed: str = "both",
     min_rows: int = 2,
-    **options,
-):
+    **options: Any,
+) -> float | np.ndarray:
     """A ranking metric computed on the rows of each query whose labels lie in ``region``.
 
     Each query is cut down to its rows with labels in the region; queries left with fewer
@@ -630,7 +633,7 @@ class PropernessReport:
 
         return html_table(self.summary(), title="PropernessReport")
 
-    def to_frame(self):
+    def to_frame(self) -> pl.DataFrame:
         """The report as a polars DataFrame (columns ``x0, x1, ...`` for the cell)."""
         try:
             import polars as pl
@@ -677,7 +680,9 @@ def cell_optimum(link: Link, y: np.ndarray, inv: np.ndarray, m: int, w: np.ndarr
     return mean_h, link.optimal_constants(y, inv, m, w)
 
 
-def properness_check(X_cells, y, y_pred, link, *, sample_weight=None) -> PropernessReport:
+def properness_check(
+    X_cells: Array, y: Array, y_pred: Array, link: Link | str, *, sample_weight: Array | None = None
+) -> PropernessReport:
     r"""Compare predictions with the proper optimum :math:`h^{-1}(\overline{h(y)})` per cell.
 
     Rows with equal feature values form a *cell*. A model trained with the matching loss of

@@ -9,7 +9,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["ComparisonReport"]
 
@@ -140,12 +143,12 @@ class ComparisonReport:
                 cells[(anchor, m)] = _Cell(r["mean"])
         return cells
 
-    def means(self):
+    def means(self) -> pl.DataFrame:
         """Each system's mean per metric: a polars frame, one row per system."""
         import polars as pl
 
         cells = self._cells()
-        data = {"system": self.systems}
+        data: dict[str, list[Any]] = {"system": self.systems}
         for m in self.metrics:
             data[m] = [cells.get((s, m), _Cell(None)).mean for s in self.systems]
         return pl.DataFrame(data)

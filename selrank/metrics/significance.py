@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from .._array import Array
+
 __all__ = [
     "paired_t_test",
     "paired_permutation_test",
@@ -55,7 +57,7 @@ def _t_two_sided(t: float, df: float) -> float:
     return _betainc(df / 2.0, 0.5, df / (df + t * t))
 
 
-def paired_t_test(a, b) -> tuple[float, float]:
+def paired_t_test(a: Array, b: Array) -> tuple[float, float]:
     """Paired two-sided t-test of ``mean(a - b) = 0``.
 
     Returns ``(t, p_value)``. Identical samples give ``(0.0, 1.0)``; a constant non-zero
@@ -79,7 +81,9 @@ def paired_t_test(a, b) -> tuple[float, float]:
     return t, _t_two_sided(t, d.size - 1.0)
 
 
-def paired_permutation_test(a, b, *, n_resamples: int = 10_000, seed=0) -> float:
+def paired_permutation_test(
+    a: Array, b: Array, *, n_resamples: int = 10_000, seed: int | np.random.Generator | None = 0
+) -> float:
     """Two-sided paired randomisation (sign-flip) test of ``mean(a - b) = 0``.
 
     Under the null each per-query difference is equally likely to have either sign. With
@@ -154,7 +158,7 @@ def _paired_differences(a, b, what: str, minimum: int) -> np.ndarray:
     return d
 
 
-def wilcoxon_signed_rank_test(a, b) -> tuple[float, float]:
+def wilcoxon_signed_rank_test(a: Array, b: Array) -> tuple[float, float]:
     """Paired two-sided Wilcoxon signed-rank test of a zero median of ``a - b``.
 
     Zero differences are dropped (Wilcoxon's convention, scipy's ``zero_method="wilcox"``),
@@ -210,7 +214,13 @@ def _bootstrap_means(d: np.ndarray, n_resamples: int, rng) -> np.ndarray:
 
 
 def paired_bootstrap_ci(
-    a, b, *, confidence: float = 0.95, n_resamples: int = 10_000, method: str = "percentile", seed=0
+    a: Array,
+    b: Array,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    method: str = "percentile",
+    seed: int | np.random.Generator | None = 0,
 ) -> tuple[float, float]:
     """Bootstrap confidence interval of the mean paired difference ``mean(a - b)``.
 
@@ -279,7 +289,7 @@ def paired_bootstrap_ci(
     return float(lo), float(hi)
 
 
-def holm(p_values) -> np.ndarray:
+def holm(p_values: Array) -> np.ndarray:
     """Holm's step-down adjustment of p-values (family-wise error rate).
 
     The i-th smallest p-value is multiplied by ``m - i + 1`` (``m`` tests), made

@@ -31,10 +31,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._array import Array
 from .._files import open_write
 from .._groups import Groups, as_groups
 from ._kernels import rank_groups, segment_sum
@@ -50,6 +51,9 @@ from .ranking import (
     _ideal_dcg,
     _require_polars,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "Qrels",
@@ -769,7 +773,14 @@ def _unique_docs(name: str, docnos: list[str], idx: np.ndarray) -> None:
             seen[d] = row
 
 
-def scores_to_run(y_score, group=None, *, qid=None, docno=None, tag: str = "selrank") -> Run:
+def scores_to_run(
+    y_score: Array,
+    group: Array | None = None,
+    *,
+    qid: Array | None = None,
+    docno: Array | None = None,
+    tag: str = "selrank",
+) -> Run:
     """Model scores as a :class:`Run`, ready for :func:`write_run` or :func:`evaluate_run`.
 
     Parameters
@@ -809,7 +820,13 @@ def scores_to_run(y_score, group=None, *, qid=None, docno=None, tag: str = "selr
     return Run._trusted(data, tag)
 
 
-def labels_to_qrels(y_true, group=None, *, qid=None, docno=None) -> Qrels:
+def labels_to_qrels(
+    y_true: Array,
+    group: Array | None = None,
+    *,
+    qid: Array | None = None,
+    docno: Array | None = None,
+) -> Qrels:
     """Integer relevance labels as :class:`Qrels` (every row is a judged document).
 
     Parameters
@@ -1017,7 +1034,7 @@ def evaluate_run(
     no_relevant: str = "zero",
     max_grade: int | None = None,
     per_query: bool = False,
-):
+) -> pl.DataFrame:
     """Evaluate a TREC run against qrels, as trec_eval does, into a tidy polars frame.
 
     Conventions (trec_eval's, checked against pytrec_eval to 1e-9 on thousands of random

@@ -31,11 +31,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from .._groups import DenseLists
 from .._validation import finite_float
 from ..links import CompositeSigmoid, Link, get_link
@@ -56,6 +57,9 @@ from .underspecification import (
     appendix_i,
     sensitivity_report,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "FIGURE2_LINKS",
@@ -120,7 +124,9 @@ def _grid(z) -> np.ndarray:
 # ======================================================================================
 
 
-def plot_sensitivity(obj, *, title: str | None = None, **report_kwargs):
+def plot_sensitivity(
+    obj: SensitivityReport | Link | Scaling | str, *, title: str | None = None, **report_kwargs: Any
+) -> Figure:
     r"""Figure of a :class:`~selrank.paper.underspecification.SensitivityReport`.
 
     Parameters
@@ -159,8 +165,11 @@ def _links_from(spec: Mapping[str, Any]) -> dict[str, Link]:
 
 
 def plot_sensitivity_types(
-    links: Mapping[str, Any] | None = None, *, z=None, observed: Sequence[float] = _OBSERVED
-):
+    links: Mapping[str, Any] | None = None,
+    *,
+    z: Array | None = None,
+    observed: Sequence[float] = _OBSERVED,
+) -> Figure:
     r"""Figure 2: links, slopes and matching losses of four sensitivity types.
 
     Parameters
@@ -216,10 +225,10 @@ def plot_composite_sigmoid(
     scalings: Mapping[str, Any] | None = None,
     *,
     gamma: float = 1.0,
-    z=None,
+    z: Array | None = None,
     observed: Sequence[float] = _OBSERVED,
     cross_entropy: bool = True,
-):
+) -> Figure:
     r"""Figure 3: scaling, composite sigmoid, link and sensitivity, and losses (CE dashed).
 
     Parameters
@@ -258,7 +267,9 @@ def plot_composite_sigmoid(
             ax.set_xlabel("z")
         loss_panel(ax_l, za, rep.observed, rep.loss, legend=False)
         if cross_entropy:
-            ce = [_ce_composite(rep.link, za, s) for s in rep.observed]
+            # the report of a Scaling is that of its CompositeSigmoid (sensitivity_report)
+            composite = cast(CompositeSigmoid, rep.link)
+            ce = [_ce_composite(composite, za, s) for s in rep.observed]
             loss_panel(
                 ax_l, za, rep.observed, ce, linestyle="--", label_prefix="CE s=", legend=j == 0
             )
@@ -306,10 +317,10 @@ def plot_multiclass_projections(
     columns: Mapping[str, Any] | None = None,
     *,
     gamma: float = 1.0,
-    z=None,
+    z: Array | None = None,
     observed: Sequence[float] = _OBSERVED,
     delta: float = 0.5,
-):
+) -> Figure:
     r"""Figure 4: multi-class links, scalar losses and multi-class loss projections.
 
     The observed score vector is ``s = observed`` (one class per observed score, K = 3 by
@@ -384,7 +395,9 @@ def plot_multiclass_projections(
 # ======================================================================================
 
 
-def plot_two_feature(results: Mapping[str, TwoFeatureResult] | None = None, *, z=None):
+def plot_two_feature(
+    results: Mapping[str, TwoFeatureResult] | None = None, *, z: Array | None = None
+) -> Figure:
     r"""Appendix F (Figure F.1): data, links, and predicted vs observed labels per link.
 
     Parameters
@@ -424,7 +437,7 @@ def plot_two_feature(results: Mapping[str, TwoFeatureResult] | None = None, *, z
     return fig
 
 
-def plot_stochastic(result: AppendixIResult | None = None):
+def plot_stochastic(result: AppendixIResult | None = None) -> Figure:
     r"""Appendix I (Figure I.1): optimal predictions of stochastic scores under exponential links.
 
     Parameters
@@ -467,7 +480,7 @@ def plot_stochastic(result: AppendixIResult | None = None):
     return fig
 
 
-def plot_theorem1(results: Mapping[str, Theorem1Result] | Sequence[Theorem1Result]):
+def plot_theorem1(results: Mapping[str, Theorem1Result] | Sequence[Theorem1Result]) -> Figure:
     r"""BUST per case: closed form [10], exact optimum [12] (τ → 0) and the fitted offset.
 
     Parameters

@@ -35,11 +35,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from .._array import Array
 from .._display import new_figure
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..dwell import DwellMixture
+
+#: What ``ax=`` takes, and what a plot returns when given it: one matplotlib ``Axes``, or a
+#: sequence (or array) of them, one per panel.
+AxesLike: TypeAlias = "Axes | Sequence[Axes] | np.ndarray"
 
 __all__ = [
     "plot_comparison",
@@ -168,13 +179,13 @@ def plot_comparison(
     scores: Mapping[str, Any],
     reference: str | None = None,
     *,
-    metrics=None,
+    metrics: str | Sequence[str] | None = None,
     metric: str | None = None,
     n_resamples: int = 2000,
     level: float = 0.95,
-    seed=0,
-    ax=None,
-):
+    seed: int | np.random.Generator | None = 0,
+    ax: AxesLike | None = None,
+) -> Figure | AxesLike:
     r"""Paired comparison of systems against a reference, per query, with bootstrap CIs.
 
     For each metric and each system other than the reference, the per-query differences
@@ -285,15 +296,15 @@ def plot_comparison(
 
 
 def plot_metric_at_k(
-    y_true,
+    y_true: Array,
     systems: Mapping[str, Any],
-    group=None,
+    group: Array | None = None,
     *,
     metric: str = "ndcg",
     ks: Sequence[int] = tuple(range(1, 21)),
-    ax=None,
-    **evaluate_kwargs,
-):
+    ax: AxesLike | None = None,
+    **evaluate_kwargs: Any,
+) -> Figure | AxesLike:
     """A ranking metric against its cut-off ``k``, one line per system.
 
     Parameters
@@ -389,20 +400,20 @@ def _history(history) -> tuple[dict[str, dict[str, list[float]]], int | None]:
 
 
 def plot_training_curves(
-    history,
+    history: Any,
     *,
     metrics: str | Sequence[str] | None = None,
     names: Mapping[str, str] | None = None,
     best_iteration: int | None = None,
-    ax=None,
-):
+    ax: AxesLike | None = None,
+) -> Figure | AxesLike:
     """Metric history per boosting round (or epoch) on each eval set.
 
     Parameters
     ----------
     history : estimator or mapping
         A fitted :class:`~selrank.SelectiveRanker` / ``SelectiveRegressor`` /
-        :class:`~selrank.torch.NeuralRanker` (its ``evals_result_`` and ``best_iteration_``),
+        :class:`~selrank.estimators.NeuralRanker` (its ``evals_result_`` and ``best_iteration_``),
         LightGBM's or XGBoost's ``evals_result`` (``{eval set: {metric: [values]}}``), or
         one set's ``{metric: [values]}``.
     metrics : str or sequence of str, optional
@@ -466,15 +477,15 @@ def plot_training_curves(
 
 
 def plot_calibration(
-    y_true,
-    y_pred,
+    y_true: Array,
+    y_pred: Array,
     *,
     n_bins: int = 10,
     strategy: str = "quantile",
     space: str = "log",
-    band=None,
-    ax=None,
-):
+    band: Sequence[float] | None = None,
+    ax: AxesLike | None = None,
+) -> Figure | AxesLike:
     """Mean observation against mean prediction in bins of the prediction, per model.
 
     Parameters
@@ -553,7 +564,14 @@ def _component_names(mixture) -> list[str]:
     return [f"component {i}" + (" (engaged)" if i == e else "") for i in range(k)]
 
 
-def plot_dwell_band(y_log, band=None, *, mixture=None, bins: int = 80, ax=None):
+def plot_dwell_band(
+    y_log: Array,
+    band: Sequence[float] | None = None,
+    *,
+    mixture: DwellMixture | None = None,
+    bins: int = 80,
+    ax: AxesLike | None = None,
+) -> Figure | AxesLike:
     """The dwell histogram with the fitted mixture and the engaged band.
 
     Parameters
@@ -637,14 +655,14 @@ def plot_dwell_band(y_log, band=None, *, mixture=None, bins: int = 80, ax=None):
 
 
 def plot_link_sensitivity(
-    links,
+    links: Mapping[str, Any] | Sequence[Any],
     *,
-    z=None,
+    z: Array | None = None,
     region: tuple[float, float] | None = None,
     observed: float | None = None,
     normalize: bool = True,
-    ax=None,
-):
+    ax: AxesLike | None = None,
+) -> Figure | AxesLike:
     r"""Where candidate links make the loss sensitive: :math:`h'` and the matching loss.
 
     Parameters

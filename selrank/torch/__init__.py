@@ -1,4 +1,4 @@
-"""PyTorch heads for selective matching losses, ranking baselines and a neural ranker.
+"""PyTorch heads for selective matching losses and ranking baselines.
 
 Heads are ``torch.nn.Module`` losses over dense ``[batch, list]`` scores (or ``[n, K]``
 classes) with padding given by a boolean ``mask``, a ``lengths`` tensor or a sentinel
@@ -10,9 +10,11 @@ label, ``reduction="mean" | "sum" | "none"`` and per-item or per-list weights:
 * :class:`CoreLoss`: any loss of :data:`selrank.losses.LOSSES` (the core's baselines too);
   :class:`CombinedLoss`: weighted sums of heads (the core's ``Combined``);
 * torch-only baselines (:mod:`selrank.torch.baselines`): softmax cross entropy, ListNet,
-  ListMLE, RankNet, LambdaLoss, ApproxNDCG;
-* :class:`NeuralRanker` (from :mod:`selrank.estimators.neural`): a scikit-learn style MLP
-  ranker trained with any head.
+  ListMLE, RankNet, LambdaLoss, ApproxNDCG.
+
+The scikit-learn style MLP ranker trained with any of these heads is
+:class:`selrank.estimators.NeuralRanker` (``selrank.torch.NeuralRanker``, its 0.2 alias, was
+removed in 0.3).
 
 Examples
 --------
@@ -77,20 +79,18 @@ __all__ = [
     "get_head",
     "head_for",
     "head_registry",
-    "NeuralRanker",
-    "MLPScorer",
 ]
 
-# NeuralRanker is an estimator (selrank.estimators.neural) built on these heads; imported on
-# first use so that importing the heads does not import the estimators.
-_LAZY = {"NeuralRanker", "MLPScorer"}
+
+# The 0.2 aliases selrank.torch.NeuralRanker / MLPScorer were removed in 0.3 (CHANGELOG): say
+# where they went instead of a bare AttributeError.
+_MOVED = {"NeuralRanker": "selrank.estimators", "MLPScorer": "selrank.estimators"}
 
 
 def __getattr__(name: str):
-    if name not in _LAZY:
-        raise AttributeError(f"module 'selrank.torch' has no attribute {name!r}")
-    from ..estimators import neural
-
-    value = getattr(neural, name)
-    globals()[name] = value
-    return value
+    if name in _MOVED:
+        raise AttributeError(
+            f"selrank.torch.{name} was removed in 0.3 (deprecated since 0.2): "
+            f"use `from {_MOVED[name]} import {name}`"
+        )
+    raise AttributeError(f"module 'selrank.torch' has no attribute {name!r}")

@@ -50,9 +50,7 @@ def test_torch_backed_selective_ranker_saves_its_network(data, tmp_path):
     np.testing.assert_allclose(NeuralRanker.load(tmp_path / "m.pt").predict(X), est.predict(X))
 
 
-def test_old_import_paths_still_work():
+def test_top_level_import_path():
     from selrank import NeuralRanker as top
-    from selrank.torch import NeuralRanker as from_torch
-    from selrank.torch.ranker import NeuralRanker as from_module
 
-    assert top is from_torch is from_module is NeuralRanker
+    assert top is NeuralRanker

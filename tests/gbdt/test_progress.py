@@ -21,6 +21,7 @@ def test_progress_callbacks_count_rounds(rng):
         {"verbose": -1}, lgb.Dataset(X, y), 7, callbacks=[cb]
     )
     assert cb.bar.n == 7
+    assert cb.order == 40  # lightgbm.train fills a missing `order` in; ours must survive it
     xcb = xgboost_progress(4)
     xgboost_objective("pointwise", link="identity").train(
         {"nthread": 1}, xgb.DMatrix(X, y), 4, callbacks=[xcb]

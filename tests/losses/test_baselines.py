@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 from selrank.losses import LOSSES, get_loss  # noqa: E402
-from selrank.losses.baselines._base import loo_logsumexp  # noqa: E402
+from selrank.losses.classification._base import loo_logsumexp  # noqa: E402
 
 BASELINES = sorted(
     name for name, cls in LOSSES.items() if getattr(cls, "is_matching", True) is False

@@ -19,7 +19,7 @@ def synthetic(n_queries: int = 25, seed: int = 3):
 
 
 def fit_params(batch_queries: int, loss: str = "listwise"):
-    from selrank.torch import NeuralRanker
+    from selrank.estimators import NeuralRanker
 
     X, y, sizes = synthetic()
     Xv, yv, sv = synthetic(8, seed=4)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
+from selrank.estimators.neural import NeuralRanker, NotFittedError
 from selrank.losses import Listwise, get_loss
 from selrank.metrics import ndcg
-from selrank.torch import HEADS, ListwiseLoss, NeuralRanker
-from selrank.torch.ranker import NotFittedError
+from selrank.torch import HEADS, ListwiseLoss
 
 from ._ddp import fit_params, synthetic
 

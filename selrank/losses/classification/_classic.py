@@ -1,7 +1,7 @@
 r"""The classic multi-class baselines (``003``) and the re-weighted square loss (App. E.1 of ``000``).
 
 Multiclass SVM hinge, softmax cross entropy with the max-subtraction trick, mean squared
-error, and the re-weighted square loss; see :mod:`selrank.losses.baselines`.
+error, and the re-weighted square loss; see :mod:`selrank.losses.classification`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import ClassVar
 import numpy as np
 
 from ... import _array as A
+from ..._array import Array
 from ..._validation import finite_float, positive_float
 from .._base import BoundLoss, Loss, as_target_array, as_weight, shape_error
 from ._base import LabelLoss, label_class_means, log_frequencies, relu, step
@@ -58,8 +59,13 @@ class SoftmaxCrossEntropy(LabelLoss):
         return p - t, p * (1.0 - p)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r""":math:`\log\pi` of the weighted class frequencies, zero mean (the loss is shift invariant).
 
         Absent classes, whose optimum is :math:`-\infty`, are floored at :math:`\pi = e^{-30}`.
@@ -112,8 +118,13 @@ class MulticlassHinge(LabelLoss):
         return g, xp.zeros_like(g)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Zeros (``[K]``), a documented choice.
 
         The expected hinge of a constant is a piecewise-linear program in ``c``; its minimiser
@@ -158,8 +169,13 @@ class MeanSquaredError(LabelLoss):
         return 2.0 * (z - t) / K, xp.full_like(z, 2.0 / K)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """The weighted mean target row, ``[K]``."""
         return label_class_means(y_true, sample_weight, n_classes, "MeanSquaredError", self.labels)
 
@@ -222,7 +238,7 @@ class ReweightedSquare(Loss):
     name = "reweighted_square"
     structure = "pointwise"
     target = "score"
-    is_matching: ClassVar[bool] = False
+    is_matching = False
     couples_samples: ClassVar[bool] = False
     examples = [
         {},
@@ -273,12 +289,16 @@ class ReweightedSquare(Loss):
             )
         return y
 
-    def _bind(self, y_true, *, group=None, sample_weight=None):
+    def _bind(
+        self, y_true: Array, *, group: Array | None = None, sample_weight: Array | None = None
+    ) -> BoundLoss:
         y = self._scores(y_true)
         b = self._bias(np.asarray(A.to_numpy(y), dtype=np.float64))
         return _BoundReweighted(self, y, as_weight(sample_weight, int(y.shape[0])), b)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, group: Array | None = None
+    ) -> float:
         r"""The constant minimising the weighted loss.
 
         "observed": the mean of :math:`s` weighted by :math:`\kappa(s - b)` (and the sample

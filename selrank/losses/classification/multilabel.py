@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _array as A
+from ..._array import Array
 from .._base import as_target_array, as_weight
 from ._base import (
     LabelLoss,
@@ -80,8 +81,13 @@ class MultiLabelSoftmaxCrossEntropy(LabelLoss):
         return wn - wp, wn * (1.0 - wn) + wp * (1.0 - wp)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Zeros (``[K]``), the loss's decision threshold: the classes of a sample share a log, so the risk of a constant has no closed-form minimiser."""
         return self._zeros_constant(y_true, sample_weight, n_classes)
 
@@ -201,8 +207,13 @@ class NWaySoftmaxCrossEntropy(LabelLoss):
         return g, h
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r"""Constant scores, ``[M]`` (one way) or ``[W, M]``.
 
         One way, ``centered=False``: the loss is softmax cross entropy and the optimum is

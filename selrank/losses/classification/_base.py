@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import _array as A
-from ..._groups import as_groups
+from ..._groups import Groups, as_groups
 from .._base import (
     BoundLoss,
     Loss,
@@ -246,7 +246,7 @@ class LabelLoss(Loss):
     target = "link"
     labels: ClassVar[str] = "distribution"
     min_classes: ClassVar[int] = 2
-    is_matching: ClassVar[bool] = False
+    is_matching = False
     couples_samples: ClassVar[bool] = False
     #: number of axes of ``y_pred`` the loss accepts
     pred_ndims: ClassVar[tuple[int, ...]] = (2,)
@@ -384,6 +384,7 @@ class BatchLabelLoss(LabelLoss):
 class _BoundBatch(_BoundLabel):
     # The unit is a batch: its weight reaches every row of the batch here, in grouped order.
     weigh_elements = False
+    groups: Groups  # always given (BatchLoss.bind)
 
     def _prepare(self, t: np.ndarray) -> np.ndarray:
         self._row_weight = (

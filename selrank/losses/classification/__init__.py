@@ -1,14 +1,19 @@
-r"""Baseline losses of docs/math.md §6, in the interface of the selective matching losses.
+r"""Classification losses (class-label targets): the baselines of docs/math.md §6, in the
+interface of the selective matching losses.
 
-* :mod:`~selrank.losses.baselines._classic` — the classic multi-class losses (``003``:
+This package was ``selrank.losses.baselines`` before 0.3 (a name it shared with the torch
+ranking baselines of :mod:`selrank.torch.baselines`); the old path still imports, with a
+``DeprecationWarning``, until 0.4.
+
+* :mod:`~selrank.losses.classification._classic` — the classic multi-class losses (``003``:
   multiclass SVM hinge, softmax cross entropy with the max-subtraction trick, mean squared
   error) and the re-weighted square loss of App. E.1 of ``000``;
-* :mod:`~selrank.losses.baselines.pols` — the single-logit classification losses of Keren,
+* :mod:`~selrank.losses.classification.pols` — the single-logit classification losses of Keren,
   Sabato & Schuller (``001``): max-margin, Cauchy–Schwarz, Tanimoto, self-normalization,
   NCE, binary cross entropy, batch cross entropy and batch max-margin;
-* :mod:`~selrank.losses.baselines.multilabel` — multi-label softmax cross entropy and its
+* :mod:`~selrank.losses.classification.multilabel` — multi-label softmax cross entropy and its
   n-way m-class generalisations (``002``);
-* :mod:`~selrank.losses.baselines._base` — the shared label/batch machinery.
+* :mod:`~selrank.losses.classification._base` — the shared label/batch machinery.
 
 The baselines are *not* matching losses (``is_matching = False``): targets are labels, the
 loss has no zero-gradient point at ``y_pred = y_true``, some are negative (Tanimoto) or

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _array as A
+from ..._array import Array
 from ..._groups import as_groups
 from ..._validation import positive_float
 from .._base import group_weights
@@ -113,8 +114,13 @@ class MaxMargin(LabelLoss):
         return g, xp.zeros_like(g)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r"""Best constant logits: :math:`\gamma\,e_{\text{mode}}` if the modal class has weight > 1/2, else 0.
 
         With class frequencies :math:`\pi`, :math:`c = \gamma e_m` costs
@@ -167,8 +173,13 @@ class SoftmaxCauchySchwarz(LabelLoss):
         return r - t, 2.0 * r * (1.0 - r)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r""":math:`c = \tfrac12\log\pi` (zero mean): :math:`\mathrm{softmax}(2c) = \pi`; absent classes floored at :math:`e^{-30}`."""
         pi = label_class_means(
             y_true, sample_weight, n_classes, "SoftmaxCauchySchwarz", self.labels
@@ -220,8 +231,13 @@ class SigmoidCauchySchwarz(LabelLoss):
         return (r - t) * sb, 2.0 * r * (1.0 - r) * sb * sb + (t - r) * s * sb
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Zeros (``[K]``): the risk of a constant is not convex and has no closed-form minimiser; 0 is the neutral start."""
         return self._zeros_constant(y_true, sample_weight, n_classes)
 
@@ -419,8 +435,13 @@ class SelfNormalization(LabelLoss):
         return p * f - t, p * (1.0 - p) * f + 2.0 * self.alpha * p * p
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r""":math:`c = \log\pi` exactly (normaliser 1): the stationarity :math:`p(1 + 2\alpha\ell_Z) = \pi` forces :math:`\ell_Z = 0`.
 
         Absent classes are floored at :math:`e^{-30}` and the floor renormalised away.
@@ -471,7 +492,7 @@ class NCE(LabelLoss):
     min_classes = 1
     examples = [{}, {"n_noise": 5}, {"n_noise": 2, "noise": [0.1, 0.2, 0.3, 0.4]}]
 
-    def __init__(self, *, n_noise: int = 1, noise=None):
+    def __init__(self, *, n_noise: int = 1, noise: Array | None = None):
         self.n_noise = check_positive_int(n_noise, "n_noise", "NCE")
         if noise is None:
             self.noise = None
@@ -510,8 +531,13 @@ class NCE(LabelLoss):
         return -t * gb + tq * g_, (t + tq) * g_ * gb
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r""":math:`c = \log\pi`, per class in closed form: :math:`g_k = \pi_k/(\pi_k + \tau q_k)` gives :math:`c_k = \log\pi_k` whatever :math:`\tau, q`.
 
         The NCE optimum is self-normalised; absent classes are floored at :math:`e^{-30}`.
@@ -557,8 +583,13 @@ class BinaryCrossEntropy(LabelLoss):
         return A.sigmoid(z, xp) - t, A.sigmoid(z, xp) * A.sigmoid(-z, xp)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r"""Per class :math:`\mathrm{logit}(\pi_k)`, with :math:`\pi_k` floored/capped at :math:`e^{-30}` from 0 and 1."""
         pi = label_class_means(y_true, sample_weight, n_classes, "BinaryCrossEntropy", self.labels)
         return log_frequencies(pi) - log_frequencies(1.0 - pi)
@@ -584,7 +615,7 @@ class BatchCrossEntropy(BatchLabelLoss):
 
     Gradient :math:`Q_B(i, k) - P_B(i, k)`, Hessian diagonal :math:`Q_B(i,k)(1 - Q_B(i,k))`
     (w.r.t. every logit of the batch; the normaliser couples the rows). Batches, weights and
-    ``reduction="none"`` as in :class:`~selrank.losses.baselines._base.BatchLabelLoss`.
+    ``reduction="none"`` as in :class:`~selrank.losses.classification._base.BatchLabelLoss`.
 
     Examples
     --------
@@ -629,8 +660,13 @@ class BatchCrossEntropy(BatchLabelLoss):
         return q - p, q * (1.0 - q)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         r""":math:`c = \log\pi` (zero mean), :math:`\pi` the class frequencies averaged over batches.
 
         A constant row repeated over a batch costs :math:`\mathrm{logsumexp}(c) - \pi_B\cdot c`
@@ -664,7 +700,7 @@ class BatchMaxMargin(BatchLabelLoss):
     logit when the batch hinge is active (split evenly over ties), plus :math:`1/m` times the
     per-sample max-margin gradients. Hessian 0 almost everywhere (returned as 0). Batches,
     weights and ``reduction="none"`` as in
-    :class:`~selrank.losses.baselines._base.BatchLabelLoss`.
+    :class:`~selrank.losses.classification._base.BatchLabelLoss`.
 
     Parameters
     ----------
@@ -711,7 +747,12 @@ class BatchMaxMargin(BatchLabelLoss):
         return g, xp.zeros_like(g)
 
     def optimal_constant(
-        self, y_true, sample_weight=None, *, group=None, n_classes: int | None = None
-    ):
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | None = None,
+        n_classes: int | None = None,
+    ) -> np.ndarray:
         """Zeros (``[K]``): a constant row cannot separate a batch holding two classes (the batch term is then at least γ/m), and the best constant depends on ``m``; 0 is the neutral start."""
         return self._zeros_constant(y_true, sample_weight, n_classes)

@@ -1,0 +1,159 @@
+"""One training set bound for boosting: weights per row, blocks, and the check of the start.
+
+:meth:`GBDTObjective.bind <selrank.gbdt.GBDTObjective.bind>` validates the labels, groups
+and weights of a training set once and keeps what every boosting round reuses in a
+:class:`_Binding`; the pieces that do not depend on the objective's options live here:
+
+* :func:`row_weights` — the weights the core loss takes and each row's effective weight
+  (a query's rows share their query's weight) for the Hessian policy;
+* :func:`bound_blocks` — the rows cut into blocks of about ``block_rows`` rows that never
+  cut a query, each a separately bound core loss (host evaluation in a thread pool);
+* :func:`check_degenerate_start` — refuses targets that saturate the loss at its optimal
+  constant (the trees would learn nothing).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import _array as A
+from .._groups import Groups
+from .._validation import as_weight
+from ..losses import Loss
+from ..losses.inputs import group_weights
+
+if TYPE_CHECKING:
+    from ._objective import GBDTObjective
+
+__all__ = ["row_weights", "bound_blocks", "check_degenerate_start"]
+
+
+class _Binding:
+    """Everything fixed for one training set: bound core losses, weights, intercept, scale."""
+
+    def __init__(
+        self,
+        n_rows: int,
+        n_classes: int | None,
+        groups: Groups | None,
+        row_weight,
+        intercept,
+        blocks: list[tuple[int, int, Any]],
+        full,
+        ref: float,
+    ):
+        self.n_rows = n_rows
+        self.n_classes = n_classes
+        self.groups = groups
+        self.row_weight = row_weight  # per row effective weight (None: all 1)
+        self.intercept = intercept
+        self.blocks = blocks  # [(start, stop, BoundLoss)] for host evaluation
+        self.full = full  # one BoundLoss over all rows (device evaluation), built lazily
+        self.ref = ref
+        self.floor: float = 0.0
+        self.calls = 0
+        self.source: Any = None  # what the binding was built from (identity check)
+        self._cache: dict[tuple[str, ...], Any] = {}  # row weights by namespace, device, dtype
+
+    def row_weight_like(self, like):
+        """The per-row weights as an array like ``like`` (cached per namespace, device, dtype)."""
+        if self.row_weight is None:
+            return None
+        key = (
+            "row_weight",
+            type(like).__module__,
+            str(getattr(like, "device", "")),
+            str(like.dtype),
+        )
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = A.as_float_array(self.row_weight, like=like, name="row_weight")
+            self._cache[key] = hit
+        return hit
+
+
+def row_weights(sample_weight, n: int, groups: Groups | None):
+    """Weights for the core loss and the effective weight of each row (for the policy)."""
+    if sample_weight is None:
+        return None, None
+    w = np.asarray(A.to_numpy(sample_weight), dtype=np.float64).reshape(-1)
+    if w.size == 0:
+        return None, None
+    if groups is not None:
+        # the core loss takes the weights as given (per row, or per query as XGBoost stores
+        # ranking weights); the policy uses each row's query weight (the mean of its rows)
+        wg = group_weights(groups, w)
+        return w, groups.broadcast(wg)
+    w = as_weight(w, n)
+    return w, w
+
+
+def bound_blocks(
+    loss: Loss, y, groups: Groups | None, w_unit, full, block_rows: int
+) -> list[tuple[int, int, Any]]:
+    """Row blocks aligned with query boundaries, each bound separately (host evaluation)."""
+    n = int(y.shape[0])
+    if n <= block_rows * 1.5 or not loss.separable:
+        return [(0, n, full)]
+    if groups is None:
+        cuts = np.arange(0, n, block_rows, dtype=np.int64)
+    else:
+        offsets = groups.offsets
+        cuts = offsets[np.searchsorted(offsets, np.arange(0, n, block_rows), side="left")]
+    cuts = np.unique(np.append(cuts, n))
+    if cuts[0] != 0:
+        cuts = np.concatenate([[0], cuts])
+    out = []
+    for s, e in zip(cuts[:-1].tolist(), cuts[1:].tolist()):  # loop over blocks, not queries
+        if groups is None:
+            w = None if w_unit is None else w_unit[s:e]
+            out.append((s, e, loss.bind(y[s:e], sample_weight=w)))
+        else:
+            g0, g1 = np.searchsorted(groups.offsets, [s, e])
+            sizes = groups.sizes[g0:g1]
+            if w_unit is None:
+                w = None
+            else:  # per-row weights follow the rows, per-query weights the queries
+                w = w_unit[s:e] if w_unit.size == n else w_unit[g0:g1]
+            out.append((s, e, loss.bind(y[s:e], group=Groups(sizes), sample_weight=w)))
+    return out
+
+
+def check_degenerate_start(obj: GBDTObjective, b: _Binding, label, n_classes) -> None:
+    """Refuse targets that saturate the loss at its optimal constant (nothing to learn from).
+
+    A composite softmax with the exponential scaling and target scores in the tens
+    (labels x50, say) has a Hessian ~1e19 times its gradient at the start: every Newton
+    step is ~1e-10 and the model stays constant. The mean Newton step ``sum|g| / sum h``
+    is compared with the spread of the targets.
+    """
+    if not A.is_numpy(np.asarray(label)) or b.full is None:
+        return
+    t = np.asarray(A.to_numpy(obj.targets(label, n_classes)), dtype=np.float64)
+    shape = (b.n_rows,) if b.n_classes is None else (b.n_rows, b.n_classes)
+    start = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), shape).copy()
+    g, h = b.full.grad_hess(start)
+    sg = float(np.abs(np.asarray(A.to_numpy(g))).sum())
+    sh = float(np.asarray(A.to_numpy(h)).sum())
+    spread = float(np.std(t))
+    if not (sg > 0 and sh > 0 and spread > 0 and math.isfinite(sg) and math.isfinite(sh)):
+        return
+    step = sg / sh
+    if step >= 1e-6 * spread:
+        return
+    top = float(np.max(np.abs(t)))
+    if obj.loss.target == "score":
+        fix = (
+            f"scale the targets down: label_scale={obj.label_scale * 2.0 / top:.3g} (targets up to 2) instead "
+            f"of {obj.label_scale:g}, or divide the labels"
+        )
+    else:
+        fix = "rescale the labels"
+    raise ValueError(
+        f"{obj.loss!r} is saturated at its optimal constant: target scores reach {top:.3g} and the mean Newton "
+        f"step is {step:.2g} for targets spread over {spread:.3g}, so the trees would learn nothing (a constant "
+        f"model). {fix[0].upper() + fix[1:]}"
+    )
