@@ -118,10 +118,8 @@ LONG_CASES: dict[str, tuple[str, str | None]] = {
 }
 
 WARM_UP = """
-from selrank.losses._kernels import warm_up
-from selrank.torch._pointwise_kernel import warm_up as warm_up_torch
-warm_up()
-warm_up_torch()
+from selrank.fast import warm_up
+warm_up()  # the pairwise kernels and, with torch, the pointwise head's
 """
 # the same first fits where the numba cache was filled beforehand (an image build step)
 PREBUILT = {

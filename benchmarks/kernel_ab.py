@@ -13,6 +13,13 @@ loop), mean pairs (the sampled loop), and all pairs with loss values (the torch 
 top-k with the default odd link (the fast loop, not changed: a control). One thread.
 
 Run: ``python benchmarks/kernel_ab.py`` (a few minutes). Writes ``benchmarks/results/kernel_ab.json``.
+
+Retired with issue 19: the kernels now live in several modules of ``selrank/fast/``
+(``_links.py``, ``_pairwise.py``, ``_sampled.py``), which this one-file loader cannot load
+side by side. Compare versions with ``benchmarks/objective_speed.py`` run alternately under
+``PYTHONPATH=<old tree>`` and ``PYTHONPATH=<new tree>``. ``--before`` still works for
+revisions up to the move (both sides read from git: ``--after REV``), and ``--after fast``
+times an old one-file version (``--before REV``) against the kernels of ``selrank.fast``.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ def load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(f"selrank.losses.{name}", path)
     mod = importlib.util.module_from_spec(spec)
     mod.__package__ = "selrank.losses"
+    sys.modules[spec.name] = mod  # (selrank._numba builds a module's kernels through sys.modules)
     spec.loader.exec_module(mod)
     return mod
 
@@ -77,6 +85,12 @@ def cases(mod, y, pred_narrow, pred_wide, offsets):
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", default="HEAD", help="git revision of the old kernel file")
+    parser.add_argument(
+        "--after",
+        default=None,
+        help="git revision of the new kernel file (default: the tree), or 'fast': the kernels "
+        "of the installed selrank.fast package (the same entry points)",
+    )
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--docs", default="1000,4000")
     parser.add_argument("--repeats", type=int, default=7)
@@ -92,8 +106,29 @@ def main(argv=None) -> dict:
     (tmp / "_kernels_before.py").write_text(old_src)
     # both copies are loaded from a temporary folder: numba's cache files (cache=True) then go
     # there, not beside the package's own module, whose cache a foreign module name would spoil
-    (tmp / "_kernels_after.py").write_text((ROOT / KERNELS).read_text())
-    mods = {k: load(tmp / f"_kernels_{k}.py", f"_kernels_{k}") for k in ("before", "after")}
+    if args.after == "fast":  # the split kernels of selrank/fast against an old one-file version
+        import selrank.fast as fast_mod
+
+        (tmp / "_kernels_before.py").write_text(old_src)
+        mods = {"before": load(tmp / "_kernels_before.py", "_kernels_before"), "after": fast_mod}
+    elif args.after is None and not (ROOT / KERNELS).exists():
+        raise SystemExit(
+            f"{KERNELS} moved to selrank/fast/ (several modules): give --after REV of a revision "
+            "before the move, or use benchmarks/objective_speed.py (see the docstring)"
+        )
+    else:
+        after_src = (
+            (ROOT / KERNELS).read_text()
+            if args.after is None
+            else subprocess.run(
+                ["git", "show", f"{args.after}:{KERNELS}"],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+            ).stdout
+        )
+        (tmp / "_kernels_after.py").write_text(after_src)
+        mods = {k: load(tmp / f"_kernels_{k}.py", f"_kernels_{k}") for k in ("before", "after")}
     results = []
     for docs in (int(d) for d in args.docs.split(",")):
         data = make_mslr_like(args.rows, n_features=4, mean_docs_per_query=docs, seed=0)

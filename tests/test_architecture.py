@@ -207,10 +207,6 @@ BASE_MODULES = frozenset(
 #: target)`` prefixes -> the branch. The coordinator empties this after merging; an entry that
 #: excuses nothing fails :func:`test_no_private_imports_across_packages`, so it only shrinks.
 PRIVATE_IMPORT_ALLOWLIST: dict[tuple[str, str], str] = {
-    # `room`: the kernels move to the fast-path room (selrank.fast), found by one lookup
-    ("selrank.torch.heads", "selrank.losses._kernels"): "room",
-    # `split` (splits torch/heads.py): `from ..losses.inputs import check_class_indices`
-    ("selrank.torch.heads", "selrank.losses._base"): "split",
 }
 
 

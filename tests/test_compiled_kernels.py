@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from selrank.losses import _kernels as K
+from selrank.fast import _links as K
+from selrank.fast import _pairwise, _sampled
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_numba = pytest.mark.skipif(not K.available(), reason="numba is not installed")
@@ -33,13 +34,16 @@ g, h = loss.bind(y, group=[20, 25, 15]).grad_hess(z)
 assert loss.bind(y, group=[20, 25, 15])._kernel is not None, "kernel path not taken"
 g2, h2 = Pairwise("sinh", cap=3.0).grad_hess(z, y, group=[20, 25, 15])
 assert np.allclose(g, g2) and np.allclose(h, h2)
+top = Pairwise("sinh", cap=3.0, pair_method="topk", num_pair_per_sample=3)  # selrank.fast._sampled
+gt, ht = top.grad_hess(z, y, group=[20, 25, 15])
+assert np.isfinite(gt).all() and np.isfinite(ht).all()
 try:
     import torch
 except ImportError:
     torch = None
 if torch is not None:
     from selrank.links import Exp
-    from selrank.torch._pointwise_kernel import exp_bregman_grad
+    from selrank.fast._pointwise_torch import exp_bregman_grad
     zt = torch.linspace(-1, 1, 50, dtype=torch.float64)
     out = exp_bregman_grad(Exp(), zt, torch.zeros(50, dtype=torch.float64))
     assert out is not None and torch.isfinite(out[0]).all()
@@ -80,7 +84,7 @@ def test_import_does_not_import_numba():
         "if importlib.util.find_spec('torch'):\n"
         "    import selrank.torch\n"
         "print('numba' in sys.modules)\n"
-        "from selrank.losses import _kernels\n"
+        "from selrank.fast import _pairwise\n"
         "print('numba' in sys.modules)\n"
     )
     assert out.split() == ["False", "False"]
@@ -163,9 +167,9 @@ def test_kernels_refuse_offsets_out_of_bounds(offsets):
     grad, hess = np.zeros(10), np.zeros(10)
     scratch = [np.empty(12) for _ in range(4)]
     with pytest.raises(IndexError, match="out of bounds"):
-        K._kernel(pred, y, off, np.zeros(0), False, _params(), 0, grad, hess, *scratch)
+        _pairwise._kernel(pred, y, off, np.zeros(0), False, _params(), 0, grad, hess, *scratch)
     with pytest.raises(IndexError, match="out of bounds"):
-        K._sampled_kernel(
+        _sampled._sampled_kernel(
             pred, y, off, np.zeros(0), False, _params(), (0.0, 0.0), 0, 0, np.uint64(0),
             *[np.zeros(0, dtype=np.int64)] * 3, np.zeros(0), grad, hess, *scratch,
         )  # fmt: skip
@@ -178,20 +182,20 @@ def test_kernels_refuse_short_buffers():
     grad, hess = np.zeros(10), np.zeros(10)
     short = [np.empty(4) for _ in range(4)]  # a query of 10 rows needs 10
     with pytest.raises(IndexError, match="out of bounds"):
-        K._kernel(pred, y, off, np.zeros(0), False, _params(), 0, grad, hess, *short)
+        _pairwise._kernel(pred, y, off, np.zeros(0), False, _params(), 0, grad, hess, *short)
     with pytest.raises(IndexError, match="different lengths"):
-        K._kernel(pred[:9], y, off, np.zeros(0), False, _params(), 0, grad, hess, *short)
+        _pairwise._kernel(pred[:9], y, off, np.zeros(0), False, _params(), 0, grad, hess, *short)
     with pytest.raises(IndexError, match="query weight"):
-        K._kernel(pred, y, off, np.ones(3), False, _params(), 0, grad, hess, *short)
+        _pairwise._kernel(pred, y, off, np.ones(3), False, _params(), 0, grad, hess, *short)
     full = [np.empty(10) for _ in range(4)]
     runs = [np.zeros(10, dtype=np.int64), np.full(10, -3, dtype=np.int64), np.zeros(10, np.int64)]
     with pytest.raises(IndexError, match="target runs"):
-        K._sampled_kernel(
+        _sampled._sampled_kernel(
             pred, y, off, np.zeros(0), True, _params(), (0.0, 0.0), 2, 2, np.uint64(1),
             *runs, np.zeros(0), grad, hess, *full,
         )  # fmt: skip
     with pytest.raises(IndexError, match="loss value per query"):
-        K._sampled_kernel(
+        _sampled._sampled_kernel(
             pred, y, off, np.zeros(0), False, _params(), (0.0, 0.0), 0, 0, np.uint64(0),
             *[np.zeros(0, dtype=np.int64)] * 3, np.zeros(3), grad, hess, *full,
         )  # fmt: skip
@@ -199,7 +203,7 @@ def test_kernels_refuse_short_buffers():
 
 @needs_numba
 def test_pointwise_kernel_refuses_mismatched_lengths():
-    from selrank.torch import _pointwise_kernel as P
+    from selrank.fast import _pointwise_torch as P
 
     a = np.zeros(5)
     with pytest.raises(IndexError, match="different lengths"):
@@ -214,14 +218,14 @@ def test_pairwise_sorts_match_a_stable_argsort():
         for rep in range(6):
             x = rng.integers(0, max(2, n // 4), n).astype(float) if rep % 2 else rng.normal(size=n)
             ref = np.argsort(-x, kind="stable")
-            np.testing.assert_array_equal(K._rank_order(x), ref)
+            np.testing.assert_array_equal(_sampled._rank_order(x), ref)
             for kk in sorted({1, 2, max(1, n // 10), max(1, n - 1)}):
-                order = K._topk_order(x, kk)
+                order = _sampled._topk_order(x, kk)
                 np.testing.assert_array_equal(order[:kk], ref[:kk])
                 np.testing.assert_array_equal(np.sort(order), np.arange(n))
     x = rng.normal(size=200)
     x[[3, 50]] = np.nan
-    order = K._rank_order(x)
+    order = _sampled._rank_order(x)
     assert set(order[-2:]) == {3, 50}
     np.testing.assert_array_equal(order[:-2], np.argsort(-x, kind="stable")[:-2])
 

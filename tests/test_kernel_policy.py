@@ -19,7 +19,7 @@ import pytest
 import selrank
 from selrank import _numba as N
 from selrank.losses import Pairwise, WeightedPairwise
-from selrank.losses import _kernels as K
+from selrank import fast as K  # the losses call the kernels through selrank.fast
 
 needs_numba = pytest.mark.skipif(not K.available(), reason="numba is not installed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,7 +171,7 @@ def test_pairwise_switches_at_the_computed_call(monkeypatch, rng, loss, entry, k
 
 @needs_numba
 def test_weighted_pairwise_switches_at_the_computed_call(monkeypatch, rng):
-    from selrank.losses import _weighted_kernel as W
+    from selrank import fast as W
 
     y, _, sizes = _data(rng)
     zs = [rng.normal(size=y.size) for _ in range(5)]
@@ -257,7 +257,7 @@ def test_estimator_fit_is_the_same_model_under_every_policy(rng):
 def test_torch_exp_kernel_follows_the_policy(monkeypatch):
     torch = pytest.importorskip("torch")
     from selrank.links import Exp
-    from selrank.torch import _pointwise_kernel as P
+    from selrank.fast import _pointwise_torch as P
 
     z = torch.linspace(-1.0, 1.0, 50, dtype=torch.float64)
     y = torch.linspace(0.5, -0.5, 50, dtype=torch.float64)

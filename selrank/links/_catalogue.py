@@ -91,11 +91,9 @@ class _AffineLink(Capped, Link):
         # fast path: with both arguments inside the caps, one (f, f', F) evaluation per
         # argument gives H, h and h' — the operations of bregman() and h() in the same order,
         # so the same values (the exp link: 2 exponentials per item, instead of 7)
+        # (in-place torch and numba copies for the heads: selrank.fast, "bregman_grad")
         if "bregman" in self.hooks:  # an own closed form of the loss
             return Link.bregman_grad(self, z_hat, z)
-        if A.is_torch(z_hat) and A.is_torch(z) and z_hat.dtype == z.dtype:
-            if z_hat.is_floating_point():
-                return self._bregman_grad_torch(z_hat, z)
         xp, xh = self._x(z_hat)
         _, x = self._x(A.as_float_array(z, xp, like=xh))
         if not (self._inside_caps(xh) and self._inside_caps(x)):
@@ -113,73 +111,6 @@ class _AffineLink(Capped, Link):
                 near = (d * d / 6.0) * (self.alpha * df + 2.0 * self.dh(z + 0.5 * d))
                 direct = xp.where(small, near, direct)
         return xp.maximum(direct, xp.zeros_like(direct)), fh - f
-
-    def _bregman_grad_torch(self, z_hat, z):
-        """:meth:`bregman_grad` on tensors of one floating dtype, its temporaries in place."""
-        import torch
-
-        plain = self.alpha == 1.0 and self.beta == 0.0
-        xh = z_hat if plain else self.alpha * (z_hat - self.beta)
-        x = z if plain else self.alpha * (z - self.beta)
-        if not (self._inside_caps(xh) and self._inside_caps(x)):
-            return Link.bregman_grad(self, z_hat, z)
-        xp = A.get_namespace(xh)
-        fh, dfh, Fh = self._f_df_F(xh, xp)
-        f, df, F = self._f_df_F(x, xp)
-        d = z_hat - z
-        grad = fh - f
-        if self.alpha == 1.0:
-            # F is f (the exp link): F̂ - F is the gradient already computed
-            diff = grad if (Fh is fh and F is f) else Fh - F
-        else:
-            diff = Fh / self.alpha - F / self.alpha
-        direct = d * f
-        direct = torch.sub(diff, direct, out=direct)  # diff - d * f
-        if self.smooth:
-            # (f̂, F̂ are used: the midpoint derivative may overwrite f̂')
-            direct = self._taylor_near_torch(direct, d, z, dfh, df, bregman_threshold(d, xp))
-            if direct is None:  # a value is not finite: bregman() itself
-                return Link.bregman(self, z_hat, z), grad
-        return direct.clamp_min_(0.0), grad
-
-    def _taylor_near_torch(self, direct, d, z, dfh, df, thr: float):
-        """``direct`` with the Taylor form of :meth:`bregman` at the near pairs (torch).
-
-        The near pairs are selected by a 0/1 factor and ``lerp`` (exact at weights 0 and 1
-        for finite values) instead of a boolean mask or their indices: on CPU a boolean
-        select, ``nonzero`` or indexing costs several float passes, more than evaluating
-        the midpoint derivative at every item (at ``ds = 0`` away from the near pairs).
-        The operations on the near pairs are those of :meth:`bregman`, except that links
-        whose ``f'`` is an exponential take ``f'`` at the midpoint as the geometric mean of
-        ``f'`` at both ends (:meth:`~selrank._functions.ExpFunction._df_midpoint`; equal to
-        a few ulps, no third exponential). Temporaries are written in place (``direct``,
-        ``d``, and for those links ``dfh`` and ``df``, this call's own exponentials); None
-        where a value is not finite (``lerp`` would have met ``inf · 0``), for the caller
-        to take :meth:`bregman`.
-        """
-        import torch
-
-        mid = self._df_midpoint if "_df_midpoint" in self.hooks else None
-        dfs = df if self.alpha == 1.0 else self.alpha * df
-        if mid is not None:
-            # the midpoint term first (h'(z) + 2 h'(mid), into f̂'), then |d| into f''s memory
-            dh = torch.add(dfs, mid(dfh, df), alpha=2.0 * self.alpha, out=dfh)
-            sel = torch.abs(d, out=df)
-        else:
-            sel = d.abs()
-        if self._scale != 1.0:
-            sel.mul_(self._scale)
-        sel = A.less_as_float(sel, thr, inplace=True)
-        if not sel.amax().item() > 0:
-            return direct
-        ds = d.mul_(sel)  # d at the near pairs, 0 elsewhere (d is finite inside the caps)
-        if mid is None:
-            dh = self.dh(z + 0.5 * ds)
-            dh = torch.add(dfs, dh, alpha=2.0, out=dh)  # h'(z) + 2 h'(z + ds / 2)
-        near = ds.mul_(ds).div_(6.0).mul_(dh)  # (ds² / 6) (h'(z) + 2 h'(z + ds / 2))
-        direct.lerp_(near, sel)
-        # a finite result: every input of lerp was finite, so it selected exactly
-        return direct if math.isfinite(direct.sum().item()) else None
 
     def _same_piece(self, z_a, z_b, xp):
         if not self.capped:

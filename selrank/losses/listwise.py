@@ -3,10 +3,13 @@ r"""Listwise composite-softmax selective matching loss over the documents of eac
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
 from .. import _array as A
+from .. import fast
+from .._groups import Groups
 from .._validation import positive_float
 from ..scalings import (
     Scaling,
@@ -161,48 +164,6 @@ def solve_constant(
     return float(0.5 * (a + b))
 
 
-def segment_softmax_h_hess(
-    scaling: Scaling, gamma: float, z: np.ndarray, groups, hess: bool = True
-):
-    """``h = q p`` and, with ``hess``, the Hessian diagonal [C.6] of the composite softmax of NumPy
-    scores in grouped order: the arithmetic of :func:`~selrank.scalings.composite_softmax` and
-    :func:`~selrank.scalings.composite_softmax_hess_diag` in the same order, fused in place and
-    without ``log p`` and ``H``, which the gradient does not need. ``h`` is the same to the bit;
-    ``1 - p`` is ``-expm1(log p)`` only where ``p > 1/2`` (at most one document per query) and
-    ``1 - p`` elsewhere, exact to rounding there since it is at least 1/2 (``expm1`` over every
-    document was the costliest step of a call: issue 13).
-    """
-    q, dq, Q = scaling.q_dq_Q(z)
-    starts, sizes = groups.offsets[:-1], groups.sizes
-    e = Q / gamma  # a fresh array: Q may be q itself (exp scaling)
-    m = np.maximum.reduceat(e, starts)
-    m[~np.isfinite(m)] = 0.0
-    e -= np.repeat(m, sizes)  # shifted
-    np.exp(e, out=e)
-    s = np.add.reduceat(e, starts)
-    p = e
-    p /= np.repeat(s, sizes)
-    h = q * p
-    if not hess:
-        return h, None
-    out = 1.0 - p
-    # p > 1/2 for at most one document per query, and only in a query whose shifted sum is below
-    # 2 (its top document has p = 1/s): search the rows of those queries only
-    few = np.flatnonzero(s < 2.0)
-    if few.size:
-        lens = sizes[few]
-        rows = np.arange(int(lens.sum())) + np.repeat(starts[few] - (np.cumsum(lens) - lens), lens)
-        near = rows[p[rows] > 0.5]
-        g = groups.row_group[near]
-        out[near] = -np.expm1((Q[near] / gamma - m[g]) - np.log(s)[g])
-    out *= q
-    out *= q
-    out /= gamma
-    out += dq
-    out *= p
-    return h, out
-
-
 class Listwise(Loss):
     r"""Listwise selective matching loss: the composite softmax over each query's documents.
 
@@ -253,6 +214,9 @@ class Listwise(Loss):
     True
     """
 
+    scaling: Scaling  # set by configure_softmax
+    gamma: float
+    target: str
     name = "listwise"
     structure = "group"
     separable = True  # whole queries: the GBDT objective may bind query-aligned blocks
@@ -291,7 +255,7 @@ class Listwise(Loss):
     def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
         r"""The common score :math:`c` minimising the weighted loss: :math:`q(c) = T`, with :math:`T`
         the weighted mean over queries of :math:`\sum_k h_k(s)` (0 for the constant scaling)."""
-        b = self.bind(y_true, group=group, sample_weight=sample_weight)
+        b = cast(_BoundListwise, self.bind(y_true, group=group, sample_weight=sample_weight))
         per_query = np.asarray(A.to_numpy(b.groups.sum(b.hy)), dtype=np.float64)
         total = float(np.average(per_query, weights=b.unit_weight))
         span = None
@@ -302,6 +266,8 @@ class Listwise(Loss):
 
 
 class _BoundListwise(BoundLoss):
+    groups: Groups  # always bound to query groups
+
     def __init__(self, loss: Listwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.scaling, self.gamma, self.target = loss.scaling, loss.gamma, loss.target
@@ -309,12 +275,20 @@ class _BoundListwise(BoundLoss):
         self._parts_y = None
         if self.target != "score":
             self.hy = self.yg
-        elif isinstance(self.yg, np.ndarray) and self.yg.dtype == np.float64:
+        elif self.yg.dtype == np.float64 and (fused := self._fused(self.yg)) is not None:
             # the gradient needs only h(s); the rest of the targets' softmax waits for the loss
-            self.hy = segment_softmax_h_hess(self.scaling, self.gamma, self.yg, groups, False)[0]
+            self.hy = fused(self.scaling, self.gamma, self.yg, groups, False)[0]
         else:
             self.hy = self.parts_y["h"]
         self.row_weight = None if wg is None else groups.broadcast(wg)
+
+    def _fused(self, z):
+        """The fused composite softmax of :mod:`selrank.fast` for NumPy scores, or None (the
+        generic :func:`~selrank.scalings.composite_softmax`): this loss's one dispatch decision."""
+        if not isinstance(z, np.ndarray):
+            return None
+        path = fast.lookup(self.scaling, "composite_softmax", "numpy")
+        return None if path is None else path.load()
 
     @property
     def parts_y(self):
@@ -353,8 +327,9 @@ class _BoundListwise(BoundLoss):
 
     def _grad_hess_of(self, zg):
         w = self._like("row_weight", self.row_weight, zg)
-        if isinstance(zg, np.ndarray):
-            g, h = segment_softmax_h_hess(self.scaling, self.gamma, zg, self.groups)
+        fused = self._fused(zg)
+        if fused is not None:
+            g, h = fused(self.scaling, self.gamma, zg, self.groups)
             g -= self._like("hy", self.hy, zg)
             if w is not None:
                 g *= w

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _array as A
+from .. import fast
+from .._groups import Groups
 from .._numba import installed as _numba_installed
 from .._numba import pair_work, use_kernel
 from ..links import Link, Sinh, get_link
-from . import _kernels
 from ._base import (
     BoundLoss,
     Loss,
@@ -105,7 +106,7 @@ class Pairwise(Loss):
     query. Pairs are enumerated once per :meth:`bind` (vectorised per distinct query size)
     and kept: memory is about 40 bytes per pair. For NumPy float64 predictions, grouped rows
     and the identity, exp, sinh and sigmoid links, :meth:`~selrank.losses.BoundLoss.grad_hess`
-    runs a numba kernel (:mod:`selrank.losses._kernels`) that walks the pairs without storing
+    runs a numba kernel (:mod:`selrank.fast`) that walks the pairs without storing
     them (the pair arrays are then built only if another path needs them). The sampled
     methods never enumerate all pairs: the kernel walks the selected ones, and the generic
     path builds index arrays for the selected pairs only (about ``k·n`` or ``m·n`` per query).
@@ -228,7 +229,9 @@ def topk_pairs(pred_grouped: np.ndarray, groups, k: int, cache: dict | None = No
     order = np.lexsort((np.arange(n), -pred_grouped, groups.row_group))
     hit = None if cache is None else cache.get(("topk", k))
     if hit is None:
-        ri, rj, rg = [], [], []
+        li: list[np.ndarray] = []
+        lj: list[np.ndarray] = []
+        lg: list[np.ndarray] = []
         sizes = groups.sizes
         for m in np.unique(sizes):
             if m < 2:
@@ -238,13 +241,13 @@ def topk_pairs(pred_grouped: np.ndarray, groups, k: int, cache: dict | None = No
             keep = ti < k
             ti, tj = ti[keep], tj[keep]
             base = groups.offsets[gsel][:, None]
-            ri.append((base + ti[None, :]).reshape(-1))
-            rj.append((base + tj[None, :]).reshape(-1))
-            rg.append(np.repeat(gsel, ti.size))
+            li.append((base + ti[None, :]).reshape(-1))
+            lj.append((base + tj[None, :]).reshape(-1))
+            lg.append(np.repeat(gsel, ti.size))
         empty = np.zeros(0, dtype=np.int64)
         hit = (
-            (np.concatenate(ri), np.concatenate(rj), np.concatenate(rg))
-            if ri
+            (np.concatenate(li), np.concatenate(lj), np.concatenate(lg))
+            if li
             else (empty, empty, empty)
         )
         if cache is not None:
@@ -276,7 +279,7 @@ def target_runs(y_grouped: np.ndarray, groups):
 
 def mean_pairs(groups, m: int, key, distinct: bool, runs=None):
     """Grouped-order pairs ``(i, j, pair_group)`` of ``pair_method="mean"``: row ``i``'s
-    ``t``-th partner ``j`` is drawn with splitmix64 from ``key`` (:func:`_kernels.draw_key`),
+    ``t``-th partner ``j`` is drawn with splitmix64 from ``key`` (:func:`selrank.fast.draw_key`),
     uniformly over the other rows of its query (``distinct``: those with another target;
     ``runs`` from :func:`target_runs`). The same draws as the numba kernel."""
     n = groups.n_rows
@@ -295,7 +298,7 @@ def mean_pairs(groups, m: int, key, distinct: bool, runs=None):
     keep = c > 0
     rows, t, rg, start, p, lo, run, c = (x[keep] for x in (rows, t, rg, start, p, lo, run, c))
     with np.errstate(over="ignore"):
-        u = _kernels.mix64(np.uint64(key) + (rows * m + t).astype(np.uint64) * _kernels._GOLDEN)
+        u = fast.mix64(np.uint64(key) + (rows * m + t).astype(np.uint64) * fast.GOLDEN)
     r = (u % c.astype(np.uint64)).astype(np.int64)
     if distinct:
         partner = runs[0][start + np.where(r < lo, r, r + run)]
@@ -314,12 +317,14 @@ class _BoundPairwise(BoundLoss):
         :meth:`grad_hess` advances it by one.
     """
 
+    groups: Groups  # a pairwise loss is always bound to query groups
+
     def __init__(self, loss: Pairwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.link = loss.link
         self.distinct = loss.pairs == "distinct"
         self.method = loss.pair_method
-        self.num_pair = loss.num_pair_per_sample
+        self.num_pair: int = loss.num_pair_per_sample or 0  # (set for "topk" / "mean")
         self.seed = loss.seed
         self.draw = 0
         self.y_np = np.asarray(A.to_numpy(y), dtype=np.float64)
@@ -332,14 +337,24 @@ class _BoundPairwise(BoundLoss):
         # numba fast path for NumPy predictions: pairs are walked on the fly, none are stored
         self._kernel = None
         self._target_grad = None
-        # (numba is imported when the kernel first runs: selrank._numba.use_kernel decides)
-        if _numba_installed() and groups.perm is None and A.is_numpy(y):
-            self._kernel = _kernels.kernel_link(self.link)
+        self._kernel = self._kernel_params(y, groups)
         # pairs of one call: the kernel runs once the generic path has done a compile's worth
         # of them, or at once past the pair cap (selrank._numba.use_kernel, the kernel policy)
         self._work = pair_work(groups.sizes, self.method, self.num_pair)
         if self._kernel is None and self.method == "all":
             self._build_pairs()
+
+    def _kernel_params(self, y, groups) -> tuple | None:
+        """The numba kernel's link parameters (:mod:`selrank.fast`) where it serves this
+        binding (NumPy targets in grouped order, a registered link, numba installed), else
+        None: the generic path. This loss's one dispatch decision; a link without the
+        kernel is reported once (:class:`selrank.fast.FastPathWarning`)."""
+        # numba is imported when the kernel first runs (selrank._numba.use_kernel decides)
+        if not (_numba_installed() and groups.perm is None and A.is_numpy(y)):
+            return None
+        if fast.lookup(self.link, "pairwise", "numba") is None:
+            return None
+        return fast.kernel_link(self.link)
 
     def _build_pairs(self) -> dict:
         """Enumerate the oriented pairs once (generic path; lazily when the kernel serves NumPy)."""
@@ -378,9 +393,8 @@ class _BoundPairwise(BoundLoss):
         if not self.distinct:
             return total
         # pairs with equal targets: per (query, target value) c (c - 1) / 2
-        _, counts = np.unique(
-            np.column_stack([self.groups.row_group, self.y_np]), axis=0, return_counts=True
-        )
+        rows = np.column_stack([self.groups.row_group, self.y_np])
+        _, counts = np.unique(rows, axis=0, return_counts=True)
         return int(total - np.sum(counts * (counts - 1) // 2))
 
     def _index(self, name, like):
@@ -415,7 +429,7 @@ class _BoundPairwise(BoundLoss):
             i, j, pg = mean_pairs(
                 groups,
                 self.num_pair,
-                _kernels.draw_key(self.seed, self.draw),
+                fast.draw_key(self.seed, self.draw),
                 self.distinct,
                 self._runs,
             )
@@ -479,13 +493,13 @@ class _BoundPairwise(BoundLoss):
             self._kernel is not None
             and A.is_numpy(y_pred)
             and use_kernel(kernel, self.draw, self._work)
-            and _kernels.available()
+            and fast.available()
         ):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
                 offsets, qw = self.groups.offsets, self.unit_weight
                 if self.method != "all":
-                    return _kernels.pairwise_sampled(
+                    return fast.pairwise_sampled(
                         y_np,
                         self.y_np,
                         offsets,
@@ -494,14 +508,14 @@ class _BoundPairwise(BoundLoss):
                         self._kernel,
                         self.method,
                         self.num_pair,
-                        _kernels.draw_key(self.seed, self.draw),
+                        fast.draw_key(self.seed, self.draw),
                         self._runs,
                     )
                 if self._target_grad is None:  # the targets' part of the gradient, once per binding
-                    self._target_grad = _kernels.pairwise_target_grad(
+                    self._target_grad = fast.pairwise_target_grad(
                         self.y_np, offsets, qw, self.distinct, self._kernel
                     )
-                return _kernels.pairwise_grad_hess(
+                return fast.pairwise_grad_hess(
                     y_np, self.y_np, offsets, qw, self.distinct, self._kernel, self._target_grad
                 )
         if self.method != "all":

@@ -15,11 +15,12 @@ import math
 import numpy as np
 
 from .. import _array as A
+from .. import fast
+from .._groups import Groups
 from .._numba import installed as _numba_installed
 from .._numba import pair_work, use_kernel
 from .._validation import positive_float
 from ..links import Link, Sinh, get_link
-from . import _kernels, _weighted_kernel
 from ._base import BoundLoss, Loss, as_target_array, bind_groups, check_target, group_weights
 from .pairwise import (
     PAIR_METHODS,
@@ -206,6 +207,8 @@ class WeightedPairwise(Loss):
 class _BoundWeightedPairwise(BoundLoss):
     """A bound :class:`WeightedPairwise` loss (``draw``: the next ``"mean"`` draw)."""
 
+    groups: Groups  # always bound to query groups
+
     def __init__(self, loss: WeightedPairwise, y, groups, wg):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.link = loss.link
@@ -230,12 +233,21 @@ class _BoundWeightedPairwise(BoundLoss):
         self._sel_cache: dict = {}
         self._ranking = np.zeros(self.n_rows, dtype=np.int64)  # the kernel's last ranking
         self._ranked = False
-        self._kernel = None
-        # (numba is imported when the kernel first runs: selrank._numba.use_kernel decides)
-        if _numba_installed() and A.is_numpy(y):
-            self._kernel = _kernels.kernel_link(self.link)
+        self._kernel = self._kernel_params(y)
         # pairs of one call, for the kernel policy (selrank._numba.use_kernel)
         self._work = pair_work(groups.sizes, self.method, self.k)
+
+    def _kernel_params(self, y) -> tuple | None:
+        """The numba kernel's link parameters (:mod:`selrank.fast`) where it serves this
+        binding (NumPy targets, a registered link, numba installed), else None: the generic
+        path. This loss's one dispatch decision; a link without the kernel is reported once
+        (:class:`selrank.fast.FastPathWarning`)."""
+        # numba is imported when the kernel first runs (selrank._numba.use_kernel decides)
+        if not (_numba_installed() and A.is_numpy(y)):
+            return None
+        if fast.lookup(self.link, "weighted_pairwise", "numba") is None:
+            return None
+        return fast.kernel_link(self.link)
 
     # -- the pairs of one call and their weights (generic path) ---------------------------
     def _selection(self, y_pred):
@@ -251,9 +263,7 @@ class _BoundWeightedPairwise(BoundLoss):
         elif self.method == "topk":
             i, j, pg = topk_pairs(pg_pred, groups, self.k, self._sel_cache)
         else:
-            i, j, pg = mean_pairs(
-                groups, self.k, _kernels.draw_key(self.seed, self.draw), False, None
-            )
+            i, j, pg = mean_pairs(groups, self.k, fast.draw_key(self.seed, self.draw), False, None)
         yg = self.yg
         keep = yg[i] != yg[j]
         i, j, pg = i[keep], j[keep], pg[keep]
@@ -342,12 +352,12 @@ class _BoundWeightedPairwise(BoundLoss):
             self._kernel is not None
             and A.is_numpy(y_pred)
             and use_kernel("weighted_pairwise", self.draw, self._work)
-            and _kernels.available()
+            and fast.available()
         ):
             y_np = self._check_pred(y_pred, (self.n_rows,))
             if y_np.dtype == np.float64:
                 groups = self.groups
-                g, h = _weighted_kernel.weighted_pairwise(
+                g, h = fast.weighted_pairwise(
                     groups.to_grouped(y_np),
                     self.yg,
                     self.gain,
@@ -359,7 +369,7 @@ class _BoundWeightedPairwise(BoundLoss):
                     self.sup,
                     self.method,
                     self.k or 0,
-                    _kernels.draw_key(self.seed, self.draw),
+                    fast.draw_key(self.seed, self.draw),
                     self.norm,
                     self._ranking,
                     self._ranked,

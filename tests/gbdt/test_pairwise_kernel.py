@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from selrank._groups import as_groups
+from selrank.fast import _links as K
 from selrank.links import CallableLink, Exp, Identity, Sigmoid, Sinh, SmeLU
 from selrank.losses import Pairwise
-from selrank.losses import _kernels as K
 
 pytestmark = pytest.mark.skipif(not K.available(), reason="numba is not installed")
 

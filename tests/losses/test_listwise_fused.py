@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from selrank._groups import as_groups
+from selrank.fast import segment_softmax_h_hess
 from selrank.losses import Listwise
-from selrank.losses.listwise import segment_softmax_h_hess
 from selrank.scalings import composite_softmax, composite_softmax_hess_diag
 
 SCALINGS = [

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from selrank.losses import Pairwise, WeightedPairwise, _kernels, get_loss
+from selrank import fast
+from selrank.losses import Pairwise, WeightedPairwise, get_loss
 
-needs_numba = pytest.mark.skipif(not _kernels.available(), reason="numba not installed")
+needs_numba = pytest.mark.skipif(not fast.available(), reason="numba not installed")
 
 
 def ranking_data(seed=0, sizes=(1, 5, 12, 30, 2, 47)):

@@ -66,7 +66,7 @@ def test_bregman_grad_numpy():
 
 
 # ---------------------------------------------------------------------------------------
-# The exp link's numba kernel (selrank.torch._pointwise_kernel)
+# The exp link's numba kernel (selrank.fast._pointwise_torch)
 # ---------------------------------------------------------------------------------------
 
 
@@ -74,7 +74,7 @@ def test_bregman_grad_numpy():
 @pytest.mark.parametrize("extreme", [None, -1e20, -float("inf")])
 def test_exp_kernel_equals_torch_path(dtype, extreme):
     pytest.importorskip("numba")
-    from selrank.torch._pointwise_kernel import exp_bregman_grad
+    from selrank.fast._pointwise_torch import exp_bregman_grad
 
     link = get_link("exp")
     z, y = _scores(dtype, 2.0)
@@ -98,7 +98,7 @@ def test_exp_kernel_equals_torch_path(dtype, extreme):
 
 def test_exp_kernel_applies_only_where_it_is_exact():
     pytest.importorskip("numba")
-    from selrank.torch._pointwise_kernel import exp_bregman_grad
+    from selrank.fast._pointwise_torch import exp_bregman_grad
 
     z, y = _scores(torch.float32)
     exp = get_link("exp")
@@ -130,7 +130,7 @@ def test_exp_kernel_applies_only_where_it_is_exact():
 
 def test_pointwise_head_takes_the_exp_kernel(monkeypatch):
     pytest.importorskip("numba")
-    import selrank.torch.heads._terms as heads
+    import selrank.fast._pointwise_torch as kernel  # found through selrank.fast.lookup
 
     calls = []
 
@@ -139,8 +139,8 @@ def test_pointwise_head_takes_the_exp_kernel(monkeypatch):
         calls.append(out is not None)
         return out
 
-    heads_kernel = heads.exp_bregman_grad
-    monkeypatch.setattr(heads, "exp_bregman_grad", spy)
+    heads_kernel = kernel.exp_bregman_grad
+    monkeypatch.setattr(kernel, "exp_bregman_grad", spy)
     z, y, mask = _batch(torch.float32, True)
     z = torch.where(mask, z, torch.zeros(()))
     for head in (PointwiseLoss(), PointwiseLoss(reduction="none")):
@@ -174,10 +174,8 @@ def general_path(monkeypatch):
         monkeypatch.setattr(
             "selrank.links._AffineLink.bregman_grad", Link.bregman_grad, raising=True
         )
-        # and the exp link's numba kernel (selrank.torch._pointwise_kernel)
-        monkeypatch.setattr(
-            "selrank.torch.heads._terms.exp_bregman_grad", lambda *args: None, raising=True
-        )
+        # and every copy in selrank.fast (the exp link's numba kernel, the in-place torch code)
+        monkeypatch.setattr("selrank.fast.lookup", lambda *args, **kw: None, raising=True)
 
     return switch
 
@@ -258,14 +256,14 @@ def test_listwise_head_fast_equals_general(
     z, y, mask = _batch(dtype, padded, scale)
     z[:3] = y[:3]  # lists at their target: the Taylor form (general path) for their chunk
     fast = _loss_and_grad(head, z, y, mask, reduction)
-    monkeypatch.setattr("selrank.torch.heads._terms._softmax_terms_fast", lambda *a: None)
+    monkeypatch.setattr("selrank.fast.lookup", lambda *a, **kw: None)
     slow = _loss_and_grad(head, z, y, mask, reduction)
     _same(fast[0], slow[0])
     _same(fast[1], slow[1])
     z2 = torch.where(mask, z + 0.5, z)  # no list near its target: the fast path throughout
     monkeypatch.undo()
     fast = _loss_and_grad(head, z2, y, mask, reduction)
-    monkeypatch.setattr("selrank.torch.heads._terms._softmax_terms_fast", lambda *a: None)
+    monkeypatch.setattr("selrank.fast.lookup", lambda *a, **kw: None)
     slow = _loss_and_grad(head, z2, y, mask, reduction)
     torch.testing.assert_close(fast[0], slow[0], rtol=0, atol=0, equal_nan=True)
     torch.testing.assert_close(fast[1], slow[1], rtol=0, atol=0)

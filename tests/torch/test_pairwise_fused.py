@@ -8,9 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from selrank import fast as K  # noqa: E402
 from selrank.links import Exp, Identity, Sigmoid, Sinh, SmeLU  # noqa: E402
 from selrank.losses import Pairwise  # noqa: E402
-from selrank.losses import _kernels as K  # noqa: E402
 from selrank.torch import PairwiseLoss  # noqa: E402
 from selrank.torch.heads import _selective, _terms  # noqa: E402
 

@@ -6,9 +6,9 @@ Each head holds a core loss from :mod:`selrank.losses` (``Pointwise``, ``Pairwis
 (:meth:`~selrank.links.Link.bregman`, :meth:`~selrank.links.Link.h`,
 :func:`~selrank.scalings.composite_softmax`, :func:`~selrank.scalings.composite_softmax_bregman`);
 only the padding (:mod:`selrank.torch._masking`) is added here. Nothing about a link is
-written twice, except in numba kernels tested equal to the core's maths: the pairwise
-kernel of :mod:`selrank.losses._kernels` and the exp link's pointwise loss
-(:mod:`selrank.torch._pointwise_kernel`).
+written twice here: the fast copies the heads use (the pairwise and exp-link numba kernels,
+the in-place torch Bregman and composite-softmax code) live in :mod:`selrank.fast`,
+registered against their class and tested equal to the core's maths.
 
 The gradient of a selective matching loss is the closed form :math:`h(\hat s) - h(s)`
 (eq. [1], [30]); with ``grad="analytic"`` (default) the heads compute it in the forward

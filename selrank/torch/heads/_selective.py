@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ... import _array as A
+from ... import fast
 from ..._numba import pair_work, use_kernel
 from ...links import Link
 from ...losses import (
@@ -19,15 +20,15 @@ from ...losses import (
     Loss,
     Pairwise,
     Pointwise,
-    _kernels,
     get_loss,
 )
-from ...losses._base import check_class_indices
+from ...losses.inputs import check_class_indices
 from .._base import AnalyticHead
 from ._terms import (
     _list_sizes,
     is_odd,
     pairwise_core_terms,
+    pairwise_kernel_params,
     pairwise_kernel_terms,
     pairwise_terms,
     pointwise_terms,
@@ -226,7 +227,7 @@ class PairwiseLoss(AnalyticHead):
     Notes
     -----
     On the CPU with the analytic gradient and a link the numba kernel covers (identity,
-    exp, sinh, sigmoid with any caps: :mod:`selrank.losses._kernels`), the loss and its
+    exp, sinh, sigmoid with any caps: :mod:`selrank.fast`), the loss and its
     gradient come from one fused kernel pass over the pairs (:func:`pairwise_kernel_terms`
     inside :class:`~selrank.torch._base.ClosedFormGradient`): no pair tensor, memory
     O(batch × list). Otherwise (other links, GPU tensors, ``grad="autograd"``) pair tensors
@@ -285,8 +286,8 @@ class PairwiseLoss(AnalyticHead):
         self.chunk_pairs = int(chunk_pairs)
         self.chunk_items = None  # chunked by pairs instead
         self.odd = is_odd(self.core.link)
-        self._kernel = _kernels.kernel_link(self.core.link) if _kernels.available() else None
-        self._fcaps = None if self._kernel is None else _kernels.kernel_fcaps(self.core.link)
+        self._kernel = pairwise_kernel_params(self.core.link)
+        self._fcaps = None if self._kernel is None else fast.kernel_fcaps(self.core.link)
         self.draws = 0  # forward passes so far: the "mean" draw of the next one
 
     def uses_kernel(self, z) -> bool:
@@ -307,7 +308,7 @@ class PairwiseLoss(AnalyticHead):
             "pairwise_sampled",
             draw,
             pair_work(_list_sizes(lists, z.shape), c.pair_method, c.num_pair_per_sample),
-        ):
+        ) and fast.available():
             return pairwise_kernel_terms(c, self._kernel, self._fcaps, draw, z, y, lists, with_grad)
         if c.pair_method != "all":
             return pairwise_core_terms(c, draw, z, y, lists, with_grad)

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 
 from ... import _array as A
-from ..._functions import bregman_threshold
+from ... import fast
 from ..._groups import Groups
+from ..._numba import installed as _numba_installed
 from ...links import Link
 from ...losses import (
     Pairwise,
-    _kernels,
 )
 from ...losses.listwise import link_target_lists
 from ...losses.pairwise import target_runs
@@ -25,7 +25,6 @@ from ...scalings import composite_softmax, composite_softmax_bregman
 from .._masking import (
     MaskedLists,
 )
-from .._pointwise_kernel import exp_bregman_grad
 
 # ======================================================================================
 # The three computations, shared by the heads (each calls the core for all link maths)
@@ -38,9 +37,8 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
         link.check_domain(y, "y_true")
         if not with_grad:
             return link.bregman(z, y), None
-        # the default exp link on CPU: one kernel pass after the exponentials, or None
-        fast = exp_bregman_grad(link, z, y)
-        values, grad = link.bregman_grad(z, y) if fast is None else fast
+        quick = fast_bregman_grad(link, z, y)
+        values, grad = link.bregman_grad(z, y) if quick is None else quick
     else:
         link.check_range(y, "y_true")
         values = link.bregman_link_target(z, y)
@@ -48,6 +46,20 @@ def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad
     # padded slots hold copies of real items; the backward of neutralize() discards their
     # gradient, so it needs no mask here (list sums do: see softmax_terms, pairwise_terms)
     return values, grad
+
+
+def fast_bregman_grad(link: Link, z, y):
+    """``link.bregman_grad(z, y)`` through :mod:`selrank.fast`, or None (the link's own path):
+    the numba pass of the exp link on CPU tensors, else the in-place torch copy of the affine
+    links. The pointwise head's one dispatch decision; no warning, since a link without these
+    paths has its own ``bregman`` or a generic one that no copy would make faster."""
+    for backend in ("numba", "torch"):
+        path = fast.lookup(link, "bregman_grad", backend, warn=False)
+        if path is not None:
+            out = path.load()(link, z, y)
+            if out is not None:
+                return out
+    return None
 
 
 def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
@@ -83,54 +95,13 @@ def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, 
     return values.index_put((rows,), v64.to(z.dtype)), None
 
 
-def _softmax_side(scaling, gamma: float, z, lists: MaskedLists):
-    """``(h, H)`` of :func:`~selrank.scalings.composite_softmax` without the rest of its dict.
-
-    The same operations in the same order (so the same values), minus ``log p`` and ``q'``,
-    with the softmax computed in place; for tensors outside an autograd graph only. The
-    padded entries of ``e`` are multiplied by 0 before the sum (the general path's masked
-    sum, the same products), so ``h`` is 0 there.
-    """
-    q, _, Q = scaling.q_dq_Q(z)
-    a = Q if gamma == 1.0 else Q / gamma  # x / 1.0 is x
-    m = lists.max(a)
-    if not math.isfinite(m.sum().item()):  # (a finite sum: every maximum is finite)
-        m = torch.where(torch.isfinite(m), m, torch.zeros((), dtype=m.dtype, device=m.device))
-    e = torch.sub(a, m[..., None]).exp_()
-    if not lists.full:
-        e.mul_(lists.weight(e.dtype))
-    s = e.sum(dim=-1)
-    lse = torch.log(s).add_(m)
-    h = e.div_(s[..., None]).mul_(q)  # h = q * p
-    return h, (lse if gamma == 1.0 else gamma * lse)
-
-
-def _softmax_terms_fast(scaling, gamma: float, z, y, lists: MaskedLists, with_grad: bool):
-    """The direct form of :func:`~selrank.scalings.composite_softmax_bregman`, or None where
-    a list needs its Taylor form (then the general path runs)."""
-    d = z - y
-    if scaling.smooth:  # the largest |d| of each list (from its extremes: no |d| tensor)
-        # two row reductions: torch.aminmax(d, dim=-1) takes about 12x as long on CPU
-        # (0.38 ms against 0.03 ms at [131 x 1000], torch 2.13)
-        lo, hi = d.amin(dim=-1), d.amax(dim=-1)
-        dmax = torch.maximum(lo.neg_(), hi).amin()
-        if (dmax if scaling.alpha == 1.0 else dmax * scaling.alpha).item() < bregman_threshold(
-            d, torch
-        ):
-            return None
-    h, H = _softmax_side(scaling, gamma, z, lists)
-    hy, Hy = _softmax_side(scaling, gamma, y, lists)
-    # hy is 0 at padding: the plain sum is the masked one
-    direct = (H - Hy).sub_(d.mul_(hy).sum(dim=-1))
-    values = direct.clamp_min_(0.0)
-    return values, (h.sub_(hy) if with_grad else None)
-
-
 def _softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
     if target == "score" and not (z.requires_grad and torch.is_grad_enabled()):
-        fast = _softmax_terms_fast(scaling, gamma, z, y, lists, with_grad)
-        if fast is not None:
-            return fast
+        # the in-place copy of selrank.fast, or None where a list needs the Taylor form
+        path = fast.lookup(scaling, "composite_softmax", "torch")
+        quick = None if path is None else path.load()(scaling, gamma, z, y, lists, with_grad)
+        if quick is not None:
+            return quick
     parts = composite_softmax(scaling, gamma, z, lists)
     if target == "score":
         parts_y = composite_softmax(scaling, gamma, y, lists)
@@ -243,6 +214,16 @@ def _list_sizes(lists: MaskedLists, shape) -> np.ndarray:
     return lists.valid.sum(dim=-1).cpu().numpy().astype(np.int64)
 
 
+def pairwise_kernel_params(link: Link) -> tuple | None:
+    """The pairwise numba kernel's parameters for ``link`` (:mod:`selrank.fast`), or None: the
+    pairwise head's one dispatch decision on the link (numba installed, a registered class; a
+    link without the kernel is reported once, :class:`selrank.fast.FastPathWarning`)."""
+    # numba is imported when the kernel first runs (the kernel policy, selrank._numba.use_kernel)
+    if not _numba_installed() or fast.lookup(link, "pairwise", "numba") is None:
+        return None
+    return fast.kernel_link(link)
+
+
 def pairwise_kernel_terms(
     core: Pairwise,
     params: tuple,
@@ -253,35 +234,32 @@ def pairwise_kernel_terms(
     lists: MaskedLists,
     with_grad: bool,
 ):
-    r""":func:`pairwise_terms` on the CPU through the numba kernel of :mod:`selrank.losses._kernels`.
+    r""":func:`pairwise_terms` on the CPU through the numba kernel (:func:`selrank.fast.pairwise_list_terms`).
 
     The real items are gathered list by list into flat float64 arrays, the kernel walks each
     list's selected pairs (``core.pair_method``) once for the loss, gradient and Hessian, and
     the gradient is scattered back: time O(pairs), memory O(batch × list) — no pair tensor
-    is built. ``draw`` numbers the ``"mean"`` draw (:func:`selrank.losses._kernels.draw_key`).
+    is built. ``draw`` numbers the ``"mean"`` draw (:func:`selrank.fast.draw_key`).
     """
     sizes = _list_sizes(lists, z.shape)
-    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
     zf = _valid_items(z.detach(), lists).to(torch.float64).numpy()
     yf = _valid_items(y, lists).to(torch.float64).numpy()
     distinct = core.pairs == "distinct"
     runs = None
     if core.pair_method == "mean" and distinct:
         runs = target_runs(yf, Groups(sizes))
-    key = _kernels.draw_key(core.seed, draw) if core.pair_method == "mean" else 0
-    g, _, v = _kernels.pairwise_sampled(
+    key = fast.draw_key(core.seed, draw) if core.pair_method == "mean" else 0
+    v, g = fast.pairwise_list_terms(
         zf,
         yf,
-        offsets,
-        None,
-        distinct,
+        sizes,
         params,
+        fcaps,
+        distinct,
         core.pair_method,
         core.num_pair_per_sample or 0,
         key,
         runs,
-        fcaps,
     )
     values = torch.from_numpy(v).to(z.dtype)
     if not with_grad:

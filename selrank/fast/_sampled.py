@@ -1,21 +1,12 @@
-r"""Numba kernels: the pairwise loss's gradient and Hessian on NumPy arrays without pair lists.
+r"""Numba kernel: the pairwise loss, its gradient and Hessian over all, top-k or sampled pairs.
 
-The generic pairwise path (:mod:`selrank.losses.pairwise`) enumerates every within-query pair
-once per binding and keeps index, target and link arrays for all of them (about 40 bytes per
-pair: 2.4 GB for an MSLR-sized set with 60 million pairs), then evaluates the link on the
-whole pair array each round. This kernel walks the pairs of each query on the fly instead,
-in the same order, and needs no per-pair memory.
-
-It is restricted to the links it is tested equal to (``tests/gbdt/test_pairwise_kernel.py``): :class:`~selrank.links.Identity`, :class:`~selrank.links.Exp`,
-:class:`~selrank.links.Sinh` and :class:`~selrank.links.Sigmoid` — exactly these classes,
-with any ``alpha``, ``beta`` and caps (linear or flat continuation, as in
-:class:`selrank._affine.Capped`). Every other link takes the generic path. For the exponential
-family the link needs :math:`e^{\hat x}` with :math:`\hat x = \alpha(\hat s_a - \hat s_b - \beta)`;
-the kernel factorises it as :math:`e^{\alpha(\hat s_a - m)} \cdot e^{-\alpha(\hat s_b - m)}
-\cdot e^{-\alpha\beta}` (``m`` the query's mid-range score), so a query of ``n`` documents
-costs ``2n`` exponentials instead of ``n(n-1)`` (queries whose score range would overflow the
-factors use one exponential per pair). Results agree with the generic path to a few units in
-the last place of the link values.
+:func:`pairwise_sampled` serves :class:`selrank.losses.Pairwise` for ``pair_method="topk"``
+and ``"mean"`` (and its loss values for every method) and the torch
+:class:`~selrank.torch.PairwiseLoss` on CPU tensors: one pass per query over the selected
+pairs for the loss, the gradient and the Hessian, without pair lists. The links are those of
+:mod:`selrank.fast._links` (exactly :class:`~selrank.links.Identity`,
+:class:`~selrank.links.Exp`, :class:`~selrank.links.Sinh`, :class:`~selrank.links.Sigmoid`),
+the exponentials factorised per row as in :mod:`selrank.fast._pairwise`.
 """
 
 from __future__ import annotations
@@ -24,295 +15,22 @@ import math
 
 import numpy as np
 
-__all__ = [
-    "available",
-    "kernel_link",
-    "pairwise_grad_hess",
-    "pairwise_target_grad",
-    "pairwise_sampled",
-    "kernel_fcaps",
-    "draw_key",
-    "mix64",
-]
+__all__ = ["MODES", "pairwise_sampled", "pairwise_list_terms"]
 
-from .._numba import available as _numba_available
-from .._numba import installed as _numba_installed
 from .._numba import numba
-
-# numba is optional (the "fast" extra) and imported only when a kernel first runs
-# (selrank._numba): the decorations below are lazy, and cached where a location is writable
-_NUMBA = _numba_installed()
-
-# splitmix64 (Steele, Lea & Flood 2014): the counter-based generator of the sampled pairs. The
-# partner of draw t of row r is a pure function of (seed, draw, r, t), so the NumPy sampler of
-# selrank.losses.pairwise and the kernel below draw the same pairs in any order or thread.
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
-
-
-def mix64(x):
-    """splitmix64's output function on uint64 (NumPy arrays or, jitted, scalars); wraps mod 2**64."""
-    x = x ^ (x >> _S30)
-    x = x * _MIX1
-    x = x ^ (x >> _S27)
-    x = x * _MIX2
-    return x ^ (x >> _S31)
-
-
-def draw_key(seed: int, draw: int) -> np.uint64:
-    """The stream key of one draw of sampled pairs: row ``r``'s ``t``-th partner comes from
-    ``mix64(key + (r * m + t) * golden)`` (``m`` partners per row)."""
-    with np.errstate(over="ignore"):
-        s = mix64(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))
-        d = mix64(np.array([int(draw) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64) + _GOLDEN)
-        return np.uint64(mix64(s ^ d)[0])
-
-
-# link kinds understood by the kernel
-IDENTITY, EXP, SINH, SIGMOID = 0, 1, 2, 3
-_SAFE_EXPONENT = 600.0  # factorised exponentials stay below e**600 (float64 max is about e**709)
-
-
-def available() -> bool:
-    """True when numba is installed (the kernel can run); imports numba, compiles nothing."""
-    return _NUMBA and _numba_available()
-
-
-def kernel_link(link) -> tuple | None:
-    """The kernel's description of ``link``, or ``None`` if the kernel does not cover it.
-
-    Returns ``(kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)``: the kind, the
-    standardisation ``x = alpha (z - beta)``, the caps on ``x`` with the continuation mode, and
-    the link's standardised value and slope at the caps — taken from the link object itself
-    (``_f`` / ``_df`` at the caps), so the kernel never re-derives them.
-    """
-    from ..links import Exp, Identity, Sigmoid, Sinh
-
-    kinds = {Identity: IDENTITY, Exp: EXP, Sinh: SINH, Sigmoid: SIGMOID}
-    kind = kinds.get(type(link))
-    if kind is None:
-        return None
-    lo, hi = float(link._lo), float(link._hi)
-    flat = link._cap_mode == "flat"
-
-    def at(v):
-        if not math.isfinite(v):
-            return 0.0, 0.0
-        x = np.array([v])
-        return float(link._f(x, np)[0]), float(link._df(x, np)[0])
-
-    f_lo, df_lo = at(lo)
-    f_hi, df_hi = at(hi)
-    return (kind, float(link.alpha), float(link.beta), lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-
-
-def _f_df(kind, x, e, ie):
-    """Standardised link value and slope at ``x`` inside the caps; ``e = exp(x)``, ``ie = exp(-x)``."""
-    if kind == IDENTITY:
-        return x, 1.0
-    if kind == EXP:
-        return e, e
-    if kind == SINH:
-        return 0.5 * (e - ie), 0.5 * (e + ie)
-    # SIGMOID: e / (1 + e) and its complement 1 / (1 + e) are both accurate at either end
-    p = e / (1.0 + e) if e <= 1.0 else 1.0 / (1.0 + ie)
-    q = 1.0 / (1.0 + e) if e <= 1.0 else ie / (1.0 + ie)
-    return p, p * q
-
-
-def _capped(kind, x, e, ie, lo, hi, flat, f_lo, df_lo, f_hi, df_hi):
-    """The link with caps (``selrank._affine.Capped``): exact inside, linear or flat outside."""
-    if x > hi:
-        if flat:
-            return f_hi, 0.0
-        return f_hi + df_hi * (x - hi), df_hi
-    if x < lo:
-        if flat:
-            return f_lo, 0.0
-        return f_lo + df_lo * (x - lo), df_lo
-    return _f_df(kind, x, e, ie)
-
-
-def _check_query(start, stop, rows, scratch):  # pragma: no cover - jitted
-    """Bounds of one query before a kernel writes into its preallocated arrays: rows
-    ``[start, stop)`` inside the ``rows`` of the output, at most ``scratch`` long (the per-query
-    buffers). Raises instead of writing out of bounds (a bad ``offsets`` is a caller's bug)."""
-    if start < 0 or stop < start or stop > rows or stop - start > scratch:
-        raise IndexError("pairwise kernel: query offsets out of bounds of the arrays")
-
-
-def _check_rows(pred, y, offsets, qweight, grad, hess):  # pragma: no cover - jitted
-    """Sizes of a kernel's per-row and per-query arrays, checked once before it writes."""
-    n = grad.size
-    if pred.size != n or y.size != n or hess.size != n or offsets.size < 1:
-        raise IndexError("pairwise kernel: row arrays of different lengths")
-    if qweight.size != 0 and qweight.size != offsets.size - 1:
-        raise IndexError("pairwise kernel: one query weight per query expected")
-
-
-def _kernel(
-    pred, y, offsets, qweight, distinct, params, side, grad, hess, ep, iep, ey, iey
-):  # pragma: no cover - jitted
-    """Accumulate ``side`` 0: ``h(d_hat) - h(d)`` and ``h'(d_hat)``; 1: the prediction terms
-    only; 2: the target terms ``h(d)`` only (into ``grad``, subtracted)."""
-    kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
-    _check_rows(pred, y, offsets, qweight, grad, hess)
-    if not (ep.size == iep.size == ey.size == iey.size):
-        raise IndexError("pairwise kernel: scratch buffers of different lengths")
-    odd = (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
-    n_groups = offsets.size - 1
-    shift = (
-        math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
-    )
-    ishift = 1.0 / shift if shift > 0.0 else 0.0
-    for q in range(n_groups):
-        start, stop = offsets[q], offsets[q + 1]
-        _check_query(start, stop, grad.size, ep.size)
-        if stop - start < 2:
-            continue
-        w = qweight[q] if qweight.size else 1.0
-        factorised = False
-        if kind != IDENTITY and shift > 0.0:
-            # per-row exponentials centred on the mid-range of the query (scores and targets)
-            pmin, pmax = pred[start], pred[start]
-            ymin, ymax = y[start], y[start]
-            for r in range(start + 1, stop):
-                pmin = min(pmin, pred[r])
-                pmax = max(pmax, pred[r])
-                ymin = min(ymin, y[r])
-                ymax = max(ymax, y[r])
-            if (
-                alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
-                and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT
-            ):
-                factorised = True
-                pm = 0.5 * (pmin + pmax)
-                ym = 0.5 * (ymin + ymax)
-                for r in range(start, stop):
-                    if side != 2:
-                        ep[r - start] = math.exp(alpha * (pred[r] - pm))
-                        iep[r - start] = 1.0 / ep[r - start]
-                    if side != 1:
-                        ey[r - start] = math.exp(alpha * (y[r] - ym))
-                        iey[r - start] = 1.0 / ey[r - start]
-        if side == 1 and odd and not distinct and (kind == IDENTITY or factorised):
-            # the common GBDT case (an odd link on all pairs, predictions only): when no pair of
-            # the query reaches the caps, the loop has no branches at all and vectorises
-            pmin, pmax = pred[start], pred[start]
-            for r in range(start + 1, stop):
-                pmin = min(pmin, pred[r])
-                pmax = max(pmax, pred[r])
-            if alpha * (pmax - pmin) <= hi:
-                for i in range(start, stop):
-                    gi = 0.0
-                    hi_sum = 0.0
-                    pi = pred[i]
-                    ai = ep[i - start]
-                    bi = iep[i - start]
-                    for j in range(i + 1, stop):
-                        if kind == IDENTITY:
-                            f = alpha * (pi - pred[j])
-                            df = 1.0
-                        else:  # SINH
-                            e1 = ai * iep[j - start]
-                            e2 = bi * ep[j - start]
-                            f = 0.5 * (e1 - e2)
-                            df = 0.5 * (e1 + e2)
-                        g = f * w
-                        h = alpha * df * w
-                        gi += g
-                        hi_sum += h
-                        grad[j] -= g
-                        hess[j] += h
-                    grad[i] += gi
-                    hess[i] += hi_sum
-                continue
-        for i in range(start, stop):
-            # row i's sums stay in registers; row j is updated per pair
-            gi = 0.0
-            hi_sum = 0.0
-            pi = pred[i]
-            yi = y[i]
-            for j in range(i + 1, stop):
-                yj = y[j]
-                # branch-free (labels are random, so branches would be mispredicted): m = 0 drops
-                # tied pairs for pairs="distinct"; the pair (a, b) has y_a >= y_b and sgn = +1 when
-                # a = i. An odd link (beta = 0, symmetric caps) gives the same sums either way.
-                m = 0.0 if distinct and yi == yj else w
-                sgn = -1.0 if (not odd) and yi < yj else 1.0
-                up = 0.5 * (1.0 + sgn)
-                g = 0.0
-                if side != 2:
-                    xh = alpha * (sgn * (pi - pred[j]) - beta)
-                    eh = ieh = 0.0
-                    if kind != IDENTITY:
-                        if factorised:
-                            e1 = ep[i - start] * iep[j - start]
-                            e2 = iep[i - start] * ep[j - start]
-                            if odd:  # beta = 0: no shift, sgn = 1
-                                eh = e1
-                                ieh = e2
-                            else:
-                                eh = (up * e1 + (1.0 - up) * e2) * shift
-                                ieh = (up * e2 + (1.0 - up) * e1) * ishift
-                        elif lo <= xh <= hi:  # one exponential per pair, only where needed
-                            eh = math.exp(xh)
-                            ieh = math.exp(-xh)
-                    fh, dfh = _capped(kind, xh, eh, ieh, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                    g = fh
-                    h = alpha * dfh * m
-                    hi_sum += h
-                    hess[j] += h
-                if side != 1:
-                    xt = alpha * (sgn * (yi - yj) - beta)
-                    et = iet = 0.0
-                    if kind != IDENTITY:
-                        if factorised:
-                            e1 = ey[i - start] * iey[j - start]
-                            e2 = iey[i - start] * ey[j - start]
-                            et = (up * e1 + (1.0 - up) * e2) * shift
-                            iet = (up * e2 + (1.0 - up) * e1) * ishift
-                        elif lo <= xt <= hi:
-                            et = math.exp(xt)
-                            iet = math.exp(-xt)
-                    ft, _ = _capped(kind, xt, et, iet, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)
-                    g -= ft
-                g *= sgn * m
-                gi += g
-                grad[j] -= g
-            grad[i] += gi
-            hess[i] += hi_sum
-
-
-def _query_exponentials(
-    pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey
-):  # pragma: no cover - jitted
-    """Fill the factorised exponentials of one query (scores and targets, centred on their
-    mid-range); False when the query's range would overflow them (one exponential per pair)."""
-    if shift <= 0.0:
-        return False
-    pmin, pmax = pred[start], pred[start]
-    ymin, ymax = y[start], y[start]
-    for r in range(start + 1, stop):
-        pmin = min(pmin, pred[r])
-        pmax = max(pmax, pred[r])
-        ymin = min(ymin, y[r])
-        ymax = max(ymax, y[r])
-    if not (
-        alpha * (pmax - pmin) + abs(alpha * beta) < _SAFE_EXPONENT
-        and alpha * (ymax - ymin) + abs(alpha * beta) < _SAFE_EXPONENT
-    ):
-        return False
-    pm = 0.5 * (pmin + pmax)
-    ym = 0.5 * (ymin + ymax)
-    for r in range(start, stop):
-        ep[r - start] = math.exp(alpha * (pred[r] - pm))
-        iep[r - start] = 1.0 / ep[r - start]
-        ey[r - start] = math.exp(alpha * (y[r] - ym))
-        iey[r - start] = 1.0 / ey[r - start]
-    return True
+from ._links import (
+    _GOLDEN,
+    _NUMBA,
+    _SAFE_EXPONENT,
+    IDENTITY,
+    SINH,
+    _capped,
+    _capped_F,
+    _check_query,
+    _check_rows,
+    _mix64,
+    _query_exponentials,
+)
 
 
 def _before(a, b):  # pragma: no cover - jitted
@@ -423,25 +141,6 @@ def _topk_order(x, kk):  # pragma: no cover - jitted
     for r in range(kk):
         out[r] = top[ranked[r]]
     return out
-
-
-def _capped_F(
-    kind, x, e, ie, lo, hi, flat, F_lo, f_lo, df_lo, F_hi, f_hi, df_hi
-):  # pragma: no cover - jitted
-    """The link's standardised primitive ``F`` with caps (``selrank._affine.Capped._cF``)."""
-    if x > hi:
-        t = x - hi
-        return F_hi + f_hi * t + (0.0 if flat else 0.5 * df_hi * t * t)
-    if x < lo:
-        t = x - lo
-        return F_lo + f_lo * t + (0.0 if flat else 0.5 * df_lo * t * t)
-    if kind == IDENTITY:
-        return 0.5 * x * x
-    if kind == EXP:
-        return e
-    if kind == SINH:
-        return 0.5 * (e + ie)
-    return math.log1p(e) if e <= 1.0 else x + math.log1p(ie)  # SIGMOID: softplus
 
 
 def _pair_value(xh, xt, Fh, Ft, ft, alpha):  # pragma: no cover - jitted
@@ -802,72 +501,18 @@ def _sampled_kernel(
 
 
 if _NUMBA:
-    _f_df = numba.njit(inline="always")(_f_df)
-    _capped = numba.njit(inline="always")(_capped)
-    _check_query = numba.njit(_check_query)
-    _check_rows = numba.njit(_check_rows)
-    # reassociation lets LLVM vectorise the inner loop's sums (results move by rounding only)
-    _kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel)
-    _mix64 = numba.njit(inline="always")(mix64)
-    _query_exponentials = numba.njit(inline="always")(_query_exponentials)
     _before = numba.njit(inline="always")(_before)
     _rank_order = numba.njit(_rank_order)
     _kth_largest = numba.njit(_kth_largest)
     _topk_order = numba.njit(_topk_order)
-    _capped_F = numba.njit(inline="always")(_capped_F)
     _pair_value = numba.njit(inline="always")(_pair_value)
     _pair_terms = numba.njit(inline="always")(_pair_terms)
     _sampled_kernel = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(
         _sampled_kernel
     )
-else:  # pragma: no cover
-    _mix64 = mix64
-
-
-def pairwise_grad_hess(
-    pred: np.ndarray,
-    y: np.ndarray,
-    offsets: np.ndarray,
-    qweight: np.ndarray | None,
-    distinct: bool,
-    params: tuple,
-    target_grad: np.ndarray | None = None,
-):
-    """Gradient and Hessian diagonal of the pairwise loss for grouped rows (see the module docstring).
-
-    ``pred`` and ``y`` are float64 in grouped order, ``offsets`` the query starts (int64,
-    ``n_groups + 1``), ``qweight`` per-query weights or ``None``, ``params`` from
-    :func:`kernel_link`. ``target_grad`` is the target side's constant part of the gradient
-    (:func:`pairwise_target_grad`, computed once per binding); without it both sides are
-    evaluated. Releases the GIL.
-    """
-    if target_grad is None:
-        return _run(pred, y, offsets, qweight, distinct, params, 0)
-    grad, hess = _run(pred, y, offsets, qweight, distinct, params, 1)
-    grad -= target_grad
-    return grad, hess
-
-
-def pairwise_target_grad(
-    y: np.ndarray, offsets: np.ndarray, qweight: np.ndarray | None, distinct: bool, params: tuple
-) -> np.ndarray:
-    """``sum over pairs of w h(d_ab)`` per row (+ for the upper, - for the lower document): the part
-    of the gradient that does not change between boosting rounds."""
-    grad, _ = _run(y, y, offsets, qweight, distinct, params, 2)
-    return -grad
 
 
 MODES = {"all": 0, "topk": 1, "mean": 2}
-
-
-def kernel_fcaps(link) -> tuple:
-    """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
-    taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
-
-    def at(v):
-        return float(link._F(np.array([v]), np)[0]) if math.isfinite(v) else 0.0
-
-    return (at(float(link._lo)), at(float(link._hi)))
 
 
 def pairwise_sampled(
@@ -934,47 +579,27 @@ def pairwise_sampled(
     return (grad, hess) if fcaps is None else (grad, hess, values)
 
 
-def _run(pred, y, offsets, qweight, distinct, params, side):
-    if not _NUMBA:
-        raise RuntimeError("the pairwise kernel needs numba: pip install 'selrank[fast]'")
-    n = pred.shape[0]
-    grad = np.zeros(n, dtype=np.float64)
-    hess = np.zeros(n, dtype=np.float64)
-    longest = int(np.max(np.diff(offsets))) if offsets.size > 1 else 0
-    scratch = [np.empty(max(longest, 1), dtype=np.float64) for _ in range(4)]
-    qw = (
-        np.zeros(0, dtype=np.float64)
-        if qweight is None
-        else np.ascontiguousarray(qweight, dtype=np.float64)
+def pairwise_list_terms(
+    pred: np.ndarray,
+    y: np.ndarray,
+    sizes: np.ndarray,
+    params: tuple,
+    fcaps: tuple,
+    distinct: bool,
+    method: str,
+    m: int,
+    key=0,
+    runs=None,
+):
+    """Loss per list and gradient per item of the pairwise loss over lists laid end to end
+    (the torch :class:`~selrank.torch.PairwiseLoss` on CPU tensors, gathered by the head):
+    :func:`pairwise_sampled` with the loss values, for ``sizes`` items per list. ``pred`` and
+    ``y`` float64; ``params`` from :func:`~selrank.fast._links.kernel_link`, ``fcaps`` from
+    :func:`~selrank.fast._links.kernel_fcaps`; ``method``, ``m``, ``key`` and ``runs`` as
+    :func:`pairwise_sampled`. Time O(pairs), memory O(items): no pair array is built."""
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    g, _, v = pairwise_sampled(
+        pred, y, offsets, None, distinct, params, method, m, key, runs, fcaps
     )
-    _kernel(
-        np.ascontiguousarray(pred, dtype=np.float64),
-        np.ascontiguousarray(y, dtype=np.float64),
-        np.ascontiguousarray(offsets),
-        qw,
-        bool(distinct),
-        params,
-        int(side),
-        grad,
-        hess,
-        *scratch,
-    )
-    return grad, hess
-
-
-def warm_up() -> None:
-    """Compile the kernels now, for the argument types the losses and heads pass (one
-    specialisation each), so that a container image or CI cache can hold the compiled code:
-    ``python -c "from selrank.losses._kernels import warm_up; warm_up()"`` after installing.
-    With a writable numba cache (``NUMBA_CACHE_DIR`` or the package folder) later processes
-    load them instead of compiling (``benchmarks/cold_start.py``)."""
-    if not available():
-        return
-    from ..links import Sinh
-
-    params = kernel_link(Sinh(cap=3.0))
-    offsets = np.array([0, 3, 5], dtype=np.int64)
-    pred, y = np.linspace(-1.0, 1.0, 5), np.array([2.0, 0.0, 1.0, 1.0, 0.0])
-    target = pairwise_target_grad(y, offsets, None, False, params)
-    pairwise_grad_hess(pred, y, offsets, None, False, params, target)
-    pairwise_sampled(pred, y, offsets, None, False, params, "topk", 2, 0, None, (0.0, 0.0))
+    return v, g

@@ -10,8 +10,8 @@ one pass, in place: the gradient :math:`e^{\hat s} - e^{s}` into the buffer of
 :math:`e^{\hat s}` and the loss into that of :math:`e^{s}`.
 
 Every value is the same sequence of IEEE operations as the torch path
-(:meth:`selrank.links._AffineLink._bregman_grad_torch` with
-:meth:`~selrank.links._AffineLink._taylor_near_torch`): the gradient ``a − b``, the direct
+(:func:`selrank.fast._bregman_torch.bregman_grad_torch` with its
+``_taylor_near``): the gradient ``a − b``, the direct
 form ``(a − b) − d·b``, the near form ``(d·d / 6)·(b + 2·sqrt(a·b))`` selected where ``|d| <
 threshold`` (the threshold rounded to the tensors' dtype, as torch compares) and ``max(·, 0)``
 — without reassociation or contraction (``fastmath`` off). The gradient and the direct form
@@ -148,7 +148,7 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
 
 def warm_up() -> None:
     """Compile the kernel for float32 and float64 now (see
-    :func:`selrank.losses._kernels.warm_up`)."""
+    :func:`selrank.fast.warm_up`)."""
     if not available():
         return
     from .._numba import set_kernel_policy

@@ -3,9 +3,10 @@ r"""Numba kernel of :class:`selrank.losses.weighted_pairwise.WeightedPairwise` (
 Per query: the current ranking (a stable sort by decreasing score, as LightGBM's), the
 :math:`|\Delta\mathrm{NDCG}|` weight of each selected pair from the ranks, the link's capped
 value and slope at the predicted difference (the exponentials factorised per row as in
-:mod:`selrank.losses._kernels`: ``2n`` per query instead of one per pair), and LightGBM's
-``lambdarank_norm``. It covers the links of :func:`selrank.losses._kernels.kernel_link` and is
-tested equal to the generic NumPy path (``tests/test_h21_weighted_pairwise.py``). numba is
+:mod:`selrank.fast._pairwise`: ``2n`` per query instead of one per pair), and LightGBM's
+``lambdarank_norm``. It covers the links of :func:`selrank.fast._links.kernel_link` (exactly
+the classes registered for it in ``selrank.fast.FAST_PATHS``) and is tested equal to the
+generic NumPy path (``tests/fast/``, ``tests/losses/test_weighted_pairwise.py``). numba is
 imported and the kernel compiled on first use.
 """
 
@@ -15,10 +16,10 @@ import math
 
 import numpy as np
 
-from ._kernels import _GOLDEN, IDENTITY, SINH
-from ._kernels import _SAFE_EXPONENT as _SAFE
-from ._kernels import _capped as _link  # the capped link of the pairwise kernels: one definition
-from ._kernels import mix64 as _mix  # splitmix64's output
+from ._links import _GOLDEN, IDENTITY, SINH
+from ._links import _SAFE_EXPONENT as _SAFE
+from ._links import _capped as _link  # the capped link of the pairwise kernels: one definition
+from ._links import mix64 as _mix  # splitmix64's output
 
 __all__ = ["weighted_pairwise"]
 
@@ -172,7 +173,7 @@ def _kernel(
             n_outer = min(m, n - 1) if mode == 1 else n - 1
             # an odd link (the usual case): no orientation, no branch on the labels (equal
             # labels have equal gains: weight 0) and the caps by clamping, as in
-            # selrank.losses._kernels; the exponentials are factorised, e^(+-hi) at the caps
+            # selrank.fast._pairwise; the exponentials are factorised, e^(+-hi) at the caps
             fast = odd and (kind == IDENTITY or fact)
             for r in range(n_outer):
                 yr, pr, gr, dr = ys[r], ps[r], gs[r], disc[r]
@@ -287,13 +288,13 @@ def _compile():
         import numba
 
         from .._numba import compiled, njit_now
-        from . import _kernels
+        from . import _links
 
         jit = numba.njit(inline="always")
         g = globals()
-        # the link and the mixer are selrank.losses._kernels' own (inlined there as here)
-        g["_mix"] = compiled(_kernels._mix64)
-        g["_link"] = compiled(_kernels._capped)
+        # the link and the mixer are selrank.fast._links' own (inlined there as here)
+        g["_mix"] = compiled(_links._mix64)
+        g["_link"] = compiled(_links._capped)
         g["_pair"] = jit(_pair)
         g["_ranking"] = numba.njit(_ranking)
         g["_rerank"] = numba.njit(_rerank)
@@ -324,7 +325,7 @@ def weighted_pairwise(
 
     ``pred``, ``y``, ``gain`` float64 in grouped order; ``offsets`` the query starts;
     ``qweight`` per-query weights or ``None``; ``inv_max`` ``1 / maxDCG`` per query;
-    ``params`` from :func:`selrank.losses._kernels.kernel_link`; ``order_target`` with ``sup``
+    ``params`` from :func:`selrank.fast._links.kernel_link`; ``order_target`` with ``sup``
     the link's supremum; ``method`` ``"all"``, ``"topk"`` (``m`` = k) or ``"mean"`` (``m``
     partners, draw ``key``); ``norm`` LightGBM's ``lambdarank_norm``. ``ranking``: an int64
     array of the rows' count that keeps each query's ranking between calls (positions within
