@@ -18,8 +18,8 @@ import pytest
 
 import selrank
 from selrank import _numba as N
-from selrank.losses import Pairwise, WeightedPairwise
 from selrank import fast as K  # the losses call the kernels through selrank.fast
+from selrank.losses import Pairwise, WeightedPairwise
 
 needs_numba = pytest.mark.skipif(not K.available(), reason="numba is not installed")
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,8 +256,8 @@ def test_estimator_fit_is_the_same_model_under_every_policy(rng):
 @needs_numba
 def test_torch_exp_kernel_follows_the_policy(monkeypatch):
     torch = pytest.importorskip("torch")
-    from selrank.links import Exp
     from selrank.fast import _pointwise_torch as P
+    from selrank.links import Exp
 
     z = torch.linspace(-1.0, 1.0, 50, dtype=torch.float64)
     y = torch.linspace(0.5, -0.5, 50, dtype=torch.float64)

@@ -304,11 +304,15 @@ class PairwiseLoss(AnalyticHead):
         draw = self.draws
         self.draws += 1
         # the kernel once the torch path has done a compile's worth of pairs (kernel policy)
-        if self.uses_kernel(z) and use_kernel(
-            "pairwise_sampled",
-            draw,
-            pair_work(_list_sizes(lists, z.shape), c.pair_method, c.num_pair_per_sample),
-        ) and fast.available():
+        if (
+            self.uses_kernel(z)
+            and use_kernel(
+                "pairwise_sampled",
+                draw,
+                pair_work(_list_sizes(lists, z.shape), c.pair_method, c.num_pair_per_sample),
+            )
+            and fast.available()
+        ):
             return pairwise_kernel_terms(c, self._kernel, self._fcaps, draw, z, y, lists, with_grad)
         if c.pair_method != "all":
             return pairwise_core_terms(c, draw, z, y, lists, with_grad)
