@@ -52,6 +52,9 @@ import importlib.util
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 __all__ = [
@@ -69,6 +72,7 @@ __all__ = [
     "kernel_policy",
     "use_kernel",
     "pair_work",
+    "planned_calls",
 ]
 
 # -- the kernel policy (module docstring) ---------------------------------------------------
@@ -97,6 +101,9 @@ GENERIC_PAIR_CAP = 1 << 23
 340 MB of pair arrays on the generic path)."""
 
 _policy: list[str | None] = [None]  # set_kernel_policy's value; None: SELRANK_KERNELS
+# the calls a fit has planned (planned_calls); None: unknown. A context variable: each thread
+# (and each asyncio task) that trains sees its own fit's plan.
+_planned: ContextVar[int | None] = ContextVar("selrank_planned_calls", default=None)
 
 
 def _checked(policy: object, source: str) -> str:
@@ -158,7 +165,10 @@ def use_kernel(kernel: str, call: int, work: int) -> bool:
 
     ``"auto"``: once the generic work done before this call, ``call * work``, reaches
     ``BREAK_EVEN[kernel]``, or at once for a pairwise call over more than
-    :data:`GENERIC_PAIR_CAP` pairs. A pure function of its arguments and the policy.
+    :data:`GENERIC_PAIR_CAP` pairs, or at once when the fit has announced its length
+    (:func:`planned_calls`) and ``planned * work`` reaches ``BREAK_EVEN[kernel]``: a fit known
+    to be long compiles from the start instead of paying for the generic path first. A pure
+    function of its arguments, the plan and the policy.
 
     Examples
     --------
@@ -166,6 +176,9 @@ def use_kernel(kernel: str, call: int, work: int) -> bool:
     >>> use_kernel("pairwise", 0, 1_000_000), use_kernel("pairwise", 85, 1_000_000)
     (False, True)
     >>> use_kernel("pairwise", 0, 10_000_000)  # the generic pair arrays would not pay
+    True
+    >>> with planned_calls(100):  # 100 rounds of a million pairs: compile at once
+    ...     use_kernel("pairwise", 0, 1_000_000)
     True
     >>> _ = set_kernel_policy(previous)
     """
@@ -177,7 +190,31 @@ def use_kernel(kernel: str, call: int, work: int) -> bool:
         raise KeyError(f"no break-even work for kernel {kernel!r}: one of {sorted(BREAK_EVEN)}")
     if kernel != "exp_bregman" and work > GENERIC_PAIR_CAP:
         return True
+    planned = _planned.get()
+    if planned is not None and planned * work >= limit:
+        return True
     return call * work >= limit
+
+
+@contextmanager
+def planned_calls(n: int | None) -> Iterator[None]:
+    """Within the block, a fit plans ``n`` calls of its losses (boosting rounds, or a torch
+    head's forward passes over all epochs); ``None``: unknown (the default).
+
+    The trainers announce it (``LightGBMObjective.train``, ``XGBoostObjective.train``, the
+    estimators, :class:`~selrank.estimators.NeuralRanker`), so that under ``"auto"``
+    :func:`use_kernel` compiles from the first call when the planned work pays for the
+    compile — a fit that stops early (early stopping) has paid for a compile it might not have
+    needed, at most one compile. Plain ``lightgbm.train`` with a selrank objective does not
+    tell its length: its losses switch when the work done pays (the ski-rental rule).
+    """
+    if n is not None and (isinstance(n, bool) or int(n) != n or int(n) < 0):
+        raise ValueError(f"planned_calls takes a non-negative integer or None; got {n!r}")
+    token = _planned.set(None if n is None else int(n))
+    try:
+        yield
+    finally:
+        _planned.reset(token)
 
 
 _lock = threading.RLock()

@@ -297,3 +297,89 @@ def test_torch_pairwise_head_follows_the_policy(monkeypatch):
     eager = PairwiseLoss()
     for a in auto:
         torch.testing.assert_close(a, eager(z, y), rtol=1e-12, atol=1e-12)
+
+
+# -- a fit that announces its length ---------------------------------------------------------
+
+
+def test_planned_calls_compile_at_once_when_the_plan_pays():
+    N.set_kernel_policy("auto")
+    limit = N.BREAK_EVEN["pairwise"]
+    work = limit // 100
+    assert work < N.GENERIC_PAIR_CAP  # (below the memory rule)
+    assert not N.use_kernel("pairwise", 0, work)
+    with N.planned_calls(100):  # 100 calls of 1 % of the break-even: the compile pays
+        assert N.use_kernel("pairwise", 0, work)
+        with N.planned_calls(None):  # an inner fit of unknown length: the ski-rental rule
+            assert not N.use_kernel("pairwise", 0, work)
+        assert N.use_kernel("pairwise", 0, work)  # the outer plan is back
+    with N.planned_calls(99):  # a plan that does not pay changes nothing
+        assert not N.use_kernel("pairwise", 0, work)
+        assert N.use_kernel("pairwise", 100, work)
+    assert not N.use_kernel("pairwise", 0, work)  # the plan ends with its block
+    N.set_kernel_policy("never")
+    with N.planned_calls(10**9):
+        assert not N.use_kernel("pairwise", 0, work)
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "10", True])
+def test_bad_plan_is_refused(bad):
+    with pytest.raises((ValueError, TypeError), match="planned_calls takes a non-negative integer"):
+        with N.planned_calls(bad):
+            pass
+
+
+def test_plan_is_per_thread():
+    """Each thread sees its own fit's plan (a context variable), not another thread's."""
+    import threading
+
+    N.set_kernel_policy("auto")
+    work = N.BREAK_EVEN["pairwise"] // 20
+    seen = []
+    with N.planned_calls(20):
+        t = threading.Thread(target=lambda: seen.append(N.use_kernel("pairwise", 0, work)))
+        t.start()
+        t.join()
+        assert N.use_kernel("pairwise", 0, work)
+    assert seen == [False]
+
+
+@needs_numba
+def test_objective_train_announces_its_rounds(monkeypatch, rng):
+    """LightGBMObjective.train plans its rounds: with the break-even between one round's and
+    all rounds' work, every round runs the kernel (the same model as "eager", bit for bit);
+    plain lightgbm.train with the same objective does not announce them and stays generic."""
+    lgb = pytest.importorskip("lightgbm")
+    from selrank.gbdt import LightGBMObjective
+
+    sizes = np.full(30, 12)
+    X = rng.normal(size=(int(sizes.sum()), 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(size=X.shape[0]) + 1.5), 0, 4)
+    work = Pairwise().bind(y, group=sizes)._work
+    rounds = 6
+    monkeypatch.setitem(N.BREAK_EVEN, "pairwise", rounds * work)  # pays only over all rounds
+    params = {"verbose": -1, "min_data_in_leaf": 5, "num_threads": 1}
+
+    def fit(route):
+        data = lgb.Dataset(X, y, group=sizes, free_raw_data=False)
+        obj = LightGBMObjective(Pairwise())
+        if route == "train":
+            return obj.train(params, data, rounds).predict(X)
+        obj.set_init_score(data)
+        return lgb.train({**params, "objective": obj}, data, rounds).predict(X)
+
+    calls = _spy(monkeypatch, "pairwise_grad_hess")
+    N.set_kernel_policy("eager")
+    eager = fit("train")
+    n_eager = len(calls)  # every gradient call of the fit on the kernel
+    assert n_eager >= rounds
+    del calls[:]
+    N.set_kernel_policy("auto")
+    planned = fit("train")
+    assert len(calls) == n_eager  # the kernel from the first round
+    np.testing.assert_array_equal(planned, eager)
+    del calls[:]
+    fit("lgb.train")
+    assert (
+        calls == []
+    )  # no plan: the generic path (rounds * work reaches the break-even only after)

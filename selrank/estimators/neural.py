@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
     raise ImportError("NeuralRanker requires torch: pip install 'selrank[torch]'") from exc
 
 from .._groups import Groups, as_groups
+from .._numba import planned_calls
 from .._validation import as_numeric_array, as_vector, as_weight
 from ..torch import RankingHead
 from ._validation import (
@@ -524,7 +525,10 @@ class NeuralRanker:
         with torch.random.fork_rng(devices=fork):
             torch.manual_seed(seed)
             model = MLPScorer(X.shape[1], hidden, self.activation, float(self.dropout)).to(device)
-            self._train(model, head, train, evals, rng, rank, world, device)
+            # the head's forward passes over the fit: the kernel policy may compile at once
+            batches = -(-train.groups.n_groups // (int(self.batch_queries) * world))
+            with planned_calls(int(self.epochs) * batches):
+                self._train(model, head, train, evals, rng, rank, world, device)
         self.head_ = head
         return self
 

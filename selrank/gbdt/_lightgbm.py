@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _array as A
 from .._array import Array
+from .._numba import planned_calls
 from ..losses import Loss
 from ._objective import GBDTObjective, _Binding, _intercept_value, distinct_constants
 
@@ -362,17 +363,19 @@ class LightGBMObjective(GBDTObjective):
             )
         p.pop("objective", None)
         twin = self._private_copy()
-        booster = twin._train(
-            p,
-            train_set,
-            num_boost_round,
-            valid_sets=valid_sets,
-            valid_names=valid_names,
-            feval=feval,
-            init_model=init_model,
-            callbacks=callbacks,
-            keep_training_booster=keep_training_booster,
-        )
+        # the rounds it plans: the kernel policy may compile the loss's kernel at once
+        with planned_calls(int(num_boost_round)):
+            booster = twin._train(
+                p,
+                train_set,
+                num_boost_round,
+                valid_sets=valid_sets,
+                valid_names=valid_names,
+                feval=feval,
+                init_model=init_model,
+                callbacks=callbacks,
+                keep_training_booster=keep_training_booster,
+            )
         self._adopt(twin)
         return booster
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _array as A
 from .._array import Array
+from .._numba import planned_calls
 from ..losses import Loss
 from ._objective import GBDTObjective, _Binding
 
@@ -385,19 +386,21 @@ class XGBoostObjective(GBDTObjective):
         xgboost.Booster
         """
         twin = self._private_copy()
-        bst = twin._train(
-            params,
-            dtrain,
-            num_boost_round,
-            data=data,
-            evals=evals,
-            custom_metric=custom_metric,
-            early_stopping_rounds=early_stopping_rounds,
-            maximize=maximize,
-            verbose_eval=verbose_eval,
-            callbacks=callbacks,
-            evals_result=evals_result,
-        )
+        # the rounds it plans: the kernel policy may compile the loss's kernel at once
+        with planned_calls(int(num_boost_round)):
+            bst = twin._train(
+                params,
+                dtrain,
+                num_boost_round,
+                data=data,
+                evals=evals,
+                custom_metric=custom_metric,
+                early_stopping_rounds=early_stopping_rounds,
+                maximize=maximize,
+                verbose_eval=verbose_eval,
+                callbacks=callbacks,
+                evals_result=evals_result,
+            )
         self._adopt(twin)
         return bst
 
