@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import sys
 import time
 import zlib
@@ -164,33 +165,28 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="fit", file=sys.stderr, leave=False)
 
 
-def _fit_baseline(objective, split, tree_params, seed, n_rounds, esr):
-    import lightgbm as lgb
+def _fit_baseline(objective: str, split, tree_params: dict, seed: int, n_rounds: int, esr: int):
+    """LightGBM's built-in ``objective`` through the estimators' LightGBM backend: the same
+    datasets, parameters and early stopping (selrank's NDCG@10 on the validation split) as
+    ``SelectiveRanker``; returns the test scores and the rounds kept."""
+    from .estimators.backends import LightGBMBackend, ndcg_metric
 
-    from .metrics import ndcg
-
+    lgbm = LightGBMBackend()
     tr, va = split.train, split.validation
-    params = {
-        "objective": objective,
-        "learning_rate": LEARNING_RATE,
-        "verbosity": -1,
-        "metric": "None",
-        "seed": seed,
-        **tree_params,
-    }
-    dtrain = lgb.Dataset(tr.X, tr.y, group=tr.group)
-    dvalid = lgb.Dataset(va.X, va.y, group=va.group, reference=dtrain)
-    # the same early-stopping score as SelectiveRanker: selrank's NDCG@10 on the validation split
-    booster = lgb.train(
+    params = {"objective": objective, **lgbm.base_params(LEARNING_RATE, seed=seed), **tree_params}
+    dtrain, valids = lgbm.datasets(
+        tr.X, tr.y, group=tr.group, eval_sets=[(va.X, va.y, va.group, None)]
+    )
+    booster, best, _ = lgbm.boost(
         params,
         dtrain,
-        num_boost_round=n_rounds,
-        valid_sets=[dvalid],
-        feval=lambda p, d: ("ndcg@10", float(ndcg(va.y, p, va.group, k=10)), True),
-        callbacks=[lgb.early_stopping(esr, verbose=False)] if esr else [],
+        valids,
+        n_rounds,
+        metric_fns=[ndcg_metric(va.y, va.group, 10)],
+        early_stopping_rounds=esr,
     )
-    best = booster.best_iteration if booster.best_iteration > 0 else booster.current_iteration()
-    return booster.predict(split.test.X, num_iteration=best), int(best)
+    kept = best if best is not None else booster.current_iteration()
+    return booster.predict(split.test.X, num_iteration=kept), int(kept)
 
 
 def _selrank_kwargs(args) -> dict:
@@ -207,18 +203,11 @@ def _selrank_kwargs(args) -> dict:
     return kwargs
 
 
-# estimator parameters that are not tree parameters of the LightGBM baselines
-_NOT_TREE = {
-    "n_estimators",
-    "learning_rate",
-    "early_stopping_rounds",
-    "eval_at",
-    "random_state",
-    "verbose",
-    "label_scale",
-    "hessian",
-    "hessian_floor",
-}
+def _not_tree_params() -> set[str]:
+    """The estimator's own parameters: never tree parameters of the LightGBM baselines."""
+    from .estimators import SelectiveRanker
+
+    return set(SelectiveRanker._get_param_names())  # noqa: SLF001
 
 
 PACKAGED = ("mq2008", "ohsumed")
@@ -334,7 +323,7 @@ def _source(args) -> _Source:
     return _Source(name, folds, lambda k: load_letor(name, fold=k), {"kind": "packaged"})
 
 
-def _check_outputs(outputs: dict[str, str | None]) -> None:
+def _check_outputs(outputs: dict[str, str | os.PathLike | None]) -> None:
     """Every output path writable and distinct, before any work starts."""
     from ._files import check_distinct_outputs, check_output_path
 
@@ -361,7 +350,7 @@ def _train(args) -> int:
     kwargs = _selrank_kwargs(args)
     backend_params = _parse_params(args.backend_param, "--backend-param")
     tree_params = (
-        {k: v for k, v in backend_params.items() if k not in _NOT_TREE}
+        {k: v for k, v in backend_params.items() if k not in _not_tree_params()}
         if args.backend == "lightgbm"
         else {}
     )

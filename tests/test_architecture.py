@@ -207,10 +207,6 @@ BASE_MODULES = frozenset(
 #: target)`` prefixes -> the branch. The coordinator empties this after merging; an entry that
 #: excuses nothing fails :func:`test_no_private_imports_across_packages`, so it only shrinks.
 PRIVATE_IMPORT_ALLOWLIST: dict[tuple[str, str], str] = {
-    # `backend`: the estimators import gbdt's public exports (selrank.gbdt) and
-    # `from ..torch import RankingHead`
-    ("selrank.estimators", "selrank.gbdt."): "backend",
-    ("selrank.estimators.neural", "selrank.torch._base"): "backend",
     # `split` (splits torch/heads.py): `from ..losses.inputs import check_class_indices`
     ("selrank.torch.heads", "selrank.losses._base"): "split",
 }

@@ -28,7 +28,8 @@ class Features:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(int(d) for d in self.data.shape)
+        n_rows, n_cols = (int(d) for d in self.data.shape)
+        return n_rows, n_cols
 
     @property
     def n_rows(self) -> int:

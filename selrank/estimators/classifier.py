@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 
 from .. import _array as A
-from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
+from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
 from ._validation import _as_labels, _as_sample_weight
@@ -136,6 +138,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             )
         self.classes_ = classes
         self.n_classes_ = int(classes.size)
+        self._resolve_label_scale(yi)  # a number for classifiers: the class targets' scale
         loss = self._classifier_loss(self.n_classes_)
         n_classes = self.n_classes_ if loss.structure == "multiclass" else None
         w = _as_sample_weight(sample_weight, n)
@@ -170,7 +173,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         )
 
     def _fitted_extra(self) -> tuple[str, ...]:
-        return ("classes_", "n_classes_")
+        return (*super()._fitted_extra(), "classes_", "n_classes_")
 
     def _class_link_values(self) -> np.ndarray:
         """Link value of each class's target: rows ``k`` of the matrix solved for probabilities."""
@@ -178,13 +181,13 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         if loss.structure == "pointwise":
             if loss.target == "link":
                 return np.array([[0.0], [1.0]])
-            s = np.array([0.0, 1.0]) * self.label_scale
+            s = np.array([0.0, 1.0]) * self.label_scale_
             return np.asarray(A.to_numpy(loss.link.h(s)), dtype=np.float64).reshape(2, 1)
         eye = np.eye(K)
         if loss.target == "link":
-            value = loss.scaling.alpha if isinstance(loss, CompositeSoftmax) else 1.0
+            value = cast(Any, loss).scaling.alpha if isinstance(loss, CompositeSoftmax) else 1.0
             return eye * value
-        return self._link_values(eye * self.label_scale)
+        return self._link_values(eye * self.label_scale_)
 
     def _link_values(self, scores: np.ndarray) -> np.ndarray:
         loss = self.loss_

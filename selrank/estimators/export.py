@@ -28,9 +28,11 @@ Scores are the model's raw scores (``decision_function``: score space, intercept
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
+
+from ._backend import Backend
+from .backends import get_backend
 
 __all__ = ["EXPORT_FORMATS", "export_model", "to_onnx"]
 
@@ -47,8 +49,8 @@ EXPORT_FORMATS = (
 ONNX_OPSET = 15
 
 
-def _booster(model) -> tuple[Any, str]:
-    """The fitted estimator's booster (intercept folded in) and its backend."""
+def _booster(model) -> tuple[Any, Backend]:
+    """The fitted estimator's booster (intercept folded in) and its backend object."""
     booster = getattr(model, "booster_", None)
     if booster is None:
         if hasattr(model, "model_"):
@@ -60,7 +62,7 @@ def _booster(model) -> tuple[Any, str]:
             "this booster cannot hold its intercept (e.g. LightGBM linear_tree): an exported model "
             "would predict scores without it"
         )
-    return booster, objective.backend
+    return booster, get_backend(objective.backend)
 
 
 def _n_rounds(model) -> int | None:
@@ -108,71 +110,26 @@ def export_model(model, path: str | os.PathLike, format: str) -> str:
         return path
     booster, backend = _booster(model)
     rounds = _n_rounds(model)
-    if format.startswith("lightgbm") and backend != "lightgbm":
-        raise ValueError(f"format={format!r} needs a LightGBM model; this one is {backend}")
-    if format.startswith("xgboost") and backend != "xgboost":
-        raise ValueError(f"format={format!r} needs an XGBoost model; this one is {backend}")
-    if format == "lightgbm":
-        text = booster.model_to_string(num_iteration=rounds)
-        if booster.num_model_per_iteration() == 1:  # lleaves and converters need an objective
-            text = _named_objective(text, "regression")  # raw score = prediction
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    elif format == "lightgbm-json":
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(booster.dump_model(num_iteration=rounds), fh)
-    elif format in ("xgboost-json", "xgboost-ubj"):
-        b = booster if rounds is None else booster[:rounds]
-        raw = b.save_raw("json" if format == "xgboost-json" else "ubj")
-        with open(path, "wb") as fh:
-            fh.write(bytes(raw))
-    else:  # treelite
+    if format not in backend.export_formats:
+        library = "a LightGBM" if format.startswith("lightgbm") else "an XGBoost"
+        raise ValueError(f"format={format!r} needs {library} model; this one is {backend.name}")
+    if format == "treelite":
         to_treelite(model).serialize(path)
+    else:  # the library's own files
+        backend.export(booster, path, format, rounds)
     return path
 
 
 def to_treelite(model):
     """A ``treelite.Model`` of a fitted GBDT estimator (``treelite.gtil.predict`` scores it)."""
     try:
-        import treelite
+        import treelite  # noqa: F401 (the backend converts)
     except ImportError:
         raise ImportError(
             "the treelite export needs treelite: pip install 'selrank[export]'"
         ) from None
     booster, backend = _booster(model)
-    rounds = _n_rounds(model)
-    if backend == "lightgbm":
-        text = booster.model_to_string(num_iteration=rounds)
-        return treelite.frontend.from_lightgbm(
-            _lightgbm_with_objective(text, booster, "regression")
-        )
-    b = booster if rounds is None else booster[:rounds]
-    return treelite.frontend.from_xgboost_json(bytes(b.save_raw("json")).decode("utf-8"))
-
-
-def _lightgbm_with_objective(text: str, booster, objective: str):
-    """A copy of the booster that names a built-in objective (converters refuse 'custom')."""
-    import lightgbm as lgb
-
-    if booster.num_model_per_iteration() > 1:
-        objective = f"multiclass num_class:{booster.num_model_per_iteration()}"
-    copy = lgb.Booster(model_str=_named_objective(text, objective))
-    copy.params["objective"] = objective.split()[0]  # what onnxmltools reads
-    return copy
-
-
-def _named_objective(text: str, objective: str) -> str:
-    """LightGBM model text with an ``objective=`` header line (custom objectives write none)."""
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("objective="):
-            lines[i] = f"objective={objective}"
-            break
-        if line.startswith("Tree="):
-            at = next(j for j, x in enumerate(lines) if x.startswith("num_tree_per_iteration="))
-            lines.insert(at + 1, f"objective={objective}")
-            break
-    return "\n".join(lines)
+    return backend.to_treelite(booster, _n_rounds(model))
 
 
 def to_onnx(model):
@@ -190,39 +147,16 @@ def to_onnx(model):
     if net is not None and not hasattr(model, "booster_"):
         return _neural_onnx(model)
     try:
-        import onnxmltools
+        import onnxmltools  # noqa: F401 (the backend converts)
         from onnxmltools.convert.common.data_types import FloatTensorType
     except ImportError:
         raise ImportError(
             "the ONNX export needs onnxmltools: pip install 'selrank[export]'"
         ) from None
     booster, backend = _booster(model)
-    rounds = _n_rounds(model)
-    n_features = int(model.n_features_in_)
-    inputs = [("X", FloatTensorType([None, n_features]))]
-    k = _n_outputs(booster, backend)
-    if backend == "lightgbm":
-        text = booster.model_to_string(num_iteration=rounds)
-        copy = _lightgbm_with_objective(text, booster, "regression")
-        onx = onnxmltools.convert_lightgbm(
-            copy, initial_types=inputs, target_opset=ONNX_OPSET, zipmap=False
-        )
-    else:
-        b = booster if rounds is None else booster[:rounds]
-        if k > 1:
-            raise NotImplementedError(
-                "ONNX export of multi-class XGBoost models is not supported (onnxmltools converts an "
-                "XGBoost Booster with one output); export format='xgboost-json' instead"
-            )
-        onx = onnxmltools.convert_xgboost(b, initial_types=inputs, target_opset=ONNX_OPSET)
+    inputs = [("X", FloatTensorType([None, int(model.n_features_in_)]))]
+    onx, k = backend.to_onnx(booster, _n_rounds(model), inputs, ONNX_OPSET)
     return _raw_score_graph(onx, k)
-
-
-def _n_outputs(booster, backend: str) -> int:
-    if backend == "lightgbm":
-        return int(booster.num_model_per_iteration())
-    config = json.loads(booster.save_config())
-    return max(1, int(config["learner"]["learner_model_param"].get("num_class", "0")))
 
 
 def _raw_score_graph(onx, k: int):

@@ -19,7 +19,6 @@ zero loss, zero gradient).
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import math
 import numbers
@@ -36,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 
 from .._groups import Groups, as_groups
 from .._validation import as_numeric_array, as_vector, as_weight
-from ..torch._base import RankingHead
+from ..torch import RankingHead
 from ._validation import (
     _as_group,
     as_seed,
@@ -47,10 +46,6 @@ from ._validation import (
 
 logger = logging.getLogger("selrank")
 
-_FORMAT = "selrank-neural-ranker"
-_FORMAT_VERSION = 2  # 2: with "checksum" (SHA-256 of the JSON fields and every tensor's bytes)
-_READABLE_VERSIONS = (1, 2)
-_FITTED = ("n_features_in_", "evals_result_", "best_iteration_", "best_score_", "n_epochs_")
 
 __all__ = ["NeuralRanker", "MLPScorer", "ACTIVATIONS", "NotFittedError"]
 
@@ -67,7 +62,7 @@ try:  # the scikit-learn exception when scikit-learn is installed, so `except` c
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - scikit-learn is optional
 
-    class NotFittedError(ValueError, AttributeError):
+    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """Raised by :meth:`NeuralRanker.predict` before :meth:`NeuralRanker.fit`."""
 
 
@@ -443,7 +438,7 @@ class NeuralRanker:
         if self.eval_at is None or isinstance(self.eval_at, numbers.Integral):
             return [self.eval_at]
         try:
-            ks = list(self.eval_at)
+            ks = list(self.eval_at)  # type: ignore[call-overload]  # not an int: a sequence
         except TypeError:
             raise TypeError(
                 f"`eval_at` of NeuralRanker must be an int, a sequence of ints or None; got {self.eval_at!r}"
@@ -638,7 +633,7 @@ class NeuralRanker:
             refuse_ungrouped_scoring("NeuralRanker.score", scores.shape[0])
         return float(ndcg(y, scores, group, qid=qid, k=self._eval_ks()[0]))
 
-    # -- persistence --------------------------------------------------------------------
+    # -- persistence (selrank.estimators.neural_files) --------------------------------------
     def save(self, path: str | os.PathLike) -> None:
         """Write the fitted ranker (parameters, network weights, feature scaling) with :func:`torch.save`.
 
@@ -647,94 +642,20 @@ class NeuralRanker:
         :class:`~selrank.losses.Loss` (a custom head object cannot be stored: pickle the
         ranker instead).
         """
-        from .persistence import _encode
+        from .neural_files import save_neural_ranker
 
         if not hasattr(self, "model_"):
             raise NotFittedError(
                 "this NeuralRanker is not fitted yet; call fit(X, y, group=...) first"
             )
-        if isinstance(self.loss, RankingHead):
-            raise TypeError(
-                "cannot save a NeuralRanker whose loss is a head object; give the loss by name or "
-                "as a selrank Loss, or pickle the ranker"
-            )
-        fitted = {k: getattr(self, k) for k in _FITTED}
-        fitted["n_features_in_"] = int(fitted["n_features_in_"])
-        if hasattr(self, "feature_names_in_"):
-            fitted["feature_names_in_"] = [str(c) for c in self.feature_names_in_]
-        doc = {
-            "format": _FORMAT,
-            "version": _FORMAT_VERSION,
-            "params": json.dumps(
-                _encode(
-                    {
-                        k: (list(v) if isinstance(v, tuple) else v)
-                        for k, v in self.get_params().items()
-                        if k != "device"
-                    }
-                )
-            ),
-            "fitted": json.dumps(fitted),
-            "state": {k: v.detach().cpu() for k, v in self.model_.state_dict().items()},
-            "feature_mean": torch.as_tensor(self.feature_mean_),
-            "feature_scale": torch.as_tensor(self.feature_scale_),
-        }
-        doc["checksum"] = _checksum(doc)
-        from .._files import open_write
-
-        with open_write(path) as fh:  # gzip when the name ends in .gz
-            torch.save(doc, fh)
+        save_neural_ranker(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, device: Any = "cpu") -> NeuralRanker:
         """Read a ranker written by :meth:`save` onto ``device``; it predicts as the saved one."""
-        import io
+        from .neural_files import load_neural_ranker
 
-        from .._files import open_read
-        from .persistence import _decode
-
-        try:
-            with open_read(path) as fh:  # gzip recognised by its first bytes
-                payload = io.BytesIO(fh.read())
-            doc = torch.load(payload, map_location="cpu", weights_only=True)
-        except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
-            raise ValueError(
-                f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})"
-            ) from None
-        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-            raise ValueError(
-                f"{os.fspath(path)!r} is not a saved NeuralRanker (format {_FORMAT!r} expected)"
-            )
-        if doc.get("version") not in _READABLE_VERSIONS:
-            raise ValueError(
-                f"{os.fspath(path)!r} has format version {doc.get('version')!r}; this selrank reads "
-                f"{list(_READABLE_VERSIONS)}"
-            )
-        where = repr(os.fspath(path))
-        try:
-            if doc["version"] >= 2 and doc.get("checksum") != _checksum(doc):
-                raise ValueError("the checksum of its content does not match the stored one")
-            tensors = [doc["feature_mean"], doc["feature_scale"], *doc["state"].values()]
-            if not all(torch.is_tensor(t) and bool(torch.isfinite(t).all()) for t in tensors):
-                raise ValueError("it holds non-finite or missing weights")
-            if not bool((doc["feature_scale"] > 0).all()):
-                raise ValueError("its feature scales are not positive")
-            params = _decode(json.loads(doc["params"]))
-            params["hidden_layers"] = tuple(params["hidden_layers"])
-            est = cls(**params, device=device)
-            hidden = est._check_params()
-            fitted = json.loads(doc["fitted"])
-            for k, v in fitted.items():
-                setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
-            est.feature_mean_ = doc["feature_mean"].numpy()
-            est.feature_scale_ = doc["feature_scale"].numpy()
-            model = MLPScorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
-            model.load_state_dict(doc["state"])
-        except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
-            raise ValueError(f"{where} is a damaged NeuralRanker file: {exc}") from None
-        est.model_ = model.to(_device(device)).eval()
-        est.head_ = est._make_head()
-        return est
+        return load_neural_ranker(cls, path, device=device, scorer=MLPScorer, to_device=_device)
 
     def predict(self, X) -> np.ndarray:
         """Scores of the rows of ``X`` (higher ranks first), shape ``[n_samples]``."""
@@ -862,19 +783,3 @@ class _Progress:
     def close(self):
         if self.bar is not None:
             self.bar.close()
-
-
-def _checksum(doc: dict) -> str:
-    """SHA-256 of a saved ranker's JSON fields and the dtype, shape and bytes of every tensor."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for key in ("format", "version", "params", "fitted"):
-        h.update(f"{key}={doc.get(key)!r};".encode())
-    tensors = [("feature_mean", doc["feature_mean"]), ("feature_scale", doc["feature_scale"])]
-    tensors += sorted(doc["state"].items())
-    for name, t in tensors:
-        t = t.detach().cpu().contiguous()
-        h.update(f"{name}:{t.dtype}:{tuple(t.shape)};".encode())
-        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    return h.hexdigest()

@@ -15,7 +15,6 @@ is parsed by LightGBM / XGBoost from text or bytes (no pickle).
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -25,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ..losses import LOSSES, Loss, get_loss
+from ._codec import _decode
 
 _FORMAT = "selrank-estimator"
 _FORMAT_VERSION = 2
@@ -36,66 +35,6 @@ ISOLATED_PARSE_TIMEOUT = 120.0
 #: Saved-estimator classes by name; filled by ``_SelectiveEstimator.__init_subclass__`` so that
 #: this module needs no import of the estimator modules (which import it).
 ESTIMATOR_CLASSES: dict[str, type] = {}
-
-
-# ----------------------------------------------------------------------------------------------
-# (de)serialisation of losses, links and scalings for save()/load()
-# ----------------------------------------------------------------------------------------------
-def _encode(value):
-    from ..links import LINKS, Link
-    from ..scalings import SCALINGS, Scaling
-
-    if isinstance(value, Loss):
-        kind, registry, name = "loss", LOSSES, value.name
-    elif isinstance(value, Link):
-        kind, registry, name = "link", LINKS, value.name
-    elif isinstance(value, Scaling):
-        kind, registry, name = "scaling", SCALINGS, value.name
-    elif isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
-    elif isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    elif isinstance(value, np.generic):
-        return value.item()
-    elif value is None or isinstance(value, bool | int | float | str):
-        return value
-    else:
-        raise TypeError(
-            f"cannot save a parameter of type {type(value).__name__} ({value!r}); pickle the estimator instead"
-        )
-    if name not in registry:
-        raise TypeError(
-            f"cannot save the {kind} {value!r}: it is not a registry entry; pickle the estimator instead"
-        )
-    out = {"__selrank__": kind, "name": name, "params": _encode(value.get_params())}
-    if _decode(out) != value:
-        raise TypeError(
-            f"cannot save the {kind} {value!r}: it does not rebuild from its parameters; pickle the estimator instead"
-        )
-    return out
-
-
-def _decode(value):
-    if isinstance(value, dict):
-        kind = value.get("__selrank__")
-        if kind is None:
-            return {k: _decode(v) for k, v in value.items()}
-        params = {k: _decode(v) for k, v in value["params"].items()}
-        params = {
-            k: tuple(v) if k == "cap" and isinstance(v, list) else v for k, v in params.items()
-        }
-        if kind == "loss":
-            return get_loss(value["name"], **params)
-        if kind == "link":
-            from ..links import get_link
-
-            return get_link(value["name"], **params)
-        from ..scalings import get_scaling
-
-        return get_scaling(value["name"], **params)
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
 
 
 def document_checksum(doc: dict) -> str:
@@ -151,9 +90,9 @@ def check_document(doc, where: str) -> None:
             raise ValueError(
                 f"{where} is damaged: field {key!r} must be a {kind.__name__}; got {doc.get(key)!r:.80}"
             )
-    backend = doc["params"].get("backend", "lightgbm")
-    if backend not in ("lightgbm", "xgboost"):
-        raise ValueError(f"{where} is damaged: unknown backend {backend!r}")
+    backend = _file_backend(doc)
+    if backend is None:
+        raise ValueError(f"{where} is damaged: unknown backend {doc['params'].get('backend')!r}")
     _finite_numbers(doc.get("intercept"), "the intercept", where)
     n_feat = doc.get("n_features_in")
     if isinstance(n_feat, bool) or not isinstance(n_feat, int) or n_feat < 1:
@@ -165,31 +104,18 @@ def check_document(doc, where: str) -> None:
         raise ValueError(
             f"{where} is damaged: best_iteration must be a positive integer or null; got {best!r}"
         )
-    if backend == "lightgbm":
-        text = doc["model"]
-        if not text.startswith("tree\n") or "end of trees" not in text:
-            raise ValueError(f"{where} is damaged: its LightGBM model text is cut or not a model")
-    else:
-        try:
-            base64.b64decode(doc["model"], validate=True)
-        except ValueError:
-            raise ValueError(f"{where} is damaged: its XGBoost model is not base64") from None
+    backend.check_model_field(doc["model"], where)
 
 
-_CHILD = r"""
-import base64, sys, numpy as np
-backend, payload = sys.argv[1], sys.stdin.buffer.read()
-if backend == "lightgbm":
-    import lightgbm as lgb
-    b = lgb.Booster(model_str=payload.decode("utf-8"))
-    out = b.predict(np.zeros((1, b.num_feature())), raw_score=True)
-else:
-    import xgboost as xgb
-    b = xgb.Booster()
-    b.load_model(bytearray(base64.b64decode(payload)))
-    out = b.predict(xgb.DMatrix(np.zeros((1, b.num_features()))), output_margin=True)
-sys.stdout.write("finite" if np.all(np.isfinite(out)) else "nonfinite")
-"""
+def _file_backend(doc: dict):
+    """The backend object of a saved estimator (``None`` for one that saves no file)."""
+    from .backends import BACKENDS, get_backend
+
+    name = doc["params"].get("backend", "lightgbm")
+    if not isinstance(name, str) or name not in BACKENDS:
+        return None
+    backend = get_backend(name)
+    return backend if backend.child_parse_script else None
 
 
 def parse_in_child(backend: str, model: str, where: str, timeout: float | None = None) -> None:
@@ -199,10 +125,12 @@ def parse_in_child(backend: str, model: str, where: str, timeout: float | None =
     the signal or the time-out instead of the caller. The child runs isolated (``python -I``:
     no selrank, no user site, no working directory on its path).
     """
+    from .backends import get_backend
+
     timeout = ISOLATED_PARSE_TIMEOUT if timeout is None else timeout
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _CHILD, backend],
+            [sys.executable, "-I", "-c", get_backend(backend).child_parse_script],
             input=model.encode("utf-8"),
             capture_output=True,
             timeout=timeout,
@@ -270,7 +198,7 @@ def load(path: str | os.PathLike, *, expected: type | None = None, isolate: bool
     """
     doc = read_document(path, isolate=isolate)
     where = repr(os.fspath(path))
-    cls = ESTIMATOR_CLASSES.get(doc.get("estimator"))
+    cls = ESTIMATOR_CLASSES.get(str(doc.get("estimator")))
     if cls is None:
         raise ValueError(f"{where} holds an unknown estimator {doc.get('estimator')!r}")
     if expected is not None and cls is not expected:

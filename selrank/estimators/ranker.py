@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from .._groups import Groups
-from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
+from ..gbdt import DEFAULT_HESSIAN_FLOOR
+from ..losses import Loss
 from ._validation import (
     _as_float_labels,
     _as_group,
     _as_query_or_row_weight,
     refuse_ungrouped_scoring,
-    resolve_label_scale,
 )
 from .base import RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
 
@@ -144,8 +143,9 @@ class SelectiveRanker(_SelectiveEstimator):
     def _loss_arguments(self) -> dict[str, Any]:
         params = super()._loss_arguments()
         if isinstance(self.loss, str) and self.loss.lower() == "weighted_pairwise":
-            # the |delta NDCG| gains 2**label - 1 of the unscaled labels
-            params.setdefault("gain_scale", float(getattr(self, "label_scale_", self.label_scale)))
+            # the |delta NDCG| gains 2**label - 1 of the unscaled labels (built in fit, after
+            # label_scale_ is resolved)
+            params.setdefault("gain_scale", float(self.label_scale_))
         return params
 
     def fit(
@@ -210,7 +210,7 @@ class SelectiveRanker(_SelectiveEstimator):
         n = feats.n_rows
         y = _as_float_labels(y, n)
         groups = _as_group(group, n, qid=qid, required="warn")
-        self.label_scale_ = resolve_label_scale(self.label_scale, y)
+        self._resolve_label_scale(y)
         w = _as_query_or_row_weight(sample_weight, groups)
         eval_sets = _eval_sets(
             self,
@@ -222,14 +222,9 @@ class SelectiveRanker(_SelectiveEstimator):
             groups_needed=True,
             groups_required=True,
         )
-        if self.backend == "torch":
-            if callbacks is not None or init_model is not None:
-                raise ValueError(
-                    "`callbacks` and `init_model` are LightGBM / XGBoost training options; "
-                    "backend='torch' takes neither (use early_stopping_rounds= and verbose=)"
-                )
-            return self._fit_torch(feats.data, y, groups, w, eval_sets)
-        loss = self._pairs_for_list_length(self._build_loss(), groups)
+        loss = self._build_loss()
+        if self._backend().topk_pairs_on_long_lists:
+            loss = self._pairs_for_list_length(loss, groups)
         return self._fit(
             feats,
             y,
@@ -243,7 +238,7 @@ class SelectiveRanker(_SelectiveEstimator):
             init_model=init_model,
         )
 
-    def _pairs_for_list_length(self, loss, groups: Groups):
+    def _pairs_for_list_length(self, loss: Loss, groups: Groups) -> Loss:
         """``loss="pairwise"`` without a ``pair_method``: top-k pairs on long lists.
 
         All pairs cost O(n²) per query: at 1,000 documents per query the objective alone
@@ -263,50 +258,6 @@ class SelectiveRanker(_SelectiveEstimator):
         params = {**loss.get_params(), "pair_method": "topk"}
         params.pop("num_pair_per_sample", None)
         return type(loss)(**params)
-
-    def _fit_torch(self, X, y, groups: Groups, w, eval_sets):
-        try:
-            from .neural import NeuralRanker
-        except ImportError as exc:
-            raise ImportError(
-                f"backend='torch' needs selrank.estimators.NeuralRanker ({exc}): pip install 'selrank[torch]'"
-            ) from None
-        if self.n_estimators is not None:
-            raise ValueError(
-                "`n_estimators` applies to the GBDT backends; give `epochs=` for backend='torch'"
-            )
-        accepted = inspect.signature(NeuralRanker).parameters
-        kwargs = {"loss": self._build_loss()}
-        optional = {
-            "learning_rate": self.learning_rate,
-            "early_stopping_rounds": self.early_stopping_rounds,
-            "eval_at": self.eval_at,
-            "random_state": self.random_state,
-            "verbose": self.verbose,
-        }
-        for name, value in optional.items():
-            if value is not None and name in accepted:
-                kwargs[name] = value
-        for name in ("hessian", "hessian_floor"):
-            if getattr(self, name) != inspect.signature(type(self)).parameters[name].default:
-                raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
-        kwargs.update(self._backend_params)
-        # target scores are label_scale * label on every backend
-        scale = 1.0 if "label_scale" in accepted else float(self.label_scale_)
-        if "label_scale" in accepted:
-            kwargs.setdefault("label_scale", self.label_scale_)
-        model = NeuralRanker(**kwargs)
-        fit_kw: dict[str, Any] = {"group": groups.sizes, "sample_weight": w}
-        if eval_sets:
-            fit_kw["eval_set"] = [(ev["X"].data, ev["y"] * scale) for ev in eval_sets]
-            fit_kw["eval_group"] = [ev["group"].sizes for ev in eval_sets]
-        model.fit(X, y * scale, **fit_kw)
-        self.model_ = model
-        self.loss_ = kwargs["loss"]
-        return self
-
-    def _fitted_extra(self) -> tuple[str, ...]:
-        return ("label_scale_",)  # the scale label_scale="auto" resolved to (save / load)
 
     def predict(self, X):
         """Ranking scores (higher ranks first), intercept included."""

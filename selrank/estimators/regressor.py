@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import _array as A
-from ..gbdt._objective import DEFAULT_HESSIAN_FLOOR
+from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
 from ._validation import _as_float_labels, _as_group, _as_sample_weight
 from .base import RegressorMixin, _eval_sets, _SelectiveEstimator
@@ -112,6 +112,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)
+        self._resolve_label_scale(y)
         loss = self._build_loss()
         if loss.structure == "multiclass":
             raise ValueError(
@@ -148,4 +149,4 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         s = self.decision_function(X)
         if getattr(self.loss_, "target", "score") == "link" and self.loss_.structure == "pointwise":
             return np.asarray(A.to_numpy(self.loss_.link.h(s)), dtype=np.float64)
-        return s / float(self.label_scale)  # targets were label_scale * y
+        return s / float(self.label_scale_)  # targets were label_scale_ * y

@@ -26,14 +26,21 @@ Examples
 
 from __future__ import annotations
 
-from ._lightgbm import LightGBMObjective, lightgbm_objective
+from ._lightgbm import _MIN_ROWS_ALIASES as LIGHTGBM_MIN_DATA_ALIASES
+from ._lightgbm import (
+    LightGBMObjective,
+    booster_with_intercept,
+    import_lightgbm,
+    lightgbm_objective,
+)
 from ._objective import (
     DEFAULT_HESSIAN_FLOOR,
     HESSIAN_POLICIES,
     NOMINAL_LEAF_ROWS,
     GBDTObjective,
 )
-from ._xgboost import XGBoostObjective, xgboost_objective
+from ._progress import lightgbm_progress, xgboost_progress
+from ._xgboost import XGBoostObjective, import_xgboost, xgboost_objective
 from .cv import cv
 
 __all__ = [
@@ -46,4 +53,11 @@ __all__ = [
     "HESSIAN_POLICIES",
     "DEFAULT_HESSIAN_FLOOR",
     "NOMINAL_LEAF_ROWS",
+    # for the estimators' backends (selrank.estimators.backends)
+    "LIGHTGBM_MIN_DATA_ALIASES",
+    "booster_with_intercept",
+    "import_lightgbm",
+    "import_xgboost",
+    "lightgbm_progress",
+    "xgboost_progress",
 ]

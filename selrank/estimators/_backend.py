@@ -1,0 +1,112 @@
+"""The backend seam: what an estimator asks of the library that trains it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ._validation import Features
+
+
+class BackendEstimator:
+    """Base of the estimators that train through a backend (``_SelectiveEstimator``), so a
+    backend recognises one (LightGBM's ``init_model=``) without importing the estimators."""
+
+    backend: str
+
+
+class Backend:
+    """One training library under the estimators (stateless; one instance per library).
+
+    An estimator holds its parameters and its fitted state; everything that depends on the
+    library goes through the backend its ``backend=`` names (:func:`get_backend`): which
+    keyword arguments it accepts, how the training data and eval sets become its datasets,
+    training, prediction, the model stored in the estimator's file, and export. A new backend
+    subclasses this class, fills the hooks below and registers itself in :data:`BACKENDS`
+    (CONTRIBUTING.md, "Add a backend").
+    """
+
+    #: The value of the estimators' ``backend=`` parameter.
+    name: ClassVar[str] = ""
+    #: Estimator kinds (``_SelectiveEstimator._kind``) the backend trains.
+    kinds: ClassVar[tuple[str, ...]] = ("ranker", "regressor", "classifier")
+    #: Whether ``fit`` / ``predict`` take scipy sparse matrices (scikit-learn's input tag).
+    sparse: ClassVar[bool] = True
+    #: Whether ``loss="pairwise"`` switches to top-k pairs on long lists (see
+    #: ``SelectiveRanker._pairs_for_list_length``).
+    topk_pairs_on_long_lists: ClassVar[bool] = True
+    #: Export formats (:data:`selrank.estimators.EXPORT_FORMATS`) its models can be written to.
+    export_formats: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    # -- parameters --------------------------------------------------------------------------------
+    def parameter_names(self, params: dict[str, Any]) -> set[str]:
+        """Names (and aliases) of the keyword arguments the library accepts."""
+        raise NotImplementedError
+
+    def deterministic(self, est) -> bool:
+        """Whether two fits of ``est`` give the same model (scikit-learn's tag)."""
+        return True
+
+    # -- training and prediction -------------------------------------------------------------------
+    def fit(
+        self,
+        est,
+        X: Features,
+        y: np.ndarray,
+        *,
+        group,
+        sample_weight,
+        eval_sets: list[dict],
+        loss,
+        n_classes: int | None,
+        metric: str,
+        callbacks=None,
+        init_model=None,
+    ) -> None:
+        """Train on checked data and set ``est``'s fitted attributes."""
+        raise NotImplementedError
+
+    def predict(self, est, data) -> np.ndarray:
+        """Raw scores (score space, intercept included) of checked features ``data``."""
+        raise NotImplementedError
+
+    def feature_gain(self, est) -> np.ndarray:
+        """Total split gain per feature (``feature_importances_`` before normalisation)."""
+        raise AttributeError(
+            f"feature_importances_ is defined for the GBDT backends, not backend={self.name!r}"
+        )
+
+    # -- the estimator's file (selrank.estimators.persistence) -------------------------------------
+    def model_fields(self, est) -> dict[str, Any]:
+        """The ``"model"`` and ``"intercept_in_model"`` fields of the estimator's JSON file."""
+        raise NotImplementedError
+
+    def check_model_field(self, model: str, where: str) -> None:
+        """Refuse a ``"model"`` field that cannot be this library's model (before parsing)."""
+        raise NotImplementedError
+
+    #: A stand-alone Python script that parses the ``"model"`` field (read from stdin) and
+    #: prints ``finite`` when one row of zeros predicts a finite score (run in a child process
+    #: for files without a checksum).
+    child_parse_script: ClassVar[str] = ""
+
+    def restore(self, est, doc: dict) -> None:
+        """Rebuild the fitted model of ``est`` from a saved document (its other fields are set)."""
+        raise NotImplementedError
+
+    # -- export (selrank.estimators.export) ----------------------------------------------------------
+    def export(self, booster, path: str, format: str, n_rounds: int | None) -> None:
+        """Write ``booster`` (intercept folded in) to ``path`` in one of :attr:`export_formats`."""
+        raise NotImplementedError
+
+    def to_treelite(self, booster, n_rounds: int | None):
+        raise NotImplementedError
+
+    def to_onnx(self, booster, n_rounds: int | None, inputs, opset: int):
+        """``(onnx model, n_outputs)`` from the onnxmltools converter of the library."""
+        raise NotImplementedError
