@@ -27,7 +27,7 @@ COVERED = (
     "selrank.datasets",
     "selrank.dwell",
     "selrank.gbdt",
-    "selrank.losses.baselines",
+    "selrank.losses.classification",
     "selrank.losses.multiclass",
     "selrank.metrics",
     "selrank.paper.figures",
