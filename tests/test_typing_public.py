@@ -27,6 +27,7 @@ COVERED = (
     "selrank.datasets",
     "selrank.dwell",
     "selrank.gbdt",
+    "selrank.links",
     "selrank.losses.classification",
     "selrank.losses.multiclass",
     "selrank.metrics",
