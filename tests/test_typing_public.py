@@ -33,6 +33,7 @@ COVERED = (
     "selrank.metrics",
     "selrank.paper.figures",
     "selrank.plots",
+    "selrank.scalings",
 )
 
 #: Defining modules whose public functions the covered packages export but that are not
