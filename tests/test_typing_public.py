@@ -26,6 +26,7 @@ import pytest
 COVERED = (
     "selrank.datasets",
     "selrank.dwell",
+    "selrank.fast",
     "selrank.gbdt",
     "selrank.links",
     "selrank.losses.classification",
