@@ -29,6 +29,7 @@ COVERED = (
     "selrank.fast",
     "selrank.gbdt",
     "selrank.links",
+    "selrank.losses",
     "selrank.losses.classification",
     "selrank.losses.multiclass",
     "selrank.metrics",
