@@ -37,6 +37,7 @@ COVERED = (
     "selrank.paper.figures",
     "selrank.plots",
     "selrank.scalings",
+    "selrank.torch",
 )
 
 #: Defining modules whose public functions the covered packages export but that are not
