@@ -26,6 +26,7 @@ import pytest
 COVERED = (
     "selrank.datasets",
     "selrank.dwell",
+    "selrank.estimators",
     "selrank.fast",
     "selrank.gbdt",
     "selrank.links",
