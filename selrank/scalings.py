@@ -43,6 +43,7 @@ import numpy as np
 from . import _array as A
 from . import _functions
 from ._affine import Capped, Params
+from ._array import Array
 from ._functions import DEFAULT_CAP, bregman_threshold
 from ._validation import finite_float, lookup, positive_float
 
@@ -115,22 +116,22 @@ class Scaling(Params, Capped):
             return xp, z
         return xp, self.alpha * (z + self.beta)
 
-    def q(self, z):
+    def q(self, z: Array) -> Array:
         """Scaling function :math:`q(z)`."""
         xp, x = self._x(z)
         return self.alpha * self._cf(x, xp)
 
-    def dq(self, z):
+    def dq(self, z: Array) -> Array:
         """Derivative :math:`q'(z)`."""
         xp, x = self._x(z)
         return (self.alpha * self.alpha) * self._cdf(x, xp)
 
-    def Q(self, z):
+    def Q(self, z: Array) -> Array:
         """Log score transform :math:`Q(z) = \\int q`."""
         xp, x = self._x(z)
         return self._cF(x, xp)
 
-    def q_dq_Q(self, z):
+    def q_dq_Q(self, z: Array) -> tuple[Array, Array, Array]:
         """``(q, q', Q)`` in one call (one evaluation of the shared transcendental work)."""
         xp, x = self._x(z)
         f, df, F = self._c_triple(x, xp)
@@ -480,7 +481,11 @@ def _default_domain(scaling: Scaling) -> tuple[float, float]:
 
 
 def check_convexity(
-    scaling, gamma: float = 1.0, *, domain: tuple[float, float] | None = None, num: int = 20001
+    scaling: Scaling | str,
+    gamma: float = 1.0,
+    *,
+    domain: tuple[float, float] | None = None,
+    num: int = 20001,
 ) -> ConvexityReport:
     r"""Check condition [G.2], :math:`q'(z) + \frac{1}{\gamma}(1 - p(z))\,q(z)^2 \ge 0`, on a grid.
 
@@ -527,7 +532,7 @@ def check_convexity(
     )
 
 
-def closed_form_convexity(scaling, gamma: float = 1.0) -> bool | None:
+def closed_form_convexity(scaling: Scaling | str, gamma: float = 1.0) -> bool | None:
     """Closed-form sufficient convexity condition: convex ``Q`` (Thm 3), [G.4] or [G.5].
 
     Returns True where it proves convexity, None where it does not decide.
@@ -542,7 +547,7 @@ def closed_form_convexity(scaling, gamma: float = 1.0) -> bool | None:
 # ======================================================================================
 
 
-def composite_sigmoid_h(scaling: Scaling, gamma: float, z):
+def composite_sigmoid_h(scaling: Scaling, gamma: float, z: Array) -> Array:
     r"""Composite sigmoid link [22]: :math:`h(z) = q(z)\,\sigma(Q(z)/\gamma)`.
 
     The ``h`` of :class:`selrank.links.CompositeSigmoid`; here so that the scalings can check
@@ -559,7 +564,7 @@ def composite_sigmoid_h(scaling: Scaling, gamma: float, z):
     return q * A.sigmoid(Q / gamma, xp)
 
 
-def composite_softmax(scaling: Scaling, gamma: float, z, lists):
+def composite_softmax(scaling: Scaling, gamma: float, z: Array, lists: Any) -> dict[str, Array]:
     r"""Composite softmax quantities of scores ``z`` over lists.
 
     Parameters
@@ -596,7 +601,7 @@ def composite_softmax(scaling: Scaling, gamma: float, z, lists):
     return {"q": q, "dq": dq, "p": p, "logp": logp, "H": gamma * lse, "h": q * p}
 
 
-def composite_softmax_hess_diag(parts: dict, gamma: float):
+def composite_softmax_hess_diag(parts: dict, gamma: float) -> Array:
     r"""Hessian diagonal [C.6]: :math:`p_k\{q'(z_k) + (1 - p_k)\,q(z_k)^2/\gamma\}`.
 
     ``1 - p`` is computed as ``-expm1(log p)``, exact where ``p`` rounds to 1.
@@ -606,7 +611,7 @@ def composite_softmax_hess_diag(parts: dict, gamma: float):
     return parts["p"] * (parts["dq"] + one_minus_p * parts["q"] * parts["q"] / gamma)
 
 
-def composite_softmax_quadratic(parts: dict, d, gamma: float, lists):
+def composite_softmax_quadratic(parts: dict, d: Array, gamma: float, lists: Any) -> Array:
     r"""Per-list quadratic form :math:`d^\top \nabla^2 H\, d` of the composite softmax [B.2].
 
     .. math:: \sum_k p_k q'_k d_k^2 + \frac{1}{\gamma}\Big[\sum_k p_k q_k^2 d_k^2 - \big(\sum_k p_k q_k d_k\big)^2\Big]
@@ -617,8 +622,14 @@ def composite_softmax_quadratic(parts: dict, d, gamma: float, lists):
 
 
 def composite_softmax_bregman(
-    scaling: Scaling, gamma: float, z_hat, z, lists, parts_hat=None, parts=None
-):
+    scaling: Scaling,
+    gamma: float,
+    z_hat: Array,
+    z: Array,
+    lists: Any,
+    parts_hat: dict | None = None,
+    parts: dict | None = None,
+) -> Array:
     r"""Per-list loss [29]: :math:`H(\hat z) - H(z) - \sum_k (\hat z_k - z_k)\,h_k(z)`, stably.
 
     Lists whose largest :math:`|\alpha(\hat z_k - z_k)|` is tiny use Simpson's rule on
@@ -741,7 +752,7 @@ SCALINGS: dict[str, type[Scaling]] = {
 }
 
 
-def get_scaling(name: str | Scaling, **params) -> Scaling:
+def get_scaling(name: str | Scaling, **params: Any) -> Scaling:
     """Build a scaling by registry name (or pass a :class:`Scaling` through).
 
     Names of invalid score transforms (App. G.3, :data:`INVALID_TRANSFORMS`) raise a

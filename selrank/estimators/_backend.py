@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from ..losses import Loss
     from ._validation import Features
 
 
@@ -48,41 +50,41 @@ class Backend:
         """Names (and aliases) of the keyword arguments the library accepts."""
         raise NotImplementedError
 
-    def deterministic(self, est) -> bool:
+    def deterministic(self, est: Any) -> bool:
         """Whether two fits of ``est`` give the same model (scikit-learn's tag)."""
         return True
 
     # -- training and prediction -------------------------------------------------------------------
     def fit(
         self,
-        est,
+        est: Any,
         X: Features,
         y: np.ndarray,
         *,
-        group,
-        sample_weight,
+        group: Any,
+        sample_weight: np.ndarray | None,
         eval_sets: list[dict],
-        loss,
+        loss: Loss,
         n_classes: int | None,
         metric: str,
-        callbacks=None,
-        init_model=None,
+        callbacks: Sequence[Any] | None = None,
+        init_model: Any = None,
     ) -> None:
         """Train on checked data and set ``est``'s fitted attributes."""
         raise NotImplementedError
 
-    def predict(self, est, data) -> np.ndarray:
+    def predict(self, est: Any, data: Features) -> np.ndarray:
         """Raw scores (score space, intercept included) of checked features ``data``."""
         raise NotImplementedError
 
-    def feature_gain(self, est) -> np.ndarray:
+    def feature_gain(self, est: Any) -> np.ndarray:
         """Total split gain per feature (``feature_importances_`` before normalisation)."""
         raise AttributeError(
             f"feature_importances_ is defined for the GBDT backends, not backend={self.name!r}"
         )
 
     # -- the estimator's file (selrank.estimators.persistence) -------------------------------------
-    def model_fields(self, est) -> dict[str, Any]:
+    def model_fields(self, est: Any) -> dict[str, Any]:
         """The ``"model"`` and ``"intercept_in_model"`` fields of the estimator's JSON file."""
         raise NotImplementedError
 
@@ -95,18 +97,18 @@ class Backend:
     #: for files without a checksum).
     child_parse_script: ClassVar[str] = ""
 
-    def restore(self, est, doc: dict) -> None:
+    def restore(self, est: Any, doc: dict) -> None:
         """Rebuild the fitted model of ``est`` from a saved document (its other fields are set)."""
         raise NotImplementedError
 
     # -- export (selrank.estimators.export) ----------------------------------------------------------
-    def export(self, booster, path: str, format: str, n_rounds: int | None) -> None:
+    def export(self, booster: Any, path: str, format: str, n_rounds: int | None) -> None:
         """Write ``booster`` (intercept folded in) to ``path`` in one of :attr:`export_formats`."""
         raise NotImplementedError
 
-    def to_treelite(self, booster, n_rounds: int | None):
+    def to_treelite(self, booster: Any, n_rounds: int | None) -> Any:
         raise NotImplementedError
 
-    def to_onnx(self, booster, n_rounds: int | None, inputs, opset: int):
+    def to_onnx(self, booster: Any, n_rounds: int | None, inputs: Any, opset: int) -> Any:
         """``(onnx model, n_outputs)`` from the onnxmltools converter of the library."""
         raise NotImplementedError

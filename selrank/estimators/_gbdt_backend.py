@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -14,6 +15,7 @@ from ._validation import Features, is_verbose
 
 if TYPE_CHECKING:
     from ..gbdt import LightGBMObjective, XGBoostObjective
+    from ..losses import Loss
 
 #: Defaults of the GBDT backends when the estimator's own parameter is left at ``None``.
 GBDT_DEFAULTS = {"n_estimators": 1000, "learning_rate": 0.05, "early_stopping_rounds": 50}
@@ -39,7 +41,7 @@ class GBDTBackend(Backend):
     def parameter_names(self, params: dict[str, Any]) -> set[str]:
         return set(self.objective_class().parameter_names(params))
 
-    def train_params(self, est) -> dict[str, Any]:
+    def train_params(self, est: Any) -> dict[str, Any]:
         """The estimator's backend keyword arguments with this library's defaults added."""
         return dict(est._backend_kwargs())  # noqa: SLF001
 
@@ -47,7 +49,9 @@ class GBDTBackend(Backend):
         """Options of the objective that follow from the training parameters."""
         return {}
 
-    def make_objective(self, est, loss, params: dict[str, Any]):
+    def make_objective(
+        self, est: Any, loss: Loss, params: dict[str, Any]
+    ) -> LightGBMObjective | XGBoostObjective:
         """The selrank objective of ``loss`` with the estimator's Hessian policy and label scale."""
         options = {
             "hessian": est.hessian,
@@ -57,7 +61,7 @@ class GBDTBackend(Backend):
         }
         return self.objective_class()(loss, **options)
 
-    def init_booster(self, est, init_model):
+    def init_booster(self, est: Any, init_model: Any) -> Any:
         """``init_model=`` of ``fit`` as the library's booster (continued training), or ``None``."""
         if init_model is None:
             return None
@@ -68,18 +72,18 @@ class GBDTBackend(Backend):
     # -- training ------------------------------------------------------------------------------
     def fit(
         self,
-        est,
+        est: Any,
         X: Features,
         y: np.ndarray,
         *,
-        group,
-        sample_weight,
+        group: Any,
+        sample_weight: np.ndarray | None,
         eval_sets: list[dict],
-        loss,
+        loss: Loss,
         n_classes: int | None,
         metric: str,
-        callbacks=None,
-        init_model=None,
+        callbacks: Sequence[Any] | None = None,
+        init_model: Any = None,
     ) -> None:
         user_callbacks = user_callback_list(callbacks)
         init_booster = self.init_booster(est, init_model)
@@ -126,28 +130,30 @@ class GBDTBackend(Backend):
 
     def train(
         self,
-        est,
-        objective,
+        est: Any,
+        objective: Any,
         X: Features,
-        y,
+        y: np.ndarray,
         *,
-        group,
-        sample_weight,
-        eval_sets,
-        n_classes,
-        params,
-        n_rounds,
-        lr,
-        esr,
-        metric,
-        user_callbacks=(),
-        init_model=None,
+        group: Any,
+        sample_weight: np.ndarray | None,
+        eval_sets: list[dict],
+        n_classes: int | None,
+        params: dict[str, Any],
+        n_rounds: int,
+        lr: float,
+        esr: int,
+        metric: str,
+        user_callbacks: Sequence[Any] = (),
+        init_model: Any = None,
     ) -> tuple[Any, int | None, dict]:
         """Boost: ``(booster, rounds kept by early stopping or None, metric history)``."""
         raise NotImplementedError
 
     @staticmethod
-    def validate_eval(objective, loss, ev: dict, n_classes, k: int, metric: str) -> None:
+    def validate_eval(
+        objective: Any, loss: Loss, ev: dict, n_classes: int | None, k: int, metric: str
+    ) -> None:
         """Labels, groups and weights of ``eval_set[k]``, checked before boosting starts."""
         try:
             b = objective.bind(
@@ -166,7 +172,9 @@ class GBDTBackend(Backend):
         ev["bound"] = b
 
     @staticmethod
-    def metric_fn(est, metric: str, ev: dict):
+    def metric_fn(
+        est: Any, metric: str, ev: dict
+    ) -> Callable[[np.ndarray], tuple[str, float, bool]]:
         """``f(scores) -> (name, value, higher_is_better)`` on one eval set (intercept added)."""
         if metric == "ndcg":
             return ndcg_metric(ev["y"], ev["group"], est._eval_ks()[0])  # noqa: SLF001
@@ -181,24 +189,24 @@ class GBDTBackend(Backend):
         return fn
 
     @staticmethod
-    def progress_enabled(est) -> bool:
+    def progress_enabled(est: Any) -> bool:
         """A progress bar with ``verbose=True`` when stderr is a terminal (never in logs or CI)."""
         return is_verbose(est.verbose) and sys.stderr.isatty()
 
     # -- prediction ----------------------------------------------------------------------------
-    def predict(self, est, data) -> np.ndarray:
+    def predict(self, est: Any, data: Features) -> np.ndarray:
         return np.asarray(
             est.objective_.predict(est.booster_, data, n_iterations=est.best_iteration_),
             dtype=np.float64,
         )
 
-    def feature_gain(self, est) -> np.ndarray:
+    def feature_gain(self, est: Any) -> np.ndarray:
         return np.asarray(
             est.objective_.feature_gain(est.booster_, est.n_features_in_), dtype=np.float64
         )
 
     # -- the estimator's file ------------------------------------------------------------------
-    def model_fields(self, est) -> dict[str, Any]:
+    def model_fields(self, est: Any) -> dict[str, Any]:
         model = est.objective_.save_model(est.booster_)
         if isinstance(model, bytes):
             model = base64.b64encode(model).decode("ascii")
@@ -207,8 +215,8 @@ class GBDTBackend(Backend):
             "intercept_in_model": bool(est.objective_.intercept_in_model(est.booster_)),
         }
 
-    def restore(self, est, doc: dict) -> None:
-        objective = self.make_objective(est, est.loss_, est._backend_kwargs())  # noqa: SLF001
+    def restore(self, est: Any, doc: dict) -> None:
+        objective: Any = self.make_objective(est, est.loss_, est._backend_kwargs())  # noqa: SLF001
         model = doc["model"] if self.model_is_text else base64.b64decode(doc["model"])
         est.objective_ = objective
         est.booster_ = objective.load_model(model)
@@ -216,7 +224,9 @@ class GBDTBackend(Backend):
         objective.fold_intercept(est.booster_)  # format 1: the model lacked it (no-op in 2)
 
 
-def ndcg_metric(y, groups, k: int):
+def ndcg_metric(
+    y: np.ndarray, groups: Any, k: int
+) -> Callable[[np.ndarray], tuple[str, float, bool]]:
     """The early-stopping score of the rankers (and of the CLI's LightGBM baselines): NDCG@k."""
     from ..metrics import ndcg
 

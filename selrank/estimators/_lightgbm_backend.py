@@ -73,15 +73,15 @@ class LightGBMBackend(GBDTBackend):
 
     @staticmethod
     def datasets(
-        X,
-        y,
+        X: Features,
+        y: np.ndarray,
         *,
-        group=None,
-        weight=None,
+        group: Any = None,
+        weight: np.ndarray | None = None,
         eval_sets: Sequence[tuple[Any, Any, Any, Any]] = (),
         names: list[str] | None = None,
         verbosity: int = -1,
-    ):
+    ) -> tuple[Any, list[Any]]:
         """``(train, valids)``: :class:`lightgbm.Dataset` objects, the eval sets binned like the
         training set; ``group`` (and the eval sets' groups) as query sizes or
         :class:`~selrank._groups.Groups`, ``eval_sets`` as ``(X, y, group, weight)``."""
@@ -112,7 +112,7 @@ class LightGBMBackend(GBDTBackend):
     @staticmethod
     def boost(
         params: dict[str, Any],
-        train,
+        train: Any,
         valids: list,
         n_rounds: int,
         *,
@@ -121,7 +121,7 @@ class LightGBMBackend(GBDTBackend):
         verbose: bool = False,
         callbacks: Sequence[Any] = (),
         objective: LightGBMObjective | None = None,
-        init_model=None,
+        init_model: Any = None,
     ) -> tuple[Any, int | None, dict]:
         """Train: ``(booster, rounds kept by early stopping or None, metric history)``.
 
@@ -173,23 +173,23 @@ class LightGBMBackend(GBDTBackend):
     # -- the estimators' training --------------------------------------------------------------
     def train(
         self,
-        est,
-        objective,
+        est: Any,
+        objective: Any,
         X: Features,
-        y,
+        y: np.ndarray,
         *,
-        group,
-        sample_weight,
-        eval_sets,
-        n_classes,
-        params,
-        n_rounds,
-        lr,
-        esr,
-        metric,
-        user_callbacks=(),
-        init_model=None,
-    ):
+        group: Any,
+        sample_weight: np.ndarray | None,
+        eval_sets: list[dict],
+        n_classes: int | None,
+        params: dict[str, Any],
+        n_rounds: int,
+        lr: float,
+        esr: int,
+        metric: str,
+        user_callbacks: Sequence[Any] = (),
+        init_model: Any = None,
+    ) -> tuple[Any, int | None, dict]:
         verbose = is_verbose(est.verbose)
         p = self.base_params(
             lr, seed=as_seed(est.random_state), verbose=verbose, n_classes=n_classes
@@ -230,7 +230,7 @@ class LightGBMBackend(GBDTBackend):
             init_model=init_model,
         )
 
-    def init_booster(self, est, init_model):
+    def init_booster(self, est: Any, init_model: Any) -> Any:
         """``init_model=`` as a booster whose raw scores include its intercept, or ``None``."""
         if init_model is None:
             return None
@@ -244,14 +244,15 @@ class LightGBMBackend(GBDTBackend):
                     f"`init_model` must be a fitted {type(est).__name__} with backend='lightgbm' or a "
                     f"lightgbm.Booster; got a {type(init_model).__name__} (backend={init_model.backend!r})"
                 )
-            init_model._check_fitted()  # noqa: SLF001
-            n_iter = init_model.best_iteration_
-            booster = init_model.booster_
+            fitted: Any = init_model  # a selrank estimator: its fitted attributes are set by fit
+            fitted._check_fitted()  # noqa: SLF001
+            n_iter = fitted.best_iteration_
+            booster = fitted.booster_
             # a model that holds its intercept in its first trees (selrank >= 0.3) scores with it
-            held = init_model.objective_.intercept_in_model(booster)
+            held = fitted.objective_.intercept_in_model(booster)
             if n_iter is not None and n_iter < booster.current_iteration():
                 booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=n_iter))
-            return booster_with_intercept(booster, 0.0 if held else init_model.intercept_)
+            return booster_with_intercept(booster, 0.0 if held else fitted.intercept_)
         if isinstance(init_model, lgb.Booster):
             # a plain booster: raw scores as they are (plus selrank's intercept where it is not
             # already inside the trees)
@@ -269,7 +270,7 @@ class LightGBMBackend(GBDTBackend):
             raise ValueError(f"{where} is damaged: its LightGBM model text is cut or not a model")
 
     # -- export --------------------------------------------------------------------------------
-    def export(self, booster, path: str, format: str, n_rounds: int | None) -> None:
+    def export(self, booster: Any, path: str, format: str, n_rounds: int | None) -> None:
         if format == "lightgbm":
             text = booster.model_to_string(num_iteration=n_rounds)
             if booster.num_model_per_iteration() == 1:  # lleaves and converters need an objective
@@ -282,7 +283,7 @@ class LightGBMBackend(GBDTBackend):
         else:
             raise ValueError(f"format={format!r} is not a LightGBM file format")
 
-    def to_treelite(self, booster, n_rounds: int | None):
+    def to_treelite(self, booster: Any, n_rounds: int | None) -> Any:
         import treelite
 
         text = booster.model_to_string(num_iteration=n_rounds)
@@ -290,7 +291,7 @@ class LightGBMBackend(GBDTBackend):
             _lightgbm_with_objective(text, booster, "regression")
         )
 
-    def to_onnx(self, booster, n_rounds: int | None, inputs, opset: int):
+    def to_onnx(self, booster: Any, n_rounds: int | None, inputs: Any, opset: int) -> Any:
         import onnxmltools
 
         text = booster.model_to_string(num_iteration=n_rounds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -12,6 +13,7 @@ from ._backend import Backend
 from ._validation import Features
 
 if TYPE_CHECKING:
+    from ..losses import Loss
     from .neural import NeuralRanker
 
 
@@ -43,23 +45,23 @@ class TorchBackend(Backend):
     def parameter_names(self, params: dict[str, Any]) -> set[str]:
         return set(_neural_ranker()._get_param_names())  # noqa: SLF001
 
-    def deterministic(self, est) -> bool:
+    def deterministic(self, est: Any) -> bool:
         return est.random_state is not None
 
     def fit(
         self,
-        est,
+        est: Any,
         X: Features,
         y: np.ndarray,
         *,
-        group,
-        sample_weight,
+        group: Any,
+        sample_weight: np.ndarray | None,
         eval_sets: list[dict],
-        loss,
+        loss: Loss,
         n_classes: int | None,
         metric: str,
-        callbacks=None,
-        init_model=None,
+        callbacks: Sequence[Any] | None = None,
+        init_model: Any = None,
     ) -> None:
         if est._kind not in self.kinds:  # noqa: SLF001
             raise ValueError(
@@ -101,10 +103,10 @@ class TorchBackend(Backend):
         est.model_ = model
         est.loss_ = loss
 
-    def predict(self, est, data) -> np.ndarray:
+    def predict(self, est: Any, data: Features) -> np.ndarray:
         return np.asarray(A.to_numpy(est.model_.predict(data)), dtype=np.float64)
 
-    def model_fields(self, est) -> dict[str, Any]:
+    def model_fields(self, est: Any) -> dict[str, Any]:
         raise ValueError(
             "save() covers the GBDT backends; for backend='torch' save the network with "
             "est.model_.save(path) (NeuralRanker.save) or pickle the estimator"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import warnings
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,7 +35,7 @@ class XGBoostBackend(GBDTBackend):
     def objective_class(self) -> type[XGBoostObjective]:
         return XGBoostObjective
 
-    def train_params(self, est) -> dict[str, Any]:
+    def train_params(self, est: Any) -> dict[str, Any]:
         params = super().train_params(est)
         params.setdefault("min_child_weight", 1e-3)
         return params
@@ -45,23 +46,23 @@ class XGBoostBackend(GBDTBackend):
 
     def train(
         self,
-        est,
-        objective,
+        est: Any,
+        objective: Any,
         X: Features,
-        y,
+        y: np.ndarray,
         *,
-        group,
-        sample_weight,
-        eval_sets,
-        n_classes,
-        params,
-        n_rounds,
-        lr,
-        esr,
-        metric,
-        user_callbacks=(),
-        init_model=None,
-    ):
+        group: Any,
+        sample_weight: np.ndarray | None,
+        eval_sets: list[dict],
+        n_classes: int | None,
+        params: dict[str, Any],
+        n_rounds: int,
+        lr: float,
+        esr: int,
+        metric: str,
+        user_callbacks: Sequence[Any] = (),
+        init_model: Any = None,
+    ) -> tuple[Any, int | None, dict]:
         xgb = import_xgboost()
         p: dict[str, Any] = {
             "eta": lr,
@@ -150,7 +151,7 @@ class XGBoostBackend(GBDTBackend):
             raise ValueError(f"{where} is damaged: its XGBoost model is not base64") from None
 
     # -- export --------------------------------------------------------------------------------
-    def export(self, booster, path: str, format: str, n_rounds: int | None) -> None:
+    def export(self, booster: Any, path: str, format: str, n_rounds: int | None) -> None:
         if format not in ("xgboost-json", "xgboost-ubj"):
             raise ValueError(f"format={format!r} is not an XGBoost file format")
         b = booster if n_rounds is None else booster[:n_rounds]
@@ -158,13 +159,13 @@ class XGBoostBackend(GBDTBackend):
         with open(path, "wb") as fh:
             fh.write(bytes(raw))
 
-    def to_treelite(self, booster, n_rounds: int | None):
+    def to_treelite(self, booster: Any, n_rounds: int | None) -> Any:
         import treelite
 
         b = booster if n_rounds is None else booster[:n_rounds]
         return treelite.frontend.from_xgboost_json(bytes(b.save_raw("json")).decode("utf-8"))
 
-    def to_onnx(self, booster, n_rounds: int | None, inputs, opset: int):
+    def to_onnx(self, booster: Any, n_rounds: int | None, inputs: Any, opset: int) -> Any:
         import onnxmltools
 
         b = booster if n_rounds is None else booster[:n_rounds]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
@@ -39,24 +41,24 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
 
     def __init__(
         self,
-        loss=None,
+        loss: Loss | str | None = None,
         *,
-        link=None,
-        scaling=None,
-        target=None,
-        loss_params=None,
+        link: Any = None,
+        scaling: Any = None,
+        target: str | None = None,
+        loss_params: dict[str, Any] | None = None,
         label_scale: float = 1.0,
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         backend: str = "lightgbm",
-        n_estimators=None,
-        learning_rate=None,
-        early_stopping_rounds=None,
-        eval_at=10,
-        random_state=None,
+        n_estimators: int | None = None,
+        learning_rate: float | None = None,
+        early_stopping_rounds: int | None = None,
+        eval_at: int | Sequence[int] = 10,
+        random_state: int | None = None,
         verbose: bool = False,
-        **backend_params,
-    ):
+        **backend_params: Any,
+    ) -> None:
         super().__init__(
             loss,
             link=link,
@@ -106,15 +108,15 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
 
     def fit(
         self,
-        X,
-        y,
+        X: Array,
+        y: Array,
         *,
-        sample_weight=None,
-        eval_set=None,
-        eval_sample_weight=None,
-        callbacks=None,
-        init_model=None,
-    ):
+        sample_weight: Array | None = None,
+        eval_set: Any = None,
+        eval_sample_weight: Any = None,
+        callbacks: Sequence[Any] | None = None,
+        init_model: Any = None,
+    ) -> SelectiveClassifier:
         """Fit class labels ``y`` (any hashable values; NaN and continuous targets are refused).
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
@@ -195,7 +197,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             return np.asarray(A.to_numpy(loss.link(scores)), dtype=np.float64)
         return np.asarray(A.to_numpy(loss.link.h(scores)), dtype=np.float64)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Array) -> np.ndarray:
         """Class probabilities, shape ``(n_rows, n_classes)`` (see the class docstring)."""
         s = self.decision_function(X)
         M = self._class_link_values()
@@ -210,7 +212,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         total = P.sum(axis=1, keepdims=True)
         return np.where(total > 0, P / np.where(total > 0, total, 1.0), 1.0 / self.n_classes_)
 
-    def predict(self, X):
+    def predict(self, X: Array) -> np.ndarray:
         """The most probable class."""
         proba = self.predict_proba(X)  # NotFittedError before classes_ is looked up
         return self.classes_[np.argmax(proba, axis=1)]

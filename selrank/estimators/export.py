@@ -70,7 +70,7 @@ def _n_rounds(model) -> int | None:
     return None if best is None else int(best)
 
 
-def export_model(model, path: str | os.PathLike, format: str) -> str:
+def export_model(model: Any, path: str | os.PathLike, format: str) -> str:
     """Write ``model`` (a fitted selrank estimator or NeuralRanker) for another runtime.
 
     Parameters
@@ -132,7 +132,7 @@ def to_treelite(model):
     return backend.to_treelite(booster, _n_rounds(model))
 
 
-def to_onnx(model):
+def to_onnx(model: Any) -> Any:
     """An ONNX model (``onnx.ModelProto``) of ``model``'s raw scores.
 
     Input ``"X"``: float32 ``[n, n_features]``; output ``"score"``: float32 ``[n]`` (one

@@ -23,9 +23,12 @@ import logging
 import math
 import numbers
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from .._array import Array
 
 try:
     import torch
@@ -92,7 +95,7 @@ class MLPScorer(nn.Module):
     def __init__(
         self,
         n_features: int,
-        hidden_layers=(64, 32),
+        hidden_layers: Sequence[int] = (64, 32),
         activation: str = "relu",
         dropout: float = 0.0,
     ):
@@ -355,7 +358,7 @@ class NeuralRanker:
         """Constructor parameters (scikit-learn protocol)."""
         return {name: getattr(self, name) for name in self._get_param_names()}
 
-    def set_params(self, **params) -> NeuralRanker:
+    def set_params(self, **params: Any) -> NeuralRanker:
         """Set constructor parameters (scikit-learn protocol)."""
         valid = set(self._get_param_names())
         for key, value in params.items():
@@ -456,15 +459,15 @@ class NeuralRanker:
     # -- fit / predict ------------------------------------------------------------------
     def fit(
         self,
-        X,
-        y,
+        X: Array,
+        y: Array,
         *,
-        group=None,
-        qid=None,
-        sample_weight=None,
-        eval_set=None,
-        eval_group=None,
-        eval_qid=None,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        eval_set: Any = None,
+        eval_group: Any = None,
+        eval_qid: Any = None,
     ) -> NeuralRanker:
         """Train the scorer.
 
@@ -627,7 +630,9 @@ class NeuralRanker:
         self.best_iteration_ = best_epoch if best_state is not None else epoch
         self.best_score_ = float(best) if best_state is not None else None
 
-    def score(self, X, y, *, group=None, qid=None) -> float:
+    def score(
+        self, X: Array, y: Array, *, group: Array | None = None, qid: Array | None = None
+    ) -> float:
         """Mean NDCG@k (the first ``eval_at``) of the predictions; ``group`` sizes or ``qid`` ids as in :meth:`fit`."""
         from ..metrics import ndcg
 
@@ -661,7 +666,7 @@ class NeuralRanker:
 
         return load_neural_ranker(cls, path, device=device, scorer=MLPScorer, to_device=_device)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: Array) -> np.ndarray:
         """Scores of the rows of ``X`` (higher ranks first), shape ``[n_samples]``."""
         if not hasattr(self, "model_"):
             raise NotFittedError(

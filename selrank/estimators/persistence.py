@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -175,7 +176,9 @@ def read_document(path: str | os.PathLike, *, isolate: bool | None = None) -> di
     return doc
 
 
-def load(path: str | os.PathLike, *, expected: type | None = None, isolate: bool | None = None):
+def load(
+    path: str | os.PathLike, *, expected: type | None = None, isolate: bool | None = None
+) -> Any:
     """Read an estimator saved with ``save()``.
 
     The file is JSON; nothing in it is executed. It is checked before any library parses

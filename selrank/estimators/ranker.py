@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
+import numpy as np
+
+from .._array import Array
 from .._groups import Groups
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
@@ -103,24 +107,24 @@ class SelectiveRanker(_SelectiveEstimator):
 
     def __init__(
         self,
-        loss="listwise",
+        loss: Loss | str = "listwise",
         *,
-        link=None,
-        scaling=None,
-        target=None,
-        loss_params=None,
+        link: Any = None,
+        scaling: Any = None,
+        target: str | None = None,
+        loss_params: dict[str, Any] | None = None,
         label_scale: float | str = "auto",
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         backend: str = "lightgbm",
-        n_estimators=None,
-        learning_rate=None,
-        early_stopping_rounds=None,
-        eval_at=10,
-        random_state=None,
+        n_estimators: int | None = None,
+        learning_rate: float | None = None,
+        early_stopping_rounds: int | None = None,
+        eval_at: int | Sequence[int] = 10,
+        random_state: int | None = None,
         verbose: bool = False,
-        **backend_params,
-    ):
+        **backend_params: Any,
+    ) -> None:
         super().__init__(
             loss,
             link=link,
@@ -150,19 +154,19 @@ class SelectiveRanker(_SelectiveEstimator):
 
     def fit(
         self,
-        X,
-        y,
+        X: Array,
+        y: Array,
         *,
-        group=None,
-        qid=None,
-        sample_weight=None,
-        eval_set=None,
-        eval_group=None,
-        eval_qid=None,
-        eval_sample_weight=None,
-        callbacks=None,
-        init_model=None,
-    ):
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        eval_set: Any = None,
+        eval_group: Any = None,
+        eval_qid: Any = None,
+        eval_sample_weight: Any = None,
+        callbacks: Sequence[Any] | None = None,
+        init_model: Any = None,
+    ) -> SelectiveRanker:
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
         Parameters
@@ -209,7 +213,7 @@ class SelectiveRanker(_SelectiveEstimator):
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)
-        groups = _as_group(group, n, qid=qid, required="warn")
+        groups = cast(Groups, _as_group(group, n, qid=qid, required="warn"))  # "warn": never None
         self._resolve_label_scale(y)
         w = _as_query_or_row_weight(sample_weight, groups)
         eval_sets = _eval_sets(
@@ -259,11 +263,19 @@ class SelectiveRanker(_SelectiveEstimator):
         params.pop("num_pair_per_sample", None)
         return type(loss)(**params)
 
-    def predict(self, X):
+    def predict(self, X: Array) -> np.ndarray:
         """Ranking scores (higher ranks first), intercept included."""
         return self.decision_function(X)
 
-    def score(self, X, y, *, group=None, qid=None, sample_weight=None):
+    def score(
+        self,
+        X: Array,
+        y: Array,
+        *,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+    ) -> float:
         """Mean NDCG@k (the first ``eval_at``) of the predictions; exponential gain, ties averaged.
 
         ``group`` (query sizes) or ``qid`` (per-row ids) as in :meth:`fit`; without them the
@@ -283,7 +295,7 @@ class SelectiveRanker(_SelectiveEstimator):
         return float(ndcg(y, scores, groups, k=self._eval_ks()[0]))
 
 
-def ndcg_scorer(k: int | None = 10, **ndcg_options):
+def ndcg_scorer(k: int | None = 10, **ndcg_options: Any) -> Any:
     """A scikit-learn scorer of mean NDCG@k that takes the query ids as ``qid`` (metadata routing).
 
     For ``cross_val_score`` / ``GridSearchCV`` on ranking data: with

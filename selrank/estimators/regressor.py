@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
 from ._validation import _as_float_labels, _as_group, _as_sample_weight
@@ -32,24 +34,24 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
 
     def __init__(
         self,
-        loss="pointwise",
+        loss: Loss | str = "pointwise",
         *,
-        link="identity",
-        scaling=None,
-        target=None,
-        loss_params=None,
+        link: Any = "identity",
+        scaling: Any = None,
+        target: str | None = None,
+        loss_params: dict[str, Any] | None = None,
         label_scale: float = 1.0,
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         backend: str = "lightgbm",
-        n_estimators=None,
-        learning_rate=None,
-        early_stopping_rounds=None,
-        eval_at=10,
-        random_state=None,
+        n_estimators: int | None = None,
+        learning_rate: float | None = None,
+        early_stopping_rounds: int | None = None,
+        eval_at: int | Sequence[int] = 10,
+        random_state: int | None = None,
         verbose: bool = False,
-        **backend_params,
-    ):
+        **backend_params: Any,
+    ) -> None:
         super().__init__(
             loss,
             link=link,
@@ -88,19 +90,19 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
 
     def fit(
         self,
-        X,
-        y,
+        X: Array,
+        y: Array,
         *,
-        group=None,
-        qid=None,
-        sample_weight=None,
-        eval_set=None,
-        eval_group=None,
-        eval_qid=None,
-        eval_sample_weight=None,
-        callbacks=None,
-        init_model=None,
-    ):
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        eval_set: Any = None,
+        eval_group: Any = None,
+        eval_qid: Any = None,
+        eval_sample_weight: Any = None,
+        callbacks: Sequence[Any] | None = None,
+        init_model: Any = None,
+    ) -> SelectiveRegressor:
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
@@ -144,7 +146,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             init_model=init_model,
         )
 
-    def predict(self, X):
+    def predict(self, X: Array) -> np.ndarray:
         """Predictions in the space of ``y`` (``h(score)`` for ``target="link"``)."""
         s = self.decision_function(X)
         if getattr(self.loss_, "target", "score") == "link" and self.loss_.structure == "pointwise":

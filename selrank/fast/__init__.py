@@ -73,7 +73,7 @@ import importlib.util
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -305,7 +305,7 @@ _enabled: ContextVar[bool] = ContextVar("selrank_fast_paths", default=True)
 
 
 @contextmanager
-def off():
+def off() -> Iterator[None]:
     """Switch every fast path off in this context (thread or task): :func:`lookup` returns
     None without a warning, so losses bound and heads run inside take their generic paths —
     the reference the equivalence tests compare against, and a way to rule a fast path out

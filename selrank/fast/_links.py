@@ -17,9 +17,11 @@ for the NumPy sampler of :mod:`selrank.losses.pairwise` and the kernels alike.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from .._array import Array
 from ..links import Exp, Identity, Sigmoid, Sinh
 
 __all__ = [
@@ -52,7 +54,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
-def mix64(x):
+def mix64(x: Array) -> Array:
     """splitmix64's output function on uint64 (NumPy arrays or, jitted, scalars); wraps mod 2**64."""
     x = x ^ (x >> _S30)
     x = x * _MIX1
@@ -86,7 +88,7 @@ def available() -> bool:
     return _NUMBA and _numba_available()
 
 
-def kernel_link(link) -> tuple | None:
+def kernel_link(link: Any) -> tuple | None:
     """The kernel's description of ``link``, or ``None`` if the kernel does not cover it.
 
     Returns ``(kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)``: the kind, the
@@ -203,7 +205,7 @@ def _capped_F(
     return math.log1p(e) if e <= 1.0 else x + math.log1p(ie)  # SIGMOID: softplus
 
 
-def kernel_fcaps(link) -> tuple:
+def kernel_fcaps(link: Any) -> tuple:
     """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
     taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
 

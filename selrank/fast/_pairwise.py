@@ -185,7 +185,7 @@ def pairwise_grad_hess(
     distinct: bool,
     params: tuple,
     target_grad: np.ndarray | None = None,
-):
+) -> tuple[np.ndarray, np.ndarray]:
     """Gradient and Hessian diagonal of the pairwise loss for grouped rows (see the module docstring).
 
     ``pred`` and ``y`` are float64 in grouped order, ``offsets`` the query starts (int64,

@@ -524,10 +524,10 @@ def pairwise_sampled(
     params: tuple,
     method: str,
     m: int = 0,
-    key=0,
-    runs=None,
+    key: int | np.integer = 0,
+    runs: tuple | None = None,
     fcaps: tuple | None = None,
-):
+) -> tuple[np.ndarray, ...]:
     """Gradient and Hessian diagonal (and, with ``fcaps`` from :func:`kernel_fcaps`, the loss
     of each query) over the pairs of ``method``.
 
@@ -588,9 +588,9 @@ def pairwise_list_terms(
     distinct: bool,
     method: str,
     m: int,
-    key=0,
-    runs=None,
-):
+    key: int | np.integer = 0,
+    runs: tuple | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Loss per list and gradient per item of the pairwise loss over lists laid end to end
     (the torch :class:`~selrank.torch.PairwiseLoss` on CPU tensors, gathered by the head):
     :func:`pairwise_sampled` with the loss values, for ``sizes`` items per list. ``pred`` and

@@ -10,12 +10,20 @@ and is tested equal to the generic definition by ``tests/fast/``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .._groups import Groups
+    from ..scalings import Scaling
 
 __all__ = ["segment_softmax_h_hess"]
 
 
-def segment_softmax_h_hess(scaling, gamma: float, z: np.ndarray, groups, hess: bool = True):
+def segment_softmax_h_hess(
+    scaling: Scaling, gamma: float, z: np.ndarray, groups: Groups, hess: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """``h = q p`` and, with ``hess``, the Hessian diagonal [C.6] of the composite softmax of NumPy
     scores in grouped order: the arithmetic of :func:`~selrank.scalings.composite_softmax` and
     :func:`~selrank.scalings.composite_softmax_hess_diag` in the same order, fused in place and

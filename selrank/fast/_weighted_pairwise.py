@@ -305,22 +305,22 @@ def _compile():
 
 
 def weighted_pairwise(
-    pred,
-    y,
-    gain,
-    offsets,
-    qweight,
-    inv_max,
-    params,
-    order_target,
-    sup,
-    method,
-    m,
-    key,
-    norm,
-    ranking=None,
-    have_prev=False,
-):
+    pred: np.ndarray,
+    y: np.ndarray,
+    gain: np.ndarray,
+    offsets: np.ndarray,
+    qweight: np.ndarray | None,
+    inv_max: np.ndarray,
+    params: tuple,
+    order_target: bool,
+    sup: float,
+    method: str,
+    m: int,
+    key: int | np.integer,
+    norm: bool,
+    ranking: np.ndarray | None = None,
+    have_prev: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
     """Gradient and Hessian diagonal (grouped order) of the weighted pairwise loss.
 
     ``pred``, ``y``, ``gain`` float64 in grouped order; ``offsets`` the query starts;

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from .._groups import Groups, as_groups
 from .._validation import positive_float
 from ..losses import Loss, get_loss
@@ -85,7 +86,7 @@ def distinct_constants(values) -> list:
     return distinct
 
 
-def _intercept_value(c):
+def _intercept_value(c: Any) -> float | np.ndarray:
     """An intercept as a float (one output) or a float64 array (one value per class)."""
     arr = np.asarray(c, dtype=np.float64)
     return float(arr) if arr.ndim == 0 else arr
@@ -174,14 +175,14 @@ class GBDTObjective:
         hessian: str = "floor",
         hessian_floor: float = DEFAULT_HESSIAN_FLOOR,
         label_scale: float = 1.0,
-        group=None,
-        qid=None,
+        group: Array | None = None,
+        qid: Array | None = None,
         min_leaf_hessian: float | None = None,
         min_leaf_rows: int | None = None,
         n_jobs: int | None = None,
         block_rows: int = 65536,
-        **loss_params,
-    ):
+        **loss_params: Any,
+    ) -> None:
         owner = type(self).__name__
         self.loss = resolve_loss(loss, **loss_params)
         if self.loss.structure not in _STRUCTURES:
@@ -270,7 +271,7 @@ class GBDTObjective:
     def structure(self) -> str:
         return self.loss.structure
 
-    def targets(self, label, n_classes: int | None = None):
+    def targets(self, label: Array, n_classes: int | None = None) -> Array:
         """Targets of the core loss from library labels (``label_scale`` applied for scores).
 
         Multi-class labels are class indices; with ``target="score"`` they become
@@ -309,11 +310,11 @@ class GBDTObjective:
     # -- binding -------------------------------------------------------------------------------
     def bind(
         self,
-        label,
+        label: Array,
         *,
-        group=None,
-        qid=None,
-        sample_weight=None,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
         n_classes: int | None = None,
         min_leaf_hessian: float | None = None,
         min_leaf_rows: int | None = None,
@@ -495,14 +496,14 @@ class GBDTObjective:
     # -- public helpers ------------------------------------------------------------------------------
     def grad_hess(
         self,
-        y_pred,
-        label,
+        y_pred: Array,
+        label: Array,
         *,
-        group=None,
-        qid=None,
-        sample_weight=None,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
         n_classes: int | None = None,
-    ):
+    ) -> tuple[Array, Array]:
         """Gradient and Hessian (after the policy) for arrays, binding on first use.
 
         ``y_pred`` is ``[n]`` or ``[n, K]`` (multi-class); the binding for ``label`` is cached
@@ -558,8 +559,14 @@ class GBDTObjective:
         return True
 
     def fit_intercept(
-        self, label, *, group=None, qid=None, sample_weight=None, n_classes: int | None = None
-    ):
+        self,
+        label: Array,
+        *,
+        group: Array | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        n_classes: int | None = None,
+    ) -> float | np.ndarray:
         """Validate the training labels and store (and return) the optimal constant ``intercept_``.
 
         Also stores the reference Hessian ``hessian_scale_`` of these labels, which later
@@ -582,7 +589,9 @@ class GBDTObjective:
         return b.intercept
 
     # -- the intercept travels with the booster ---------------------------------------------
-    def booster_intercept(self, booster, intercept=None):
+    def booster_intercept(
+        self, booster: Any, intercept: float | Array | None = None
+    ) -> float | np.ndarray:
         """The intercept ``booster`` was trained from (a float, or one value per class).
 
         :meth:`train` stores it in the booster (and :meth:`save_model` in the saved model),
@@ -623,7 +632,7 @@ class GBDTObjective:
         booster._selrank_intercept = _intercept_value(intercept)  # noqa: SLF001
 
     # -- the intercept inside the model (what a serving stack reads) ------------------------
-    def intercept_in_model(self, booster) -> bool:
+    def intercept_in_model(self, booster: Any) -> bool:
         """Whether ``booster``'s own model already includes its intercept.
 
         True for boosters from :meth:`train` (and models saved by :meth:`save_model`, or
@@ -636,7 +645,7 @@ class GBDTObjective:
     def _mark_in_model(self, booster) -> None:
         booster._selrank_in_model = True  # noqa: SLF001
 
-    def fold_intercept(self, booster, intercept=None) -> bool:
+    def fold_intercept(self, booster: Any, intercept: float | Array | None = None) -> bool:
         """Put the booster's intercept inside its model; returns whether the model now holds it.
 
         Idempotent (a booster that holds its intercept is left alone). The change is checked
@@ -665,7 +674,9 @@ class GBDTObjective:
     def _fold(self, booster, c: np.ndarray) -> bool:  # pragma: no cover - backends override
         return False
 
-    def booster_offset(self, booster, intercept=None):
+    def booster_offset(
+        self, booster: Any, intercept: float | Array | None = None
+    ) -> float | np.ndarray:
         """What :meth:`predict` adds to the booster's raw output: 0 when the model holds it.
 
         ``intercept=`` replaces the booster's intercept (for a booster that holds one, the
@@ -705,7 +716,7 @@ class GBDTObjective:
             self._fitted_intercepts.extend(twin._fitted_intercepts)  # noqa: SLF001
             self._warned.update(twin._warned)  # noqa: SLF001
 
-    def init_score(self, n_rows: int, n_classes: int | None = None):
+    def init_score(self, n_rows: int, n_classes: int | None = None) -> np.ndarray:
         """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""
         if self.intercept_ is None:
             raise ValueError(

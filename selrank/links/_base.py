@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _array as A
 from .._affine import Params
+from .._array import Array
 from .._functions import (
     bregman_threshold,
 )
@@ -114,11 +115,11 @@ class Link(Params):
         cls.hooks = frozenset(n for n in Link.HOOKS if getattr(cls, n) is not getattr(Link, n))
 
     # ---- the definition ------------------------------------------------------------------
-    def h(self, z):
+    def h(self, z: Array) -> Array:
         """Link value :math:`h(z)`."""
         raise NotImplementedError
 
-    def dh(self, z):
+    def dh(self, z: Array) -> Array:
         """Link derivative :math:`h'(z)` (the loss sensitivity); central differences here."""
         xp = A.get_namespace(z)
         z = A.as_float_array(z, xp)
@@ -132,14 +133,14 @@ class Link(Params):
             zh = xp.minimum(zh, xp.full_like(zh, hi - eps * max(1.0, abs(hi))))
         return (self.h(zh) - self.h(zl)) / (zh - zl)
 
-    def H(self, z):
+    def H(self, z: Array) -> Array:
         """Primitive :math:`H(z) = \\int_{z_0}^{z} h` (quadrature here; closed forms override)."""
         xp = A.get_namespace(z)
         z = A.as_float_array(z, xp)
         z0 = xp.full_like(z, self._reference_point())
         return _quad(self.h, z0, z, xp)
 
-    def h_inv(self, y):
+    def h_inv(self, y: Array) -> Array:
         """Inverse link :math:`h^{-1}(y)` by vectorised bisection.
 
         For flat stretches of ``h`` the left-most preimage is returned; at the lower end of
@@ -149,7 +150,7 @@ class Link(Params):
         y = A.as_float_array(y, xp)
         return _bisect_inverse(self.h, y, self.domain, xp)
 
-    def h_dh(self, z):
+    def h_dh(self, z: Array) -> tuple[Array, Array]:
         """``(h(z), h'(z))`` together; links that share work between the two override it."""
         return self.h(z), self.dh(z)
 
@@ -182,7 +183,7 @@ class Link(Params):
             return lo + 1.0
         return 0.5 * (lo + hi)
 
-    def bregman(self, z_hat, z):
+    def bregman(self, z_hat: Array, z: Array) -> Array:
         r"""The matching loss :math:`L(\hat z, z) = H(\hat z) - H(z) - (\hat z - z) h(z) \ge 0`.
 
         Near the minimum the direct difference cancels catastrophically; for
@@ -208,7 +209,7 @@ class Link(Params):
                 direct = xp.where(small, near, direct)
         return _clip_at_zero(direct, xp)
 
-    def bregman_grad(self, z_hat, z):
+    def bregman_grad(self, z_hat: Array, z: Array) -> Array:
         """``(bregman(z_hat, z), h(z_hat) - h(z))``: the loss and its gradient together.
 
         Links whose triple ``f, f', F`` shares work override it (one evaluation per
@@ -216,7 +217,7 @@ class Link(Params):
         """
         return self.bregman(z_hat, z), self.h(z_hat) - self.h(z)
 
-    def conjugate(self, y):
+    def conjugate(self, y: Array) -> Array:
         r"""Convex conjugate :math:`H^*(y) = \sup_z\, z y - H(z) = z y - H(z)` at :math:`z = h^{-1}(y)`.
 
         Used for targets given in the link's output space (``target="link"``).
@@ -226,7 +227,7 @@ class Link(Params):
         z = self.h_inv(y)
         return z * y - self.H(z)
 
-    def bregman_link_target(self, z_hat, y):
+    def bregman_link_target(self, z_hat: Array, y: Array) -> Array:
         r"""Matching loss for a target ``y`` in link space: :math:`H(\hat z) - \hat z y + H^*(y)`.
 
         Equals :meth:`bregman` at :math:`z = h^{-1}(y)`; used where ``y`` sits on the boundary
@@ -262,7 +263,9 @@ class Link(Params):
             return hi - 1.0
         return 0.0
 
-    def optimal_constant(self, y_true, sample_weight=None, *, target: str = "score"):
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, target: str = "score"
+    ) -> float:
         r"""Optimal constant prediction :math:`h^{-1}(\bar y)` (properness, Prop. 1).
 
         :math:`\bar y` is the weighted mean of :math:`h(y)` (``target="score"``) or of
@@ -280,7 +283,13 @@ class Link(Params):
         return float(self.optimal_constants(y, cells, 1, w, target=target)[0])
 
     def optimal_constants(
-        self, y_true, cells, n_cells: int, sample_weight=None, *, target: str = "score"
+        self,
+        y_true: Array,
+        cells: Array,
+        n_cells: int,
+        sample_weight: Array | None = None,
+        *,
+        target: str = "score",
     ) -> np.ndarray:
         r""":meth:`optimal_constant` of every cell at once, vectorised.
 
@@ -413,7 +422,7 @@ class Link(Params):
         return y, w
 
     # ---- validation and presentation -----------------------------------------------------
-    def check_domain(self, z, name: str = "y_true") -> None:
+    def check_domain(self, z: Array, name: str = "y_true") -> None:
         """Raise ``ValueError`` if any ``z`` lies outside the link's domain."""
         lo, hi = self.domain
         if math.isinf(lo) and math.isinf(hi):
@@ -427,7 +436,7 @@ class Link(Params):
                 f"{int(bad.sum())} value(s) do not, the first {arr.reshape(-1)[i]!r} at index {i}"
             )
 
-    def check_range(self, y, name: str = "y_true") -> None:
+    def check_range(self, y: Array, name: str = "y_true") -> None:
         """Raise ``ValueError`` if any ``y`` lies outside the closed range of ``h``."""
         lo, hi = self.range
         arr = A.to_numpy(y)

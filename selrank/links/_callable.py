@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 
 from .. import _array as A
+from .._array import Array
 from ._base import Link, _clip_at_zero, _quad
 
 
@@ -90,13 +91,13 @@ class CallableLink(Link):
             "smooth": smooth,
         }
 
-    def h(self, z):
+    def h(self, z: Array) -> Array:
         xp = A.get_namespace(z)
         z = A.as_float_array(z, xp)
         out = self._h(z)
         return A.as_float_array(out, xp, like=z)
 
-    def dh(self, z):
+    def dh(self, z: Array) -> Array:
         if self._dh is not None:
             xp = A.get_namespace(z)
             z = A.as_float_array(z, xp)
@@ -137,21 +138,21 @@ class CallableLink(Link):
             return g
         return A.as_float_array(g.detach().numpy(), xp, like=A.as_float_array(z, xp))
 
-    def H(self, z):
+    def H(self, z: Array) -> Array:
         if self._H is not None:
             xp = A.get_namespace(z)
             z = A.as_float_array(z, xp)
             return A.as_float_array(self._H(z), xp, like=z)
         return Link.H(self, z)
 
-    def h_inv(self, y):
+    def h_inv(self, y: Array) -> Array:
         if self._hinv is not None:
             xp = A.get_namespace(y)
             y = A.as_float_array(y, xp)
             return A.as_float_array(self._hinv(y), xp, like=y)
         return Link.h_inv(self, y)
 
-    def bregman(self, z_hat, z):
+    def bregman(self, z_hat: Array, z: Array) -> Array:
         if self._H is not None:
             return Link.bregman(self, z_hat, z)
         # integrate h(t) - h(z) over [z, z_hat] directly: no cancellation, no reference point

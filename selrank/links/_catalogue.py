@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _array as A
 from .._affine import Capped
+from .._array import Array
 from .._functions import (
     DEFAULT_CAP,
     ExpFunction,
@@ -68,26 +69,26 @@ class _AffineLink(Capped, Link):
             return xp, x
         return xp, self.alpha * (z - self.beta)
 
-    def h(self, z):
+    def h(self, z: Array) -> Array:
         xp, x = self._x(z)
         return self._cf(x, xp)
 
-    def dh(self, z):
+    def dh(self, z: Array) -> Array:
         xp, x = self._x(z)
         return self.alpha * self._cdf(x, xp)
 
-    def H(self, z):
+    def H(self, z: Array) -> Array:
         xp, x = self._x(z)
         return self._cF(x, xp) / self.alpha
 
-    def h_dh(self, z):
+    def h_dh(self, z: Array) -> tuple[Array, Array]:
         xp, x = self._x(z)
         f, df = self._c_pair(x, xp)
         if self.alpha != 1.0:
             df = self.alpha * df
         return f, df
 
-    def bregman_grad(self, z_hat, z):
+    def bregman_grad(self, z_hat: Array, z: Array) -> Array:
         # fast path: with both arguments inside the caps, one (f, f', F) evaluation per
         # argument gives H, h and h' — the operations of bregman() and h() in the same order,
         # so the same values (the exp link: 2 exponentials per item, instead of 7)
@@ -119,7 +120,7 @@ class _AffineLink(Capped, Link):
             self, self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp
         )
 
-    def h_inv(self, y):
+    def h_inv(self, y: Array) -> Array:
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
         if "_finv" not in self.hooks:
@@ -186,7 +187,7 @@ class _AffineLink(Capped, Link):
             )
         return (lo, hi)
 
-    def conjugate(self, y):
+    def conjugate(self, y: Array) -> Array:
         r""":math:`H^*(y) = \beta y + F^*(y)/\alpha` with :math:`F^*` the conjugate of the standardized primitive."""
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
@@ -241,7 +242,7 @@ class Identity(_AffineLink):
     def _Fconj(self, y, xp):
         return 0.5 * y * y
 
-    def bregman(self, z_hat, z):
+    def bregman(self, z_hat: Array, z: Array) -> Array:
         # exact closed form: no cancellation at all
         xp = A.get_namespace(z_hat, z)
         z_hat = A.as_float_array(z_hat, xp)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from .. import _array as A
 from .._affine import Capped
+from .._array import Array
 from .._validation import positive_float
 from ..scalings import Scaling, check_convexity, composite_sigmoid_h, get_scaling
 from ._base import Link
@@ -48,24 +49,24 @@ class Logit(Link):
         eps = float(xp.finfo(z.dtype).eps)
         return xp, xp.clip(z, eps, 1.0 - eps)
 
-    def h(self, z):
+    def h(self, z: Array) -> Array:
         xp, z = self._clip(z)
         return self.alpha * (xp.log(z) - xp.log1p(-z))
 
-    def dh(self, z):
+    def dh(self, z: Array) -> Array:
         xp, z = self._clip(z)
         return self.alpha / (z * (1.0 - z))
 
-    def H(self, z):
+    def H(self, z: Array) -> Array:
         xp, z = self._clip(z)
         return self.alpha * (A.xlogx(z, xp) + A.xlogx(1.0 - z, xp))
 
-    def h_inv(self, y):
+    def h_inv(self, y: Array) -> Array:
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
         return A.sigmoid(y / self.alpha, xp)
 
-    def conjugate(self, y):
+    def conjugate(self, y: Array) -> Array:
         xp = A.get_namespace(y)
         y = A.as_float_array(y, xp)
         return self.alpha * A.softplus(y / self.alpha, xp)
@@ -138,8 +139,8 @@ class CompositeSigmoid(Link):
         *,
         gamma: float = 1.0,
         check: bool = True,
-        **scaling_params,
-    ):
+        **scaling_params: Any,
+    ) -> None:
         self.scaling = get_scaling(scaling, **scaling_params)
         self.gamma = positive_float(gamma, "gamma", "CompositeSigmoid")
         self.smooth = self.scaling.smooth
@@ -161,20 +162,20 @@ class CompositeSigmoid(Link):
         q, dq, Q = self.scaling.q_dq_Q(z)
         return xp, q, dq, Q
 
-    def h(self, z):
+    def h(self, z: Array) -> Array:
         return composite_sigmoid_h(self.scaling, self.gamma, z)
 
-    def dh(self, z):
+    def dh(self, z: Array) -> Array:
         return self.h_dh(z)[1]
 
-    def h_dh(self, z):
+    def h_dh(self, z: Array) -> tuple[Array, Array]:
         xp, q, dq, Q = self._parts(z)
         a = Q / self.gamma
         p = A.sigmoid(a, xp)
         # 1 - p as sigmoid(-a): exact where p rounds to 1
         return q * p, p * (dq + A.sigmoid(-a, xp) * q * q / self.gamma)
 
-    def H(self, z):
+    def H(self, z: Array) -> Array:
         xp, _, _, Q = self._parts(z)
         return self.gamma * A.softplus(Q / self.gamma, xp)
 
@@ -184,7 +185,7 @@ class CompositeSigmoid(Link):
             return None
         return Capped._same_piece(s, s.alpha * (z_a + s.beta), s.alpha * (z_b + s.beta), xp)
 
-    def p(self, z):
+    def p(self, z: Array) -> Array:
         """Composite probability :math:`p(z) = \\sigma(Q(z)/\\gamma)`."""
         xp, _, _, Q = self._parts(z)
         return A.sigmoid(Q / self.gamma, xp)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from ._catalogue import _AffineLink
 
 
@@ -59,8 +60,14 @@ class Piecewise(_AffineLink):
     _f_open_low = _f_open_high = False
 
     def __init__(
-        self, *, knots, values, extrapolation: str = "flat", alpha: float = 1.0, beta: float = 0.0
-    ):
+        self,
+        *,
+        knots: Array,
+        values: Array,
+        extrapolation: str = "flat",
+        alpha: float = 1.0,
+        beta: float = 0.0,
+    ) -> None:
         super().__init__(alpha=alpha, beta=beta, cap=None)
         kx = np.asarray(knots, dtype=np.float64).reshape(-1)
         ky = np.asarray(values, dtype=np.float64).reshape(-1)

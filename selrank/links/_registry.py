@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .._validation import lookup
 from ._base import Link
@@ -28,7 +29,7 @@ LINKS: dict[str, Callable[..., Link]] = {
 }
 
 
-def get_link(name: str | Link | Callable, **params) -> Link:
+def get_link(name: str | Link | Callable, **params: Any) -> Link:
     """Build a link by registry name, or pass a :class:`Link` / callable through.
 
     Parameters

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import _array as A
 from .._affine import Params
+from .._array import Array
 from .._groups import Groups, as_groups
 from .._validation import REDUCTIONS, as_weight, check_choice, check_reduction, lookup
 
@@ -46,7 +47,7 @@ def check_target(target: str, owner: str, allowed: tuple[str, ...] = TARGETS) ->
     return check_choice(target, "target", allowed, owner)
 
 
-def as_target_array(y_true, name: str = "y_true"):
+def as_target_array(y_true: Array, name: str = "y_true") -> Array:
     """Validate targets: numeric, finite. Keeps the namespace (a tensor stays a tensor)."""
     if y_true is None:
         raise TypeError(f"`{name}` is required; got None")
@@ -60,20 +61,20 @@ def as_target_array(y_true, name: str = "y_true"):
 
 
 def check_class_indices(
-    y, owner: str, n_classes: int | None = None, name: str = "y_true"
+    y: Array, owner: str, n_classes: int | None = None, name: str = "y_true"
 ) -> np.ndarray:
     """Integer class indices (in ``[0, n_classes)`` when given) as int64, or ``ValueError``."""
-    y = np.asarray(A.to_numpy(y))
+    values: np.ndarray = np.asarray(A.to_numpy(y))
     with np.errstate(invalid="ignore"):
-        as_int = np.round(y).astype(np.int64)
-    bad = (as_int != y) | (as_int < 0)
+        as_int = np.round(values).astype(np.int64)
+    bad = (as_int != values) | (as_int < 0)
     if n_classes is not None:
         bad |= as_int >= n_classes
     if np.any(bad):
         i = int(np.flatnonzero(bad.reshape(-1))[0])
         rng = f"[0, {n_classes})" if n_classes is not None else ">= 0"
         raise ValueError(
-            f"`{name}` class indices of {owner} must be integers in {rng}; index {i} holds {y.reshape(-1)[i].item()!r}"
+            f"`{name}` class indices of {owner} must be integers in {rng}; index {i} holds {values.reshape(-1)[i].item()!r}"
         )
     return as_int
 
@@ -122,7 +123,14 @@ class Loss(Params):
     separable: ClassVar[bool] = False
 
     # -- public API --------------------------------------------------------------------
-    def bind(self, y_true, *, group=None, qid=None, sample_weight=None) -> BoundLoss:
+    def bind(
+        self,
+        y_true: Array,
+        *,
+        group: Array | Groups | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+    ) -> BoundLoss:
         """Fix targets, groups and weights; returns a :class:`BoundLoss`.
 
         ``group`` are query sizes (or a :class:`~selrank._groups.Groups`), ``qid`` one query
@@ -141,8 +149,15 @@ class Loss(Params):
         raise NotImplementedError(f"{type(self).__name__} does not implement _bind")
 
     def loss(
-        self, y_pred, y_true, *, group=None, qid=None, sample_weight=None, reduction: str = "mean"
-    ):
+        self,
+        y_pred: Array,
+        y_true: Array,
+        *,
+        group: Array | Groups | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+        reduction: str = "mean",
+    ) -> Array:
         """Loss of ``y_pred`` for ``y_true`` (see the module docstring for units and reductions).
 
         ``group`` are query sizes (or a :class:`~selrank._groups.Groups`), ``qid`` one query
@@ -155,7 +170,15 @@ class Loss(Params):
             y_pred, reduction=reduction
         )
 
-    def grad_hess(self, y_pred, y_true, *, group=None, qid=None, sample_weight=None):
+    def grad_hess(
+        self,
+        y_pred: Array,
+        y_true: Array,
+        *,
+        group: Array | Groups | None = None,
+        qid: Array | None = None,
+        sample_weight: Array | None = None,
+    ) -> tuple[Array, Array]:
         """Gradient and Hessian diagonal of the weighted summed loss w.r.t. ``y_pred``.
 
         ``group`` are query sizes, ``qid`` per-row query ids (see :meth:`loss`). Returns
@@ -164,7 +187,13 @@ class Loss(Params):
         group = _group_or_qid(group, qid, y_true)
         return self.bind(y_true, group=group, sample_weight=sample_weight).grad_hess(y_pred)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None):
+    def optimal_constant(
+        self,
+        y_true: Array,
+        sample_weight: Array | None = None,
+        *,
+        group: Array | Groups | None = None,
+    ) -> float | np.ndarray:
         """The constant prediction minimising the weighted loss (a GBDT's intercept)."""
         raise NotImplementedError
 
@@ -177,7 +206,7 @@ class Loss(Params):
 LOSSES: dict[str, Callable[..., Loss]] = {}
 
 
-def get_loss(name: str | Loss, **params) -> Loss:
+def get_loss(name: str | Loss, **params: Any) -> Loss:
     """Build a loss by registry name (or pass a :class:`Loss` through).
 
     Examples
@@ -249,7 +278,7 @@ class BoundLoss:
         return y_pred
 
     # -- public ----------------------------------------------------------------------------
-    def loss(self, y_pred, *, reduction: str = "mean"):
+    def loss(self, y_pred: Array, *, reduction: str = "mean") -> Array:
         """Weighted loss of ``y_pred``, reduced over units."""
         check_reduction(reduction)
         if self.n_rows == 0:  # no rows, no units: a zero loss (kept in the caller's graph)
@@ -272,7 +301,7 @@ class BoundLoss:
             return total
         return total / max(self.unit_total(values), math.ulp(0.0))
 
-    def unit_total(self, values=None) -> float:
+    def unit_total(self, values: Array | None = None) -> float:
         """Denominator of ``reduction="mean"``: the sum of unit weights, or the number of units."""
         if self.unit_weight is not None:
             return float(self.unit_weight.sum())
@@ -285,7 +314,7 @@ class BoundLoss:
     #: ``_grad_hess`` returns unweighted values and :meth:`grad_hess` applies the unit weights.
     weigh_elements: ClassVar[bool] = False
 
-    def grad_hess(self, y_pred):
+    def grad_hess(self, y_pred: Array) -> tuple[Array, Array]:
         """Gradient and Hessian diagonal of ``Σ w·L`` w.r.t. ``y_pred``."""
         if self.n_rows == 0:  # no rows: empty gradient and Hessian of y_pred's shape
             empty = A.as_float_array(y_pred, A.get_namespace(y_pred), name="y_pred") * 0.0
@@ -317,7 +346,9 @@ def _has_nan(x, xp) -> bool:
     return bool(xp.any(xp.isnan(xp.asarray(x) if A.is_numpy(x) else x)))
 
 
-def group_weights(groups: Groups, sample_weight, name: str = "sample_weight") -> np.ndarray | None:
+def group_weights(
+    groups: Groups, sample_weight: Array | None, name: str = "sample_weight"
+) -> np.ndarray | None:
     """Per-query weights from per-query (length ``n_groups``) or per-row weights.
 
     Per-row weights are averaged within each query (documented convention for group losses:

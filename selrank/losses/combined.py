@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from .._groups import as_groups
 from .._validation import positive_float
 from ._base import BoundLoss, Loss, as_target_array, check_reduction, get_loss
@@ -112,7 +113,9 @@ class Combined(Loss):
         ]
         return _BoundCombined(self, bound)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None):
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, group: Array | None = None
+    ) -> float:
         if self.structure == "multiclass":
             raise ValueError(
                 "Combined.optimal_constant supports scalar scores only (not multi-class losses)"

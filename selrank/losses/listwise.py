@@ -3,12 +3,13 @@ r"""Listwise composite-softmax selective matching loss over the documents of eac
 from __future__ import annotations
 
 import math
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
 from .. import _array as A
 from .. import fast
+from .._array import Array
 from .._groups import Groups
 from .._validation import positive_float
 from ..scalings import (
@@ -236,8 +237,8 @@ class Listwise(Loss):
         *,
         gamma: float = 1.0,
         target: str = "score",
-        **scaling_params,
-    ):
+        **scaling_params: Any,
+    ) -> None:
         configure_softmax(self, "Listwise", scaling, gamma, target, scaling_params)
 
     def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundListwise:
@@ -252,7 +253,9 @@ class Listwise(Loss):
             link_target_lists(groups.to_grouped(y), groups.sum, self.scaling.alpha, "query")
         return _BoundListwise(self, y, groups, wg)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, group: Array | None = None
+    ) -> float:
         r"""The common score :math:`c` minimising the weighted loss: :math:`q(c) = T`, with :math:`T`
         the weighted mean over queries of :math:`\sum_k h_k(s)` (0 for the constant scaling)."""
         b = cast(_BoundListwise, self.bind(y_true, group=group, sample_weight=sample_weight))

@@ -2,10 +2,13 @@ r"""Pairwise (contrastive) selective matching loss over document pairs of each q
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import _array as A
 from .. import fast
+from .._array import Array
 from .._groups import Groups
 from .._numba import installed as _numba_installed
 from .._numba import pair_work, use_kernel
@@ -29,7 +32,7 @@ PAIR_METHODS = ("all", "topk", "mean")
 DEFAULT_NUM_PAIR = {"topk": 32, "mean": 1}
 
 
-def scatter_add(index, values, n: int, like):
+def scatter_add(index: Array, values: Array, n: int, like: Array) -> Array:
     """``out[index[k]] += values[k]`` into a length-``n`` array of ``like``'s namespace."""
     if A.is_numpy(values):
         return np.bincount(index, weights=values, minlength=n).astype(values.dtype, copy=False)
@@ -142,8 +145,8 @@ class Pairwise(Loss):
         num_pair_per_sample: int | None = None,
         seed: int = 0,
         target: str = "score",
-        **link_params,
-    ):
+        **link_params: Any,
+    ) -> None:
         refuse_other_family("Pairwise", "link", link_params)
         if link is None:
             link = Sinh(cap=3.0) if not link_params else get_link("sinh", **link_params)
@@ -184,7 +187,9 @@ class Pairwise(Loss):
         wg = group_weights(groups, sample_weight)
         return _BoundPairwise(self, y, groups, wg)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, group: Array | None = None
+    ) -> float:
         """0: the loss only sees score differences within a query."""
         as_target_array(y_true)
         return 0.0

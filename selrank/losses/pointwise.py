@@ -2,9 +2,12 @@ r"""Pointwise (scalar) selective matching loss [1–2]."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import _array as A
+from .._array import Array
 from ..links import Link, get_link
 from ._base import (
     BoundLoss,
@@ -62,7 +65,9 @@ class Pointwise(Loss):
         {"link": "sinh", "cap": 2.0},
     ]
 
-    def __init__(self, link: Link | str = "exp", *, target: str = "score", **link_params):
+    def __init__(
+        self, link: Link | str = "exp", *, target: str = "score", **link_params: Any
+    ) -> None:
         refuse_other_family("Pointwise", "link", link_params)
         self.link = get_link(link, **link_params)
         self.target = check_target(target, "Pointwise")
@@ -79,7 +84,9 @@ class Pointwise(Loss):
         w = as_weight(sample_weight, n) if y.ndim == 1 else _weight_nd(sample_weight, y)
         return _BoundPointwise(self, y, w)
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, group: Array | None = None
+    ) -> float:
         r""":math:`h^{-1}` of the weighted mean of :math:`h(y)` (or of :math:`y` for ``target="link"``)."""
         y = as_target_array(y_true)
         w = (

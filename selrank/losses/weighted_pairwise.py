@@ -11,11 +11,13 @@ link (the capped ``sinh`` by default) generalises lambdarank with a selective pa
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from .. import _array as A
 from .. import fast
+from .._array import Array
 from .._groups import Groups
 from .._numba import installed as _numba_installed
 from .._numba import pair_work, use_kernel
@@ -44,7 +46,7 @@ def discounts(n: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(n, dtype=np.float64) + 2.0)
 
 
-def max_dcg(gain_grouped: np.ndarray, groups, k: int | None) -> np.ndarray:
+def max_dcg(gain_grouped: np.ndarray, groups: Groups, k: int | None) -> np.ndarray:
     """Ideal DCG at ``k`` (all documents when ``None``) per query, from grouped gains."""
     out = np.zeros(groups.n_groups, dtype=np.float64)
     disc = discounts(int(groups.sizes.max()) if groups.n_groups else 0)
@@ -141,8 +143,8 @@ class WeightedPairwise(Loss):
         target: str = "score",
         gain_scale: float = 1.0,
         seed: int = 0,
-        **link_params,
-    ):
+        **link_params: Any,
+    ) -> None:
         if link is None:
             link = Sinh(cap=3.0) if not link_params else get_link("sinh", **link_params)
             link_params = {}
@@ -198,7 +200,9 @@ class WeightedPairwise(Loss):
         groups = bind_groups(group, int(y.shape[0]))
         return _BoundWeightedPairwise(self, y, groups, group_weights(groups, sample_weight))
 
-    def optimal_constant(self, y_true, sample_weight=None, *, group=None) -> float:
+    def optimal_constant(
+        self, y_true: Array, sample_weight: Array | None = None, *, group: Array | None = None
+    ) -> float:
         """0: the loss only sees score differences within a query."""
         as_target_array(y_true)
         return 0.0

@@ -60,17 +60,21 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._array import to_numpy
+from .._array import Array, to_numpy
 from .._validation import finite_float, positive_float
 from ..links import LINKS, CompositeSigmoid, Link, get_link
 from ..losses import Pointwise
 from ..metrics.region import cell_optimum
 from ..scalings import Scaling
 from ._drawing import draw_sensitivity
+
+if TYPE_CHECKING:
+    import polars as pl
+    from matplotlib.figure import Figure
 
 __all__ = [
     "bust",
@@ -141,7 +145,9 @@ def _check_range(link: Link, s_min: float, s_max: float, owner: str) -> tuple[fl
 # ======================================================================================
 
 
-def bust(link, w_u, *, d: float, s_min: float, s_max: float):
+def bust(
+    link: Link | str, w_u: float | Array, *, d: float, s_min: float, s_max: float
+) -> float | np.ndarray:
     r"""Bias underspecification sensitivity :math:`\Delta_{\rm BUST}(w_u)` (Theorem 1, eq. [10]).
 
     .. math:: \Delta_{\rm BUST}(w_u) = \frac{h(w_u + d) - h(w_u)}{h(S_M) - h(S_m)}
@@ -174,7 +180,9 @@ def bust(link, w_u, *, d: float, s_min: float, s_max: float):
     return _scalar_or_array((_h(link, w + d) - _h(link, w)) / span, w_u)
 
 
-def blust(link, w_u, *, s_min: float, s_max: float):
+def blust(
+    link: Link | str, w_u: float | Array, *, s_min: float, s_max: float
+) -> float | np.ndarray:
     r"""Bias local underspecification sensitivity :math:`\Delta_{\rm BLUST}(w_u)` (eq. [10]).
 
     .. math:: \Delta_{\rm BLUST}(w_u) = \frac{h'(w_u)}{h(S_M) - h(S_m)}
@@ -198,7 +206,14 @@ def _interval_rhs(link: Link, w_u: float, d: float, tau: float) -> float:
 
 
 def solve_bust_offset(
-    link, *, w_u: float, d: float, tau: float, s_min: float, s_max: float, max_iter: int = 200
+    link: Link | str,
+    *,
+    w_u: float,
+    d: float,
+    tau: float,
+    s_min: float,
+    s_max: float,
+    max_iter: int = 200,
 ) -> float:
     r"""The exact optimal offset :math:`\hat\delta` of Theorem 1 for a finite interval width.
 
@@ -324,13 +339,13 @@ class LinearFit:
 
 
 def fit_linear(
-    link,
-    X,
-    y,
+    link: Link | str,
+    X: Array,
+    y: Array,
     *,
-    offset=None,
-    sample_weight=None,
-    coef0=None,
+    offset: Array | None = None,
+    sample_weight: Array | None = None,
+    coef0: Array | None = None,
     max_iter: int = 200,
     tol: float = 1e-12,
 ) -> LinearFit:
@@ -536,7 +551,7 @@ class Theorem1Result:
 
 
 def check_theorem1(
-    link,
+    link: Link | str,
     *,
     s_min: float = -3.0,
     s_max: float = 3.0,
@@ -671,8 +686,8 @@ THEOREM1_EXCLUDED: dict[str, str] = theorem1_catalogue()[1]
 
 
 def theorem1_table(
-    cases: Mapping[str, Mapping[str, Any]] | None = None, *, as_frame: bool = True, **kwargs
-):
+    cases: Mapping[str, Mapping[str, Any]] | None = None, *, as_frame: bool = True, **kwargs: Any
+) -> pl.DataFrame | list[dict[str, Any]]:
     """Run :func:`check_theorem1` for each case (default :data:`THEOREM1_CASES`).
 
     Parameters
@@ -798,7 +813,9 @@ class TwoFeatureResult:
         }
 
 
-def two_feature_experiment(link, X=None, y=None, *, split: float = 0.0) -> TwoFeatureResult:
+def two_feature_experiment(
+    link: Link | str, X: Array | None = None, y: Array | None = None, *, split: float = 0.0
+) -> TwoFeatureResult:
     r"""Fit :math:`\hat s = w \cdot x` (no intercept, as in the paper) with the matching loss of ``link``.
 
     Parameters
@@ -847,7 +864,7 @@ def two_feature_experiment(link, X=None, y=None, *, split: float = 0.0) -> TwoFe
 
 
 def appendix_f(
-    links: Mapping[str, Any] | None = None, X=None, y=None
+    links: Mapping[str, Any] | None = None, X: Array | None = None, y: Array | None = None
 ) -> dict[str, TwoFeatureResult]:
     """Appendix F: the two-feature experiment for each link (default :data:`APPENDIX_F_LINKS`).
 
@@ -875,7 +892,7 @@ def appendix_f(
 # ======================================================================================
 
 
-def stochastic_optimum(link, y, group) -> np.ndarray:
+def stochastic_optimum(link: Link | str, y: Array, group: Array) -> np.ndarray:
     r"""Proper optimum :math:`h^{-1}(\overline{h(y)})` of each group of observed scores (Prop. 1).
 
     Parameters
@@ -937,7 +954,7 @@ class AppendixIResult:
     right_means: np.ndarray
     right_estimates: np.ndarray
 
-    def to_frame(self):
+    def to_frame(self) -> pl.DataFrame:
         """Long polars DataFrame: ``panel, alpha, mean, x, estimate``."""
         try:
             import polars as pl
@@ -1076,7 +1093,7 @@ class SensitivityReport:
             out["p"] = self.p
         return out
 
-    def to_frame(self):
+    def to_frame(self) -> pl.DataFrame:
         """The columns of :meth:`as_dict` as a polars DataFrame."""
         try:
             import polars as pl
@@ -1086,7 +1103,7 @@ class SensitivityReport:
             ) from None
         return pl.DataFrame(self.as_dict())
 
-    def figure(self, *, title: str | None = None, **kwargs):
+    def figure(self, *, title: str | None = None, **kwargs: Any) -> Figure:
         """A matplotlib Figure of the report (as :func:`selrank.paper.figures.plot_sensitivity`)."""
         from .._display import enable_inline
 
@@ -1133,9 +1150,9 @@ class SensitivityReport:
 
 
 def sensitivity_report(
-    link,
+    link: Link | Scaling | str,
     *,
-    z=None,
+    z: Array | None = None,
     observed: Sequence[float] | None = None,
     d: float | None = None,
     gamma: float = 1.0,
@@ -1175,9 +1192,10 @@ def sensitivity_report(
     [0.5023, 0.0, 0.5023]
     """
     scaling = None
+    composite: CompositeSigmoid | None = None  # the link built from a scaling
     if isinstance(link, Scaling):
         scaling = link
-        link = CompositeSigmoid(scaling, gamma=gamma)
+        link = composite = CompositeSigmoid(scaling, gamma=gamma)
     else:
         link = get_link(link)
     lo_d, hi_d = link.domain
@@ -1217,9 +1235,9 @@ def sensitivity_report(
         b = np.full_like(za, np.nan)
         bl = np.full_like(za, np.nan)
     q = p = None
-    if scaling is not None:
+    if scaling is not None and composite is not None:
         q = _np(scaling.q(za))
-        p = _np(link.p(za))
+        p = _np(composite.p(za))
     return SensitivityReport(
         link=link,
         z=za,

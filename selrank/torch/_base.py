@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -51,7 +52,12 @@ class ClosedFormGradient(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, z, terms, recompute=None):
+    def forward(
+        ctx: Any,
+        z: torch.Tensor,
+        terms: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+        recompute: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> torch.Tensor:
         values, grad = terms(z.detach())
         ctx.save_for_backward(z, grad)
         ctx.unit_dims = values.dim()
@@ -59,7 +65,7 @@ class ClosedFormGradient(torch.autograd.Function):
         return values
 
     @staticmethod
-    def backward(ctx, grad_values):
+    def backward(ctx: Any, grad_values: torch.Tensor) -> tuple[torch.Tensor, None, None]:
         z, grad = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph: a differentiable gradient
             return _regrad(ctx.recompute, z, grad_values), None, None
@@ -210,7 +216,13 @@ class RankingHead(nn.Module):
             return reduce_units(values, weights, reduction)
 
     def total_weight(
-        self, y_pred, y_true, *, mask: Any = None, lengths: Any = None, sample_weight: Any = None
+        self,
+        y_pred: torch.Tensor,
+        y_true: Any,
+        *,
+        mask: Any = None,
+        lengths: Any = None,
+        sample_weight: Any = None,
     ) -> torch.Tensor:
         """The denominator of ``reduction="mean"``: the summed weight of the units.
 
@@ -223,10 +235,10 @@ class RankingHead(nn.Module):
 
     def partial_mean(
         self,
-        y_pred,
-        y_true,
+        y_pred: torch.Tensor,
+        y_true: Any,
         *,
-        total_weight,
+        total_weight: torch.Tensor | float,
         mask: Any = None,
         lengths: Any = None,
         sample_weight: Any = None,

@@ -351,7 +351,7 @@ class MaskedLists:
         out._weights = {} if weight is None else {weight.dtype: weight}
         return out
 
-    def weight(self, dtype) -> torch.Tensor:
+    def weight(self, dtype: torch.dtype) -> torch.Tensor:
         """``mask`` as 0/1 numbers of ``dtype`` (cached)."""
         w = self._weights.get(dtype)
         if w is None:
@@ -369,21 +369,21 @@ class MaskedLists:
         out._weights = {k: w[start:stop] for k, w in self._weights.items()}
         return out
 
-    def sum(self, x):
+    def sum(self, x: torch.Tensor) -> torch.Tensor:
         if self.full:
             return x.sum(dim=-1)
         return (x * self.weight(x.dtype)).sum(dim=-1)
 
-    def max(self, x):
+    def max(self, x: torch.Tensor) -> torch.Tensor:
         if self.full or self.neutralized:
             return x.amax(dim=-1)
         low = torch.tensor(-math.inf, dtype=x.dtype, device=x.device)
         return torch.where(self.mask, x, low).amax(dim=-1)
 
-    def broadcast(self, v):
+    def broadcast(self, v: torch.Tensor) -> torch.Tensor:
         return v[..., None]
 
-    def log_softmax(self, z):
+    def log_softmax(self, z: torch.Tensor) -> torch.Tensor:
         """Log-softmax over the reduced entries; 0 at the others (never ``-inf``)."""
         if self.full:
             return torch.log_softmax(z, dim=-1)

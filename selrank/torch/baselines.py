@@ -22,12 +22,15 @@ head                             definition
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import cast
 
 import torch
 import torch.nn.functional as F
 
 from .._validation import positive_float
 from ._base import RankingHead
+from ._masking import MaskedLists
 
 __all__ = [
     "SoftmaxCrossEntropyLoss",
@@ -92,7 +95,7 @@ class SoftmaxCrossEntropyLoss(RankingHead):
     True
     """
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         valid = lists.valid
         _check_nonnegative(y, valid, "SoftmaxCrossEntropyLoss")
         t = torch.where(valid, y, _zero(y))
@@ -123,7 +126,7 @@ class ListNetLoss(RankingHead):
     True
     """
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         target = torch.exp(lists.log_softmax(y))
         return -lists.sum(target * lists.log_softmax(z))
 
@@ -155,7 +158,7 @@ class ListMLELoss(RankingHead):
             raise ValueError(f"`ties` of ListMLELoss must be 'random' or 'stable'; got {ties!r}")
         self.ties = ties
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         valid = lists.valid
         key = torch.where(valid, y, torch.tensor(-math.inf, dtype=y.dtype, device=y.device))
         if self.ties == "random":
@@ -214,7 +217,7 @@ class RankNetLoss(RankingHead):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.sigma = positive_float(sigma, "sigma", "RankNetLoss")
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         pairs = _pair_mask(lists.valid) & (y[:, :, None] > y[:, None, :])
         pair_loss = F.softplus(-self.sigma * (z[:, :, None] - z[:, None, :]))
         return torch.where(pairs, pair_loss, _zero(z)).sum(dim=(-1, -2))
@@ -304,7 +307,7 @@ class LambdaLoss(RankingHead):
         self.sigma = positive_float(sigma, "sigma", "LambdaLoss")
         self.mu = positive_float(mu, "mu", "LambdaLoss")
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         valid = lists.valid
         _check_nonnegative(y, valid, "LambdaLoss")
         L = z.shape[-1]
@@ -318,7 +321,10 @@ class LambdaLoss(RankingHead):
         if self.weighting == "ndcg_loss2pp":
             w = self.mu * _lambda_ndcg_loss2(G, disc, pos) + _lambda_lambdarank(G, disc, pos)
         else:
-            w = LAMBDA_WEIGHTINGS[self.weighting](G, disc, pos)
+            weigh = cast(
+                Callable[..., torch.Tensor], LAMBDA_WEIGHTINGS[self.weighting]
+            )  # not None here
+            w = weigh(G, disc, pos)
         pairs = _pair_mask(vs) & (ys[:, :, None] > ys[:, None, :])
         if self.k is not None:
             top = pos < self.k
@@ -361,7 +367,7 @@ class ApproxNDCGLoss(RankingHead):
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.alpha = positive_float(alpha, "alpha", "ApproxNDCGLoss")
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         valid = lists.valid
         _check_nonnegative(y, valid, "ApproxNDCGLoss")
         G, _ = _ndcg_gains(y, valid, None)

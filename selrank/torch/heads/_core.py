@@ -2,6 +2,8 @@ r"""Any loss of :data:`selrank.losses.LOSSES` as a head, through autograd (:clas
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from ... import _array as A
@@ -58,8 +60,8 @@ class CoreLoss(RankingHead):
         *,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
-        **params,
-    ):
+        **params: Any,
+    ) -> None:
         super().__init__(reduction=reduction, padding_value=padding_value)
         self.core = get_loss(loss, **params)
         self.structure = self.core.structure
@@ -106,7 +108,7 @@ class CoreLoss(RankingHead):
             )
         return z, y, lists
 
-    def unit_values(self, z, y, lists):
+    def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
         valid = lists.valid
         if self.structure == "pointwise":
             vals = self.core.bind(y[valid]).loss(z[valid], reduction="none")

@@ -5,8 +5,8 @@ r"""The registry of heads by name (:data:`HEADS`), :func:`head_for`, :func:`get_
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 import torch
 
@@ -69,10 +69,10 @@ class CombinedLoss(RankingHead):
         self,
         losses: Any,
         *,
-        weights=None,
+        weights: Sequence[float] | None = None,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
-    ):
+    ) -> None:
         super().__init__(reduction=reduction, padding_value=padding_value)
         if isinstance(losses, Combined):
             if weights is None:
@@ -107,18 +107,25 @@ class CombinedLoss(RankingHead):
         self.unit = units.pop() if len(units) == 1 else "mixed"
 
     def forward(
-        self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None, reduction=None
-    ):
+        self,
+        y_pred: torch.Tensor,
+        y_true: Any,
+        *,
+        mask: Any = None,
+        lengths: Any = None,
+        sample_weight: Any = None,
+        reduction: str | None = None,
+    ) -> torch.Tensor:
         reduction = (
             self.reduction if reduction is None else check_reduction(reduction, "CombinedLoss")
         )
         if reduction == "none" and self.unit == "mixed":
             raise ValueError(
                 "reduction='none' is undefined for a CombinedLoss whose heads have different units "
-                f"({sorted({h.unit for h in self.heads})}); use 'sum' or 'mean'"
+                f"({sorted({cast(RankingHead, h).unit for h in self.heads})}); use 'sum' or 'mean'"
             )
         kw = {"mask": mask, "lengths": lengths, "sample_weight": sample_weight}
-        total = None
+        total: Any = None  # set: the weights are not all 0
         for w, head in zip(self.weights, self.heads):
             if w == 0:
                 continue
@@ -131,9 +138,17 @@ class CombinedLoss(RankingHead):
             total = total / torch.where(denom > 0, denom, torch.ones_like(denom))
         return total
 
-    def total_weight(self, y_pred, y_true, *, mask=None, lengths=None, sample_weight=None):
+    def total_weight(
+        self,
+        y_pred: torch.Tensor,
+        y_true: Any,
+        *,
+        mask: Any = None,
+        lengths: Any = None,
+        sample_weight: Any = None,
+    ) -> torch.Tensor:
         """The denominator of ``"mean"``: the first component's summed unit weights."""
-        return self.heads[0].total_weight(
+        return cast(RankingHead, self.heads[0]).total_weight(
             y_pred, y_true, mask=mask, lengths=lengths, sample_weight=sample_weight
         )
 
@@ -174,7 +189,7 @@ _HEAD_OF_CORE: dict[type, Callable[..., RankingHead]] = {
 }
 
 
-def head_for(loss: Loss, **head_params) -> RankingHead:
+def head_for(loss: Loss, **head_params: Any) -> RankingHead:
     """The head of a core loss instance: its selective head, else :class:`CoreLoss`."""
     if not isinstance(loss, Loss):
         raise TypeError(f"head_for needs a selrank.losses.Loss; got {type(loss).__name__}")
@@ -206,7 +221,7 @@ _HEAD_OPTIONS = ("reduction", "padding_value", "grad", "chunk_pairs")
 # (CombinedLoss takes reduction and padding_value only)
 
 
-def get_head(name: str | Loss | RankingHead, **params) -> RankingHead:
+def get_head(name: str | Loss | RankingHead, **params: Any) -> RankingHead:
     """Build a head by name, from a core loss, or pass a head through.
 
     Parameters

@@ -24,6 +24,7 @@ from ...losses import (
 )
 from ...losses.inputs import check_class_indices
 from .._base import AnalyticHead
+from .._masking import MaskedLists
 from ._terms import (
     _list_sizes,
     is_odd,
@@ -97,8 +98,8 @@ class PointwiseLoss(AnalyticHead):
         reduction: str = "mean",
         padding_value: float | None = -1.0,
         grad: str = "analytic",
-        **link_params,
-    ):
+        **link_params: Any,
+    ) -> None:
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         self.core = _core(
             Pointwise,
@@ -113,7 +114,9 @@ class PointwiseLoss(AnalyticHead):
         # the padding needs no copies where every target is in the link's domain
         return not (self.core.target == "score" and self.core.link.domain == (-math.inf, math.inf))
 
-    def terms(self, z, y, lists, with_grad):
+    def terms(
+        self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists, with_grad: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         return pointwise_terms(self.core.link, self.core.target, z, y, lists, with_grad)
 
     def extra_repr(self) -> str:
@@ -172,8 +175,8 @@ class ListwiseLoss(AnalyticHead):
         reduction: str = "mean",
         padding_value: float | None = -1.0,
         grad: str = "analytic",
-        **scaling_params,
-    ):
+        **scaling_params: Any,
+    ) -> None:
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         self.core = _core(
             Listwise,
@@ -184,7 +187,9 @@ class ListwiseLoss(AnalyticHead):
 
     fused = True
 
-    def terms(self, z, y, lists, with_grad):
+    def terms(
+        self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists, with_grad: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         c = self.core
         return softmax_terms(c.scaling, c.gamma, c.target, z, y, lists, with_grad)
 
@@ -259,8 +264,8 @@ class PairwiseLoss(AnalyticHead):
         padding_value: float | None = -1.0,
         grad: str = "analytic",
         chunk_pairs: int = 1 << 18,
-        **link_params,
-    ):
+        **link_params: Any,
+    ) -> None:
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         self.core = _core(
             Pairwise,
@@ -290,7 +295,7 @@ class PairwiseLoss(AnalyticHead):
         self._fcaps = None if self._kernel is None else fast.kernel_fcaps(self.core.link)
         self.draws = 0  # forward passes so far: the "mean" draw of the next one
 
-    def uses_kernel(self, z) -> bool:
+    def uses_kernel(self, z: torch.Tensor) -> bool:
         """Whether ``terms`` runs the fused numba kernel for scores ``z`` (CPU, covered link, no
         autograd graph through the terms)."""
         return (
@@ -299,7 +304,9 @@ class PairwiseLoss(AnalyticHead):
             and not (z.requires_grad and torch.is_grad_enabled())
         )
 
-    def terms(self, z, y, lists, with_grad):
+    def terms(
+        self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists, with_grad: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         c = self.core
         draw = self.draws
         self.draws += 1
@@ -313,7 +320,8 @@ class PairwiseLoss(AnalyticHead):
             )
             and fast.available()
         ):
-            return pairwise_kernel_terms(c, self._kernel, self._fcaps, draw, z, y, lists, with_grad)
+            kernel, fcaps = cast(tuple, self._kernel), cast(tuple, self._fcaps)  # set: uses_kernel
+            return pairwise_kernel_terms(c, kernel, fcaps, draw, z, y, lists, with_grad)
         if c.pair_method != "all":
             return pairwise_core_terms(c, draw, z, y, lists, with_grad)
         return pairwise_terms(
@@ -363,8 +371,8 @@ class MulticlassLoss(AnalyticHead):
         reduction: str = "mean",
         padding_value: float | None = -1.0,
         grad: str = "analytic",
-        **params,
-    ):
+        **params: Any,
+    ) -> None:
         super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
         core = get_loss(loss, **params)
         if not isinstance(core, CompositeSoftmax | Decomposed):
@@ -404,7 +412,9 @@ class MulticlassLoss(AnalyticHead):
             y = torch.where(ignore[:, None], torch.full_like(y, self.padding_value), y)
         return y
 
-    def terms(self, z, y, lists, with_grad):
+    def terms(
+        self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists, with_grad: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         c = self.core
         if isinstance(c, CompositeSoftmax):
             return softmax_terms(c.scaling, c.gamma, c.target, z, y, lists, with_grad)

@@ -21,7 +21,7 @@ from ...losses import (
 )
 from ...losses.listwise import link_target_lists
 from ...losses.pairwise import target_runs
-from ...scalings import composite_softmax, composite_softmax_bregman
+from ...scalings import Scaling, composite_softmax, composite_softmax_bregman
 from .._masking import (
     MaskedLists,
 )
@@ -31,7 +31,9 @@ from .._masking import (
 # ======================================================================================
 
 
-def pointwise_terms(link: Link, target: str, z, y, lists: MaskedLists, with_grad: bool):
+def pointwise_terms(
+    link: Link, target: str, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists, with_grad: bool
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-item matching loss ``L(ŝ, s)`` and gradient ``h(ŝ) − h(s)`` (or ``h(ŝ) − y``)."""
     if target == "score":
         link.check_domain(y, "y_true")
@@ -62,7 +64,15 @@ def fast_bregman_grad(link: Link, z, y):
     return None
 
 
-def softmax_terms(scaling, gamma: float, target: str, z, y, lists: MaskedLists, with_grad: bool):
+def softmax_terms(
+    scaling: Scaling,
+    gamma: float,
+    target: str,
+    z: torch.Tensor,
+    y: torch.Tensor,
+    lists: MaskedLists,
+    with_grad: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per-list composite softmax loss [29] and gradient ``q(ŝ)p(ŝ) − q(s)p(s)`` [30].
 
     Scores far beyond the scaling's cap (``|ŝ|`` about 1e20 in float32) overflow the
@@ -143,8 +153,15 @@ def _upper_pairs(L: int, device) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def pairwise_terms(
-    link: Link, odd: bool, distinct: bool, z, y, lists: MaskedLists, with_grad: bool, chunk: int
-):
+    link: Link,
+    odd: bool,
+    distinct: bool,
+    z: torch.Tensor,
+    y: torch.Tensor,
+    lists: MaskedLists,
+    with_grad: bool,
+    chunk: int,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     r"""Per-list pairwise matching loss and per-document gradient on dense lists.
 
     Every unordered pair of real items is evaluated once (upper triangle, ``i < j``) and
@@ -229,11 +246,11 @@ def pairwise_kernel_terms(
     params: tuple,
     fcaps: tuple,
     draw: int,
-    z,
-    y,
+    z: torch.Tensor,
+    y: torch.Tensor,
     lists: MaskedLists,
     with_grad: bool,
-):
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     r""":func:`pairwise_terms` on the CPU through the numba kernel (:func:`selrank.fast.pairwise_list_terms`).
 
     The real items are gathered list by list into flat float64 arrays, the kernel walks each
@@ -267,7 +284,9 @@ def pairwise_kernel_terms(
     return values, _scatter_items(torch.from_numpy(g).to(z.dtype), z, lists)
 
 
-def pairwise_core_terms(core: Pairwise, draw: int, z, y, lists: MaskedLists, with_grad: bool):
+def pairwise_core_terms(
+    core: Pairwise, draw: int, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists, with_grad: bool
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """:func:`pairwise_terms` for any ``pair_method`` through the core loss on the real items
     (generic path: index arrays of the selected pairs; differentiable by autograd)."""
     sizes = _list_sizes(lists, z.shape)
