@@ -379,7 +379,17 @@ def test_objective_train_announces_its_rounds(monkeypatch, rng):
     assert len(calls) == n_eager  # the kernel from the first round
     np.testing.assert_array_equal(planned, eager)
     del calls[:]
+    import selrank.losses.pairwise as pairwise_module
+
+    decisions = []
+    real_use = pairwise_module.use_kernel
+    monkeypatch.setattr(
+        pairwise_module,
+        "use_kernel",
+        lambda kernel, call, work: decisions.append(call) or real_use(kernel, call, work),
+    )
     fit("lgb.train")
-    assert (
-        calls == []
-    )  # no plan: the generic path (rounds * work reaches the break-even only after)
+    # no plan: the ski-rental rule alone (each binding counts its own calls; set_init_score
+    # binds too): calls 0 .. rounds-1 run the generic path, only later ones the kernel
+    assert sorted(set(range(rounds)) - set(decisions)) == []  # the boosting rounds were decided
+    assert len(calls) == sum(call >= rounds for call in decisions)
