@@ -311,17 +311,12 @@ class PairwiseLoss(AnalyticHead):
         draw = self.draws
         self.draws += 1
         # the kernel once the torch path has done a compile's worth of pairs (kernel policy)
-        if (
-            self.uses_kernel(z)
-            and use_kernel(
-                "pairwise_sampled",
-                draw,
-                pair_work(_list_sizes(lists, z.shape), c.pair_method, c.num_pair_per_sample),
-            )
-            and fast.available()
-        ):
-            kernel, fcaps = cast(tuple, self._kernel), cast(tuple, self._fcaps)  # set: uses_kernel
-            return pairwise_kernel_terms(c, kernel, fcaps, draw, z, y, lists, with_grad)
+        if self.uses_kernel(z):
+            sizes = _list_sizes(lists, z.shape)  # (computed once: the kernel path needs them too)
+            work = pair_work(sizes, c.pair_method, c.num_pair_per_sample)
+            if use_kernel("pairwise_sampled", draw, work) and fast.available():
+                kernel, fcaps = cast(tuple, self._kernel), cast(tuple, self._fcaps)  # uses_kernel
+                return pairwise_kernel_terms(c, kernel, fcaps, draw, z, y, lists, with_grad, sizes)
         if c.pair_method != "all":
             return pairwise_core_terms(c, draw, z, y, lists, with_grad)
         return pairwise_terms(

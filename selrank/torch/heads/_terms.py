@@ -250,6 +250,7 @@ def pairwise_kernel_terms(
     y: torch.Tensor,
     lists: MaskedLists,
     with_grad: bool,
+    sizes: np.ndarray | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     r""":func:`pairwise_terms` on the CPU through the numba kernel (:func:`selrank.fast.pairwise_list_terms`).
 
@@ -257,8 +258,10 @@ def pairwise_kernel_terms(
     list's selected pairs (``core.pair_method``) once for the loss, gradient and Hessian, and
     the gradient is scattered back: time O(pairs), memory O(batch × list) — no pair tensor
     is built. ``draw`` numbers the ``"mean"`` draw (:func:`selrank.fast.draw_key`).
+    ``sizes``: the real items per list, where the caller has them already.
     """
-    sizes = _list_sizes(lists, z.shape)
+    if sizes is None:
+        sizes = _list_sizes(lists, z.shape)
     zf = _valid_items(z.detach(), lists).to(torch.float64).numpy()
     yf = _valid_items(y, lists).to(torch.float64).numpy()
     distinct = core.pairs == "distinct"
