@@ -157,14 +157,42 @@ class MemoryPeak:
         return False
 
 
-def per_round(train_fn, n_rounds: int) -> float:
-    """Seconds per round: train 1 round (warm-up), then ``1 + n_rounds``; the difference."""
+WARM_ROUNDS = 2
+
+
+def per_round(train_fn, n_rounds: int, device: Device | None = None) -> dict:
+    """Seconds per boosting round, timed inside one training run.
+
+    ``train_fn(n, callbacks)`` trains ``n`` rounds with the given XGBoost callbacks; a callback
+    stamps the clock after each round (the device synchronised first), and the rounds after the
+    first ``WARM_ROUNDS`` (binding, compilation, caches) are the measurement: their mean and
+    median interval. (Differencing two whole trainings of 1 and 1 + n rounds is wrong here: a
+    first call pays one-time costs that the second may not.)
+    """
+    import xgboost as xgb
+
+    stamps: list[float] = []
+
+    class Stamp(xgb.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            if device is not None:
+                device.sync()
+            stamps.append(time.perf_counter())
+            return False
+
     t0 = time.perf_counter()
-    train_fn(1)
-    t1 = time.perf_counter()
-    train_fn(1 + n_rounds)
-    t2 = time.perf_counter()
-    return max((t2 - t1) - (t1 - t0), 0.0) / n_rounds
+    train_fn(WARM_ROUNDS + n_rounds, [Stamp()])
+    total = time.perf_counter() - t0
+    steps = np.diff(np.asarray(stamps[WARM_ROUNDS - 1 :]))
+    if steps.size == 0:
+        raise RuntimeError(f"no timed rounds: {len(stamps)} round stamps for {n_rounds} rounds")
+    return {
+        "seconds_per_round": float(np.mean(steps)),
+        "median_seconds_per_round": float(np.median(steps)),
+        "timed_rounds": int(steps.size),
+        "first_rounds_seconds": float(stamps[WARM_ROUNDS - 1] - t0),
+        "fit_seconds": total,
+    }
 
 
 # -- data ---------------------------------------------------------------------------------------------
@@ -519,7 +547,8 @@ def speed(
             return row
         try:
             with MemoryPeak(device) as mem:
-                t = per_round(fn, n)
+                timing = per_round(fn, n, device)
+                t = timing["seconds_per_round"]
         except Exception as err:  # noqa: BLE001 - recorded in the table, the others go on
             row = {"method": label, "where": where, "error": f"{type(err).__name__}: {err}"}
             print(traceback.format_exc(), file=sys.stderr, flush=True)
@@ -531,6 +560,7 @@ def speed(
             "where": where,
             "seconds_per_round": t,
             "rounds_per_second": 1.0 / t if t > 0 else None,
+            **timing,
             "device_memory_peak_bytes": mem.peak,
         }
         res.append(row)
@@ -541,7 +571,7 @@ def speed(
     measure(
         "XGBoost rank:ndcg",
         device.kind,
-        lambda n: (xgb.train({**params, "objective": "rank:ndcg"}, d_dev, n), device.sync()),
+        lambda n, cb: xgb.train({**params, "objective": "rank:ndcg"}, d_dev, n, callbacks=cb),
         gpu_rounds,
     )
     for name in losses:
@@ -551,7 +581,7 @@ def speed(
         row = measure(
             f"selrank {name} (device loop)",
             device.kind,
-            lambda n, obj=obj: (obj.train(params, d_dev, n, data=X_dev), device.sync()),
+            lambda n, cb, obj=obj: obj.train(params, d_dev, n, data=X_dev, callbacks=cb),
             gpu_rounds,
         )
         if "seconds_per_round" not in row:
@@ -582,7 +612,9 @@ def speed(
         measure(
             "XGBoost rank:ndcg",
             "cpu",
-            lambda n: xgb.train({**cpu_params, "objective": "rank:ndcg"}, d_cpu, n),
+            lambda n, cb: xgb.train(
+                {**cpu_params, "objective": "rank:ndcg"}, d_cpu, n, callbacks=cb
+            ),
             cpu_rounds,
         )
         for name in losses:
@@ -592,7 +624,7 @@ def speed(
             measure(
                 f"selrank {name} (xgboost.train)",
                 "cpu",
-                lambda n, obj=obj: obj.train(cpu_params, d_cpu, n),
+                lambda n, cb, obj=obj: obj.train(cpu_params, d_cpu, n, callbacks=cb),
                 cpu_rounds,
             )
         d_cpu = None
