@@ -9,6 +9,8 @@
   paired bootstrap CI and Holm's correction.
 * :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
   trec_eval's conventions).
+* :mod:`selrank.metrics.measures`: one record (:class:`Measure`) per measure, the single
+  source of the grammar, the engine, the CLI and the docs table; :func:`register` adds one.
 * :mod:`selrank.metrics.names`: the one grammar of metric names (selrank/ranx, trec_eval and
   ir_measures spellings) that every function here and the CLI read.
 * :mod:`selrank.metrics.report`: :class:`ComparisonReport` (what :func:`compare` returns for
@@ -43,10 +45,10 @@ from .dwell import (
     session_ranking,
 )
 from .evaluation import compare, evaluate, format_comparison, paired_comparison
+from .measures import MEASURES, METRICS, Measure, Param, register
 from .names import MetricSpec, parse_metrics
 from .ranking import (
     CONVENTIONS,
-    METRICS,
     average_precision,
     bpref,
     dcg,
@@ -144,7 +146,11 @@ __all__ = [
     "labels_to_qrels",
     "scores_to_run",
     "evaluate_run",
-    # metric names and run comparison reports
+    # the measures' records, metric names and run comparison reports
+    "MEASURES",
+    "Measure",
+    "Param",
+    "register",
     "parse_metrics",
     "MetricSpec",
     "ComparisonReport",

@@ -145,4 +145,4 @@ def per_query_values(
         for values in per_system.values():
             for v in values.values():
                 v[~retrieved] = np.nan
-    return [p[0] for p in parsed], per_system, qids
+    return [s.name for s in parsed], per_system, qids

@@ -10,28 +10,26 @@ verdict (better / parity / worse) for each system against a reference
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._array import Array
 from .._groups import Groups, as_groups
-from . import _compare_runs
-from ._kernels import TIES, rank_groups, segment_sum
-from .names import parse_metrics
+from . import _compare_runs, _engine
+from ._kernels import TIES, segment_sum
+from .names import MetricSpec, parse_metrics
 from .ranking import (
     _DEFAULTS,
     CONVENTIONS,
     GAINS,
-    METRICS,
     NO_RELEVANT,
-    _apply_policy,
     _as_vector,
     _check_choice,
     _column,
     _prepare,
     _require_polars,
-    _validate_labels,
 )
 from .report import ComparisonReport
 from .significance import (
@@ -67,46 +65,35 @@ def _settings(conventions, gain, ties, no_relevant, capped) -> dict[str, Any]:
     return base
 
 
-def _parse_metrics(metrics) -> list[tuple[str, str, int | None, str | None]]:
-    """``(name, measure, cut-off, gain forced by the name)`` per metric; names lower-cased."""
-    parsed = []
-    for spec in parse_metrics(metrics):
-        if spec.measure == "judged":
-            raise ValueError(
-                f"metric {spec.name!r} needs qrels and a run, where documents may be unjudged "
-                "(selrank.metrics.evaluate_run); with one label per row every row is judged"
-            )
-        parsed.append((spec.name.lower(), spec.measure, spec.k, spec.gain))
-    return parsed
+def _parse_metrics(metrics, ties: str = "stable") -> list[MetricSpec]:
+    """The specs of ``metrics`` that arrays can give (names shown lower-cased)."""
+    specs = [replace(s, name=s.name.lower()) for s in parse_metrics(metrics)]
+    _engine.check_for_arrays(specs, ties)
+    return specs
 
 
-def _per_query_tables(label, score, groups, parsed, settings, relevance_threshold, max_grade):
-    """Per-query values (policy applied) and no-relevant masks for each metric."""
-    rk = rank_groups(label, score, groups, settings["ties"])
-    opts = {
+def _options(settings, relevance_threshold, max_grade) -> dict[str, Any]:
+    return {
         "gain": settings["gain"],
         "capped": bool(settings["capped"]),
         "relevance_threshold": relevance_threshold,
         "max_grade": max_grade,
     }
-    values, masks = {}, {}
-    for name, base, k, forced_gain in parsed:
-        metric = METRICS[base]
-        policy = settings["no_relevant"]
-        if policy == "one" and not metric.normalised:
-            policy = "zero"  # defined metrics are 0 there; "one" only fills 0/0
-        v, no_rel = metric.kernel(rk, k, **{**opts, "gain": forced_gain or opts["gain"]})
-        values[name] = _apply_policy(v, no_rel, policy)
-        masks[name] = no_rel
-    return values, masks
 
 
-def _validate_all(label, parsed, settings, relevance_threshold, max_grade):
+def _per_query_tables(label, score, groups, specs, settings, relevance_threshold, max_grade):
+    """Per-query values (policy applied) and no-relevant masks for each metric."""
+    return _engine.evaluate_arrays(
+        label, score, groups, specs, settings["ties"], settings["no_relevant"],
+        _options(settings, relevance_threshold, max_grade),
+    )  # fmt: skip
+
+
+def _validate_all(label, specs, settings, relevance_threshold, max_grade):
     opts = {"gain": settings["gain"], "relevance_threshold": relevance_threshold}
     if max_grade is not None:
         opts["max_grade"] = max_grade
-    for _, base, _, forced_gain in parsed:
-        _validate_labels(label, base, {**opts, "gain": forced_gain or opts["gain"]})
+    _engine.validate_labels(label, specs, opts)
 
 
 def evaluate(
@@ -184,8 +171,8 @@ def evaluate(
     [(0, 3, 2, 1.0), (1, 2, 0, 1.0)]
     """
     pl = _require_polars()
-    parsed = _parse_metrics(metrics)
     settings = _settings(conventions, gain, ties, no_relevant, capped)
+    parsed = _parse_metrics(metrics, settings["ties"])
     label, score, groups = _prepare(y_true, y_score, group, data, qid=qid)
     _validate_all(label, parsed, settings, relevance_threshold, max_grade)
     values, masks = _per_query_tables(
@@ -202,27 +189,9 @@ def evaluate(
         }
         frame = pl.DataFrame(cols)
         return frame.with_columns(
-            [pl.Series(name, values[name], nan_to_null=True) for name, *_ in parsed]
+            [pl.Series(spec.name, values[spec.name], nan_to_null=True) for spec in parsed]
         )
-    rows = []
-    for name, *_ in parsed:
-        v = values[name]
-        kept = v[~np.isnan(v)]
-        rows.append(
-            {
-                "metric": name,
-                "mean": float(kept.mean()) if kept.size else None,
-                "std": float(kept.std(ddof=1)) if kept.size > 1 else None,
-                "n_queries": int(kept.size),
-                "n_no_relevant": int(masks[name].sum()),
-                "n_excluded": int(v.size - kept.size),
-            }
-        )
-    schema = {
-        "metric": pl.String, "mean": pl.Float64, "std": pl.Float64, "n_queries": pl.Int64,
-        "n_no_relevant": pl.Int64, "n_excluded": pl.Int64,
-    }  # fmt: skip
-    return pl.DataFrame(rows, schema=schema)
+    return _engine.summary([s.name for s in parsed], parsed, values, masks)
 
 
 def compare(
@@ -344,8 +313,8 @@ def compare(
     _check_choice(test, "test", ("permutation", "t"))
     if correction not in _CORRECTIONS:
         raise ValueError(f"`correction` must be one of {list(_CORRECTIONS)}; got {correction!r}")
-    parsed = _parse_metrics(metrics)
     settings = _settings(conventions, gain, ties, no_relevant, capped)
+    parsed = _parse_metrics(metrics, settings["ties"])
     label = None
     groups = group
     per_system = {}
@@ -361,7 +330,7 @@ def compare(
         )
     rows: list[dict[str, Any]] = []
     p_index: list[int] = []
-    for metric, *_ in parsed:
+    for metric in (spec.name for spec in parsed):
         base_v = per_system[baseline][metric]
         kept = ~np.isnan(base_v)
         for name in names:
@@ -591,8 +560,8 @@ def paired_comparison(
             per_system, metric_names, pairs, confidence=confidence,
             n_resamples=n_resamples, ci=ci, test=test, seed=seed,
         )  # fmt: skip
-    parsed = _parse_metrics(metrics)
     settings = _settings(conventions, gain, ties, no_relevant, capped)
+    parsed = _parse_metrics(metrics, settings["ties"])
     label = _as_vector(_column(y_true, data, "y_true"), "y_true")
     groups = _explicit_groups(group, qid, label.size, data)
     per_system = {}
@@ -604,7 +573,7 @@ def paired_comparison(
             lab, score, groups, parsed, settings, relevance_threshold, max_grade
         )
     return _paired_table(
-        per_system, [p[0] for p in parsed], pairs, confidence=confidence,
+        per_system, [spec.name for spec in parsed], pairs, confidence=confidence,
         n_resamples=n_resamples, ci=ci, test=test, seed=seed,
     )  # fmt: skip
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +38,7 @@ from .._groups import Groups, as_groups
 from .._validation import REDUCTIONS, as_numeric_array
 from .._validation import as_vector as _as_vector
 from .._validation import check_choice as _check_choice
-from ._kernels import TIES, Ranking, cumulative_table, log_factorial, rank_groups, segment_sum
-from .names import parse_metric_name
+from ._kernels import TIES, Ranking, cumulative_table, log_factorial, segment_sum
 
 __all__ = [
     "ndcg",
@@ -53,7 +52,6 @@ __all__ = [
     "bpref",
     "success_at_k",
     "parse_metric",
-    "METRICS",
     "CONVENTIONS",
 ]
 
@@ -158,7 +156,8 @@ def _check_nonnegative(label: np.ndarray, why: str) -> None:
 
 
 # --------------------------------------------------------------------------------------
-# Per-query kernels on a Ranking. Each returns (values, no_relevant) per query.
+# Per-query kernels on a Ranking. Each returns one value per query of the ranking; the
+# engine (selrank.metrics._engine) applies the policy on queries without relevant rows.
 # --------------------------------------------------------------------------------------
 
 
@@ -218,19 +217,53 @@ def _ideal_dcg(rk: Ranking, k: int | None, gain: str) -> np.ndarray:
     return rk.group_sum(g * (table[rk.pos + 1] - table[rk.pos]))
 
 
+@dataclass(frozen=True)
+class Judgments:
+    """What the judgments say about each query of a :class:`Ranking`, beyond its rows.
+
+    With arrays every row is judged and the rows are all there is; a TREC run's rows are the
+    retrieved documents, and the qrels add the judged documents the run missed and leave
+    retrieved ones unjudged. The kernels read these instead of counting rows, so one kernel
+    serves both (:mod:`selrank.metrics._engine`).
+
+    Attributes
+    ----------
+    n_relevant : ndarray, shape (n_queries,)
+        ``R``: the relevant judged documents of each query.
+    n_nonrelevant : ndarray, shape (n_queries,)
+        The judged non-relevant documents of each query (bpref's ``N``).
+    ideal_dcg : callable ``(k, gain) -> ndarray``
+        The DCG of each query's judged documents sorted by grade (NDCG's denominator).
+    in_pool : ndarray of bool or None
+        Per ranked row: judged at all (any value); ``None``: every row is.
+    judged : ndarray of bool or None
+        Per ranked row: judged with a relevance >= 0 (bpref); ``None``: every row is.
+    """
+
+    n_relevant: np.ndarray
+    n_nonrelevant: np.ndarray
+    ideal_dcg: Callable[[int | None, str], np.ndarray]
+    in_pool: np.ndarray | None = None
+    judged: np.ndarray | None = None
+
+    @classmethod
+    def of_rows(cls, rk: Ranking, relevance_threshold: float) -> Judgments:
+        """Every row judged, nothing else: the judgments of flat label arrays."""
+        n_rel = rk.group_sum(_relevant(rk, relevance_threshold)).astype(np.float64)
+        return cls(n_rel, rk.sizes - n_rel, lambda k, gain: _ideal_dcg(rk, k, gain))
+
+
 def _k_dcg(rk, k, *, gain="exponential", **_):
-    no_rel = _group_max(rk, rk.label) <= 0
-    return _dcg_values(rk, k, gain), no_rel
+    return _dcg_values(rk, k, gain)
 
 
-def _k_ndcg(rk, k, *, gain="exponential", **_):
+def _k_ndcg(rk, k, *, judgments, gain="exponential", **_):
     actual = _dcg_values(rk, k, gain)
-    ideal = _ideal_dcg(rk, k, gain)
-    no_rel = ideal <= 0
+    ideal = judgments.ideal_dcg(k, gain)
     out = np.zeros(rk.n_groups)
-    np.divide(actual, ideal, out=out, where=~no_rel)
+    np.divide(actual, ideal, out=out, where=ideal > 0)
     # rounding can push a perfect ranking a hair above 1
-    return np.minimum(out, 1.0), no_rel
+    return np.minimum(out, 1.0)
 
 
 def _relevant(rk: Ranking, threshold: float) -> np.ndarray:
@@ -242,17 +275,21 @@ def _k_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
     hits = rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
     sizes = rk.sizes.astype(np.float64)
     denom = sizes if k is None else (np.minimum(sizes, k) if capped else np.full_like(sizes, k))
-    n_rel = rk.group_sum(rel)
-    return hits / denom, n_rel == 0
+    return hits / denom
 
 
-def _k_recall(rk, k, *, relevance_threshold=0.0, **_):
+def _hits(rk: Ranking, k: int | None, relevance_threshold: float) -> np.ndarray:
+    """Relevant rows in the top ``k`` (expected over tied orderings)."""
     rel = _relevant(rk, relevance_threshold)
-    hits = rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
-    n_rel = rk.group_sum(rel)
+    return rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
+
+
+def _k_recall(rk, k, *, judgments, relevance_threshold=0.0, **_):
+    hits = _hits(rk, k, relevance_threshold)
+    n_rel = judgments.n_relevant
     out = np.zeros(rk.n_groups)
     np.divide(hits, n_rel, out=out, where=n_rel > 0)
-    return out, n_rel == 0
+    return out
 
 
 def _block_relevance(rk: Ranking, rel: np.ndarray):
@@ -264,7 +301,7 @@ def _block_relevance(rk: Ranking, rel: np.ndarray):
     return rb, before, first_block
 
 
-def _k_average_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
+def _k_average_precision(rk, k, *, judgments, relevance_threshold=0.0, capped=False, **_):
     r"""Average precision, exact in expectation over tied orderings.
 
     For a tie block of ``m`` rows at ranks ``a+1 .. a+m`` holding ``r`` relevant rows, with
@@ -288,11 +325,11 @@ def _k_average_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
     np.divide(rb - 1, m - 1, out=spread, where=m > 1)
     contrib = (rb / m) * ((before + 1) * dh + spread * (m_in - (a + 1) * dh))
     total = segment_sum(contrib, first_block)
-    n_rel = rk.group_sum(rel)
+    n_rel = judgments.n_relevant
     denom = np.minimum(n_rel, k) if (capped and k is not None) else n_rel
     out = np.zeros(rk.n_groups)
     np.divide(total, denom, out=out, where=n_rel > 0)
-    return out, n_rel == 0
+    return out
 
 
 def _k_reciprocal_rank(rk, k, *, relevance_threshold=0.0, **_):
@@ -322,8 +359,7 @@ def _k_reciprocal_rank(rk, k, *, relevance_threshold=0.0, **_):
     w = prob / (pos + 1.0)
     if k is not None:
         w = np.where(pos < k, w, 0.0)
-    out = np.bincount(rk.row_group[rows], weights=w, minlength=rk.n_groups)
-    return out, rk.group_sum(rel) == 0
+    return np.bincount(rk.row_group[rows], weights=w, minlength=rk.n_groups)
 
 
 def _k_err(rk, k, *, max_grade=None, **_):
@@ -353,16 +389,15 @@ def _k_err(rk, k, *, max_grade=None, **_):
     if k is not None:
         w = np.where(rk.pos < k, w, 0.0)
     contrib = stop * w * np.exp(before)
-    no_rel = _group_max(rk, label) <= 0
     if not rk.has_ties:
-        return rk.group_sum(contrib), no_rel
+        return rk.group_sum(contrib)
     lo = np.minimum.reduceat(label, rk.block_start)
     hi = np.maximum.reduceat(label, rk.block_start)
     a, m = rk.block_pos, rk.block_size
     m_in = m if k is None else np.clip(k - a, 0, m)
     mixed = (lo != hi) & (m_in > 0)
     if not mixed.any():
-        return rk.group_sum(contrib), no_rel
+        return rk.group_sum(contrib)
     contrib = np.where(rk.to_rows(mixed), 0.0, contrib)
     out = rk.group_sum(contrib)
     sel = np.flatnonzero(mixed)
@@ -387,7 +422,7 @@ def _k_err(rk, k, *, max_grade=None, **_):
             block_err[dst] = value
     block_err *= np.exp(before[rk.block_start[sel]])
     out += np.bincount(rk.block_group()[sel], weights=block_err, minlength=rk.n_groups)
-    return out, no_rel
+    return out
 
 
 def _tied_err(keep, starts, sizes, pos, m_in) -> np.ndarray:
@@ -466,19 +501,15 @@ def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray | No
     return np.where(inside, step / (pos[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
 
 
-def _per_query(rk: Ranking, given: np.ndarray | None, default: np.ndarray) -> np.ndarray:
-    return default if given is None else np.asarray(given, dtype=np.float64)
-
-
-def _k_rprec(rk, k, *, relevance_threshold=0.0, n_relevant=None, **_):
+def _k_rprec(rk, k, *, judgments, relevance_threshold=0.0, **_):
     """R-precision: relevant rows among the top ``R`` over ``R`` (trec_eval's ``Rprec``).
 
-    ``R`` is the number of relevant rows of the query, or ``n_relevant`` (per query: all
-    judged relevant documents, when the rows are a run). A tie block straddling rank ``R``
-    counts its relevant rows by the expected share of the block inside the top ``R``.
+    ``R`` is the number of relevant judged documents of the query (the relevant rows, for
+    arrays). A tie block straddling rank ``R`` counts its relevant rows by the expected
+    share of the block inside the top ``R``.
     """
     rel = _relevant(rk, relevance_threshold)
-    r = _per_query(rk, n_relevant, rk.group_sum(rel).astype(np.float64))
+    r = np.asarray(judgments.n_relevant, dtype=np.float64)
     cut = r[rk.block_group()]
     a = rk.block_pos
     b = a + rk.block_size
@@ -486,7 +517,7 @@ def _k_rprec(rk, k, *, relevance_threshold=0.0, n_relevant=None, **_):
     hits = rk.group_sum(rel * rk.to_rows(inside))
     out = np.zeros(rk.n_groups)
     np.divide(hits, r, out=out, where=r > 0)
-    return out, r == 0
+    return out
 
 
 def _k_success(rk, k, *, relevance_threshold=0.0, **_):
@@ -507,28 +538,28 @@ def _k_success(rk, k, *, relevance_threshold=0.0, **_):
     log_none = (lf[nr] - lf[mi] - lf[nr - mi]) - (lf[m] - lf[mi] - lf[m - mi])
     p_none = np.where(ok, np.exp(log_none), 0.0)
     out = np.bincount(rk.block_group()[blk], weights=1.0 - p_none, minlength=rk.n_groups)
-    return np.minimum(out, 1.0), rk.group_sum(rel) == 0
+    return np.minimum(out, 1.0)
 
 
-def _k_bpref(rk, k, *, relevance_threshold=0.0, n_relevant=None, n_nonrelevant=None,
-             judged=None, **_):  # fmt: skip
+def _k_bpref(rk, k, *, judgments, relevance_threshold=0.0, **_):
     r"""Binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it.
 
     .. math:: \mathrm{bpref} = \frac{1}{R} \sum_{\text{relevant } r}
               \Big(1 - \frac{\min(n_r, R)}{\min(N, R)}\Big),
 
     with ``n_r`` the judged non-relevant rows ranked above ``r``, ``R`` the relevant and
-    ``N`` the judged non-relevant documents of the query (all rows, or ``n_relevant`` /
-    ``n_nonrelevant`` and the ``judged`` row mask, in ranked order, for a run). Unjudged
+    ``N`` the judged non-relevant documents of the query (``judgments``: all rows for
+    arrays; for a run the qrels' counts and which retrieved rows are judged). Unjudged
     rows are ignored. In a tie block with ``n`` judged non-relevant rows, the number of them
     ahead of a given relevant row of the block is uniform on ``0..n`` over the orderings,
     which gives the exact expectation of ``min(B + X, R)``.
     """
     rel = _relevant(rk, relevance_threshold)
+    judged = judgments.judged
     judged_rows = np.ones(rel.size, dtype=bool) if judged is None else np.asarray(judged, bool)
     nonrel = (judged_rows & (rel == 0)).astype(np.int64)
-    r = _per_query(rk, n_relevant, rk.group_sum(rel).astype(np.float64))
-    n_tot = _per_query(rk, n_nonrelevant, rk.group_sum(nonrel).astype(np.float64))
+    r = np.asarray(judgments.n_relevant, dtype=np.float64)
+    n_tot = np.asarray(judgments.n_nonrelevant, dtype=np.float64)
     rb, _, _ = _block_relevance(rk, rel)
     nb, before, _ = _block_relevance(rk, nonrel)
     grp = rk.block_group()
@@ -541,34 +572,81 @@ def _k_bpref(rk, k, *, relevance_threshold=0.0, n_relevant=None, n_nonrelevant=N
     total = np.bincount(grp, weights=rb * (1.0 - penalty), minlength=rk.n_groups)
     out = np.zeros(rk.n_groups)
     np.divide(total, r, out=out, where=r > 0)
-    return out, r == 0
+    return out
+
+
+def _k_judged(rk, k, *, judgments, **_):
+    """Fraction of the top ``min(k, n)`` rows that are judged (ir_measures' ``Judged@k``)."""
+    pool = np.ones(rk.label.size) if judgments.in_pool is None else judgments.in_pool
+    inside = rk.expected_weight(_cutoff_table(rk.max_size, k))
+    depth = rk.sizes if k is None else np.minimum(rk.sizes, k)
+    return rk.group_sum(pool * inside) / depth
+
+
+def _k_hits(rk, k, *, relevance_threshold=0.0, **_):
+    """Relevant rows in the top ``k`` (ranx's ``hits@k``, trec_eval's ``num_rel_ret``)."""
+    return _hits(rk, k, relevance_threshold)
+
+
+def _k_num_ret(rk, k, **_):
+    """Rows ranked (retrieved documents), trec_eval's ``num_ret``."""
+    return rk.sizes.astype(np.float64)
+
+
+def _k_num_rel(rk, k, *, judgments, **_):
+    """Relevant judged documents ``R``, retrieved or not (trec_eval's ``num_rel``)."""
+    return np.asarray(judgments.n_relevant, dtype=np.float64)
+
+
+def _k_f1(rk, k, *, judgments, relevance_threshold=0.0, **_):
+    """F1 of precision@k and recall@k: ``2 hits / (k + R)`` (ranx's ``f1@k``).
+
+    ``2PR / (P + R)`` with ``P = hits / k`` and ``R = hits / n_rel`` is ``2 hits / (k + n_rel)``,
+    linear in ``hits``, so exact in expectation over tied orderings too. Without a cut-off
+    ``k`` is the number of rows (trec_eval's ``set_F``).
+    """
+    hits = _hits(rk, k, relevance_threshold)
+    depth = rk.sizes if k is None else np.full(rk.n_groups, k)
+    denom = depth + np.asarray(judgments.n_relevant, dtype=np.float64)
+    out = np.zeros(rk.n_groups)
+    np.divide(2.0 * hits, denom, out=out, where=hits > 0)
+    return out
+
+
+def _k_rbp(rk, k, *, relevance_threshold=0.0, p=0.8, **_):
+    r"""Rank-biased precision (Moffat & Zobel, TOIS 2008), graded as ranx computes it.
+
+    .. math:: \mathrm{RBP} = (1 - p) \sum_{i \le k} g_i\, p^{i-1},
+
+    ``g_i`` the label of the row at rank ``i`` when it is relevant, else 0. Linear in a
+    positional weight, so exact in expectation over tied orderings.
+    """
+    weight = (1.0 - p) * p ** np.arange(rk.max_size, dtype=np.float64)
+    if k is not None:
+        weight[k:] = 0.0
+    gain = np.where(rk.label > relevance_threshold, rk.label, 0.0)
+    return rk.group_sum(gain * rk.expected_weight(cumulative_table(weight)))
+
+
+def _k_iprec(rk, k, *, judgments, relevance_threshold=0.0, recall=0.0, **_):
+    """Interpolated precision at a recall level (trec_eval's ``iprec_at_recall_0.10``).
+
+    The largest precision at any rank whose recall (over ``R``, all judged relevant
+    documents) reaches ``recall``; 0 when the ranking never reaches it. Needs one order of
+    the rows (a maximum over ranks has no linear expectation over tied orderings).
+    """
+    rel = _relevant(rk, relevance_threshold)
+    found = np.cumsum(rel)
+    found = found - (found[rk.offsets[:-1]] - rel[rk.offsets[:-1]])[rk.row_group]
+    n_rel = np.asarray(judgments.n_relevant, dtype=np.float64)[rk.row_group]
+    reached = (n_rel > 0) & (found >= recall * n_rel)
+    precision = np.where(reached, found / (rk.pos + 1.0), 0.0)
+    return np.maximum.reduceat(precision, rk.offsets[:-1])
 
 
 # --------------------------------------------------------------------------------------
-# Registry
+# The public functions: one measure each, through the engine
 # --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Metric:
-    kernel: Callable
-    normalised: bool  # 0/0 on a query without relevant rows, so `no_relevant="one"` applies
-    needs_nonnegative: bool
-    description: str
-
-
-METRICS: dict[str, _Metric] = {
-    "ndcg": _Metric(_k_ndcg, True, True, "normalised discounted cumulative gain"),
-    "dcg": _Metric(_k_dcg, False, False, "discounted cumulative gain"),
-    "map": _Metric(_k_average_precision, True, False, "(mean) average precision"),
-    "mrr": _Metric(_k_reciprocal_rank, True, False, "(mean) reciprocal rank"),
-    "err": _Metric(_k_err, False, True, "expected reciprocal rank"),
-    "precision": _Metric(_k_precision, False, False, "precision at k"),
-    "recall": _Metric(_k_recall, True, False, "recall at k"),
-    "rprec": _Metric(_k_rprec, True, False, "R-precision (precision at R)"),
-    "bpref": _Metric(_k_bpref, True, False, "binary preference"),
-    "success": _Metric(_k_success, False, False, "success at k (a relevant row in the top k)"),
-}
 
 
 def parse_metric(name: str) -> tuple[str, int | None]:
@@ -586,13 +664,15 @@ def parse_metric(name: str) -> tuple[str, int | None]:
     >>> parse_metric("P_5")
     ('precision', 5)
     """
+    from .names import parse_metric_name
+
     spec = parse_metric_name(name)
     return spec.measure, spec.k
 
 
-def _resolve_policy(no_relevant: str, metric: _Metric, name: str) -> str:
+def _resolve_policy(no_relevant: str, normalised: bool, name: str) -> str:
     _check_choice(no_relevant, "no_relevant", NO_RELEVANT)
-    if no_relevant == "one" and not metric.normalised:
+    if no_relevant == "one" and not normalised:
         raise ValueError(
             f"{name} is 0 on a query without relevant documents, not 0/0, so "
             f"`no_relevant` must be 'zero' or 'exclude'; got 'one'"
@@ -628,39 +708,22 @@ def _reduce(values: np.ndarray, reduction: str):
 def _metric_call(
     name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options, qid=None
 ):
-    metric = METRICS[name]
+    from . import _engine
+    from .measures import MEASURES
+    from .names import MetricSpec
+
+    measure = MEASURES[name]
     k = _check_k(k)
     _check_choice(ties, "ties", TIES)
     _check_choice(reduction, "reduction", REDUCTIONS)
-    policy = _resolve_policy(no_relevant, metric, name)
+    policy = _resolve_policy(no_relevant, measure.normalised, name)
     if "gain" in options:
         _check_choice(options["gain"], "gain", GAINS)
     label, score, groups = _prepare(y_true, y_score, group, data, qid=qid)
-    _validate_labels(label, name, options)
-    rk = rank_groups(label, score, groups, ties)
-    values, no_rel = metric.kernel(rk, k, **options)
-    return _reduce(_apply_policy(values, no_rel, policy), reduction)
-
-
-def _validate_labels(label: np.ndarray, name: str, options: Mapping[str, Any]) -> None:
-    if name == "ndcg":
-        _check_nonnegative(label, "NDCG")
-    elif name == "err":
-        _check_nonnegative(label, "ERR")
-    elif name == "dcg" and options.get("gain") == "exponential":
-        _check_nonnegative(label, "the exponential gain 2^rel - 1")
-    if "relevance_threshold" in options:
-        thr = options["relevance_threshold"]
-        if isinstance(thr, bool) or not isinstance(thr, int | float | np.number):
-            raise TypeError(f"`relevance_threshold` must be a real number; got {thr!r}")
-        if not math.isfinite(float(thr)):
-            raise ValueError(f"`relevance_threshold` must be finite; got {thr!r}")
-    grade = options.get("max_grade")
-    if grade is not None:
-        if isinstance(grade, bool) or not isinstance(grade, int | float | np.number):
-            raise TypeError(f"`max_grade` must be a number >= 0 or None; got {grade!r}")
-        if not (math.isfinite(float(grade)) and grade >= 0):
-            raise ValueError(f"`max_grade` must be a finite number >= 0 or None; got {grade!r}")
+    spec = MetricSpec(name, name, k)
+    _engine.validate_labels(label, [spec], options)
+    values, _ = _engine.evaluate_arrays(label, score, groups, [spec], ties, policy, options)
+    return _reduce(values[spec.name], reduction)
 
 
 # --------------------------------------------------------------------------------------

@@ -38,16 +38,15 @@ import numpy as np
 from .._array import Array
 from .._files import open_write
 from .._groups import Groups, as_groups
+from . import _engine
 from ._kernels import rank_groups, segment_sum
-from .names import parse_metrics
+from .names import MetricSpec, parse_metrics
 from .ranking import (
     GAINS,
-    METRICS,
     NO_RELEVANT,
-    _apply_policy,
+    Judgments,
     _as_vector,
     _check_choice,
-    _cutoff_table,
     _ideal_dcg,
     _require_polars,
 )
@@ -871,9 +870,9 @@ TREC_TIES = ("trec_eval", "average", "pessimistic", "optimistic")
 QUERIES = ("qrels", "both")
 
 
-def _parse_trec_metrics(metrics: Any) -> list[tuple[str, str, int | None, str | None]]:
-    """``(name as given, measure, cut-off, gain forced by the name)`` per metric."""
-    return [(s.name, s.measure, s.k, s.gain) for s in parse_metrics(metrics)]
+def _parse_trec_metrics(metrics: Any) -> list[MetricSpec]:
+    """The specs of ``metrics``; each keeps its name as given."""
+    return parse_metrics(metrics)
 
 
 @dataclass
@@ -886,8 +885,10 @@ class _Evaluation:
 
 
 def _evaluate(
-    qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, queries, policy, max_grade=None
+    qrels: Qrels, run: Run, specs, *, relevance_level, ties, gain, queries, policy, max_grade=None
 ):
+    """A run as arrays (its retrieved documents, ranked) plus the judged counts of each query,
+    through the one engine (:mod:`selrank.metrics._engine`)."""
     if queries == "qrels":
         qids = sorted(qrels)
     else:
@@ -925,78 +926,42 @@ def _evaluate(
         where.append(i)
     n_docs = np.zeros(n_q, dtype=np.int64)
     n_docs[where] = sizes
-    rk = None
-    if sizes:
-        raw_arr = np.asarray(label, dtype=np.float64)
-        label_arr = np.maximum(raw_arr, 0.0)
-        score_arr = np.asarray(score, dtype=np.float64)
-        if ties == "trec_eval":
-            with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
-                score_arr = score_arr.astype(np.float32)
-        rk = rank_groups(
-            label_arr, score_arr, Groups.from_sizes(sizes),
-            "stable" if ties == "trec_eval" else ties,
-        )  # fmt: skip
-        rel_ret = rk.group_sum((rk.label >= relevance_level).astype(np.int64))
-        pool = np.asarray(in_pool, dtype=bool)[rk.order]
-        judged_ret = pool & (raw_arr[rk.order] >= 0)  # bpref: negative judgments are skipped
     if max_grade is None:
         max_grade = float(j_label.max())
     elif j_label.max() > max_grade:
         raise ValueError(
             f"`max_grade` is {max_grade!r} but the qrels have grades up to {j_label.max():g}"
         )
+    rk, judgments = None, None
+    if sizes:
+        raw_arr = np.asarray(label, dtype=np.float64)
+        score_arr = np.asarray(score, dtype=np.float64)
+        if ties == "trec_eval":
+            with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
+                score_arr = score_arr.astype(np.float32)
+        rk = rank_groups(
+            np.maximum(raw_arr, 0.0), score_arr, Groups.from_sizes(sizes),
+            "stable" if ties == "trec_eval" else ties,
+        )  # fmt: skip
+        pool = np.asarray(in_pool, dtype=bool)[rk.order]
+        idx = np.asarray(where)
+        rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
+        judgments = Judgments(
+            n_relevant=n_relevant[idx].astype(np.float64),
+            n_nonrelevant=n_nonrel[idx].astype(np.float64),
+            ideal_dcg=lambda k, g: _ideal_dcg(rk_judged, k, g)[idx],
+            in_pool=pool,
+            judged=pool & (raw_arr[rk.order] >= 0),  # bpref: negative judgments are skipped
+        )
     # Labels are integers, so the kernels' `label > level - 1` is trec_eval's `rel >= level`.
-    opts = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False}
-    rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
-    values, no_rel = {}, {}
-    for name, base, k, forced_gain in parsed:
-        g = forced_gain or gain
-        full = np.zeros(n_q)
-        if base == "judged":
-            # fraction of the top min(k, retrieved) in the qrels (ir_measures' Judged@k)
-            if rk is not None:
-                inside = rk.expected_weight(_cutoff_table(rk.max_size, k))
-                depth = rk.sizes if k is None else np.minimum(rk.sizes, k)
-                full[where] = rk.group_sum(pool * inside) / depth
-            mask = n_relevant == 0
-            values[name] = full.copy()
-            if policy == "exclude":
-                values[name][mask] = np.nan
-            no_rel[name] = mask
-            continue
-        if rk is not None:
-            # NDCG's numerator is the DCG kernel on the retrieved documents; the other
-            # kernels give the metric itself, normalised by the retrieved rows (or, for
-            # R-precision and bpref, by the judged counts passed in).
-            extra: dict[str, Any] = {}
-            if base in ("rprec", "bpref"):
-                extra = {"n_relevant": n_relevant[where], "n_nonrelevant": n_nonrel[where],
-                         "judged": judged_ret}  # fmt: skip
-            elif base == "err":
-                extra = {"max_grade": max_grade}
-            kernel = METRICS["dcg" if base == "ndcg" else base].kernel
-            full[where] = kernel(rk, k, **{**opts, "gain": g, **extra})[0]
-        if base == "ndcg":
-            # the ideal DCG of all judged documents, retrieved or not, as trec_eval's
-            ideal = _ideal_dcg(rk_judged, k, g)
-            mask = ideal <= 0
-            np.divide(full, ideal, out=full, where=~mask)
-            np.minimum(full, 1.0, out=full)  # rounding can push a perfect ranking above 1
-        elif base in ("dcg", "err"):
-            mask = top_grade <= 0  # graded measures: no document with a positive grade
-        else:
-            mask = n_relevant == 0
-            if base in ("map", "recall") and rk is not None:
-                # the kernels divide by the relevant retrieved documents R_ret; trec_eval by
-                # all judged relevant documents R: AP and recall scale by R_ret / R
-                full[where] *= rel_ret
-                np.divide(full, n_relevant, out=full, where=~mask)
-        full[mask] = 0.0
-        p = "zero" if (policy == "one" and not METRICS[base].normalised) else policy
-        values[name] = _apply_policy(full, mask, p)
-        no_rel[name] = mask
-    return _Evaluation(qids, n_docs, n_relevant, values, no_rel)
+    options = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False,
+               "max_grade": max_grade}  # fmt: skip
+    values, masks = _engine.per_query(
+        rk, specs, judgments=judgments, options=options, policy=policy,
+        n_relevant=n_relevant, top_grade=top_grade, where=np.asarray(where, dtype=np.int64),
+    )  # fmt: skip
+    names = [s.name for s in specs]
+    return _Evaluation(qids, n_docs, n_relevant, dict(zip(names, values)), dict(zip(names, masks)))
 
 
 def _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade) -> dict[str, Any]:
@@ -1121,34 +1086,17 @@ def evaluate_run(
     >>> evaluate_run(qrels, run, metrics=["nDCG@3", "R@3"], per_query=True).rows()
     [('q1', 3, 2, 0.4796..., 0.5), ('q2', 0, 1, 0.0, 0.0)]
     """
-    parsed = _parse_trec_metrics(metrics)
+    specs = _parse_trec_metrics(metrics)
     options = _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade)
     pl = _require_polars()
-    ev = _evaluate(_as_qrels(qrels), _as_run(run), parsed, **options)
+    ev = _evaluate(_as_qrels(qrels), _as_run(run), specs, **options)
+    names = [s.name for s in specs]
     if per_query:
         frame = pl.DataFrame(
             {"query": ev.qids, "n_docs": ev.n_docs, "n_relevant": ev.n_relevant},
             schema={"query": pl.String, "n_docs": pl.Int64, "n_relevant": pl.Int64},
         )
         return frame.with_columns(
-            [pl.Series(name, ev.values[name], nan_to_null=True) for name, *_ in parsed]
+            [pl.Series(name, ev.values[name], nan_to_null=True) for name in names]
         )
-    rows = []
-    for name, *_ in parsed:
-        v = ev.values[name]
-        kept = v[~np.isnan(v)]
-        rows.append(
-            {
-                "metric": name,
-                "mean": float(kept.mean()) if kept.size else None,
-                "std": float(kept.std(ddof=1)) if kept.size > 1 else None,
-                "n_queries": int(kept.size),
-                "n_no_relevant": int(ev.no_rel[name].sum()),
-                "n_excluded": int(v.size - kept.size),
-            }
-        )
-    schema = {
-        "metric": pl.String, "mean": pl.Float64, "std": pl.Float64, "n_queries": pl.Int64,
-        "n_no_relevant": pl.Int64, "n_excluded": pl.Int64,
-    }  # fmt: skip
-    return pl.DataFrame(rows, schema=schema)
+    return _engine.summary(names, specs, ev.values, ev.no_rel)
