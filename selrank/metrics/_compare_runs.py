@@ -12,14 +12,24 @@ from typing import Any
 
 import numpy as np
 
-from .trec import Qrels, Run, _as_qrels, _as_run, _evaluate, _parse_trec_metrics, _run_options
+from .trec import (
+    Qrels,
+    Run,
+    _as_qrels,
+    _as_run,
+    _evaluate,
+    _parse_trec_metrics,
+    _ranx,
+    _run_options,
+)
 
 _PATH = (str, os.PathLike)
 
 
 def _single_run(x: Any) -> bool:
-    """A :class:`Run` or one ``{qid: {docno: score}}`` mapping (not a mapping of runs)."""
-    if isinstance(x, Run):
+    """A :class:`Run` (or ranx's), or one ``{qid: {docno: score}}`` mapping (not a mapping of
+    runs)."""
+    if isinstance(x, Run) or _ranx(x, "Run"):
         return True
     if not isinstance(x, Mapping):
         return False
@@ -35,9 +45,9 @@ def is_trec_input(systems: Any, y_true: Any, runs: Any, data: Any, group: Any, q
     """Whether a comparison call is about TREC runs (else: flat arrays of scores)."""
     if runs is not None:
         return True
-    if isinstance(systems, Qrels | str | os.PathLike):
+    if isinstance(systems, Qrels | str | os.PathLike) or _ranx(systems, "Qrels"):
         return True  # ranx's order, compare(qrels, runs)
-    if isinstance(y_true, Qrels | Mapping):
+    if isinstance(y_true, Qrels | Mapping) or _ranx(y_true, "Qrels"):
         return True  # labels are arrays or columns, never mappings
     if isinstance(y_true, os.PathLike):
         return True
@@ -49,6 +59,8 @@ def is_trec_input(systems: Any, y_true: Any, runs: Any, data: Any, group: Any, q
 def _name_of(run: Any, given: Any, i: int) -> str:
     if isinstance(given, Run):
         return given.tag
+    if _ranx(given, "Run") and run.tag != "ranx":
+        return run.tag
     if isinstance(given, _PATH):
         return run.tag
     return f"run_{i + 1}"
@@ -69,7 +81,7 @@ def resolve(systems: Any, y_true: Any, runs: Any) -> tuple[Qrels, dict[str, Run]
                 "compare(qrels, runs=[...])"
             )
         qrels_in, runs_in = systems, runs
-    elif isinstance(systems, Qrels | str | os.PathLike):
+    elif isinstance(systems, Qrels | str | os.PathLike) or _ranx(systems, "Qrels"):
         qrels_in, runs_in = systems, y_true  # compare(qrels, runs), ranx's order
     else:
         qrels_in, runs_in = y_true, systems

@@ -632,14 +632,17 @@ def _k_iprec(rk, k, *, judgments, relevance_threshold=0.0, recall=0.0, **_):
     """Interpolated precision at a recall level (trec_eval's ``iprec_at_recall_0.10``).
 
     The largest precision at any rank whose recall (over ``R``, all judged relevant
-    documents) reaches ``recall``; 0 when the ranking never reaches it. Needs one order of
+    documents) reaches ``recall``; 0 when the ranking never reaches it. As trec_eval, the
+    level is reached with ``floor(recall * R + 0.9)`` relevant documents. Needs one order of
     the rows (a maximum over ranks has no linear expectation over tied orderings).
     """
     rel = _relevant(rk, relevance_threshold)
     found = np.cumsum(rel)
     found = found - (found[rk.offsets[:-1]] - rel[rk.offsets[:-1]])[rk.row_group]
     n_rel = np.asarray(judgments.n_relevant, dtype=np.float64)[rk.row_group]
-    reached = (n_rel > 0) & (found >= recall * n_rel)
+    # trec_eval turns the level into a number of relevant documents, floor(level * R + 0.9)
+    need = np.floor(recall * n_rel + 0.9)
+    reached = (n_rel > 0) & (found >= need)
     precision = np.where(reached, found / (rk.pos + 1.0), 0.0)
     return np.maximum.reduceat(precision, rk.offsets[:-1])
 

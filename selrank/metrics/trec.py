@@ -1,8 +1,8 @@
 """TREC runs and qrels: read, write, build from model scores, and evaluate like trec_eval.
 
 File formats (whitespace-separated, one judgment or retrieved document per line; blank lines
-and lines starting with ``#`` are skipped, as trec_eval does; plain text or gzip, recognised
-by its magic bytes whatever the file name):
+and lines starting with ``#`` are skipped, as trec_eval does; a UTF-8 byte-order mark at the
+start is dropped; plain text or gzip, recognised by its magic bytes whatever the file name):
 
 qrels
     ``qid iter docno rel`` -- ``iter`` is ignored, ``rel`` is an integer; negative values
@@ -67,6 +67,7 @@ __all__ = [
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark (Windows editors write it)
 _QRELS_LAYOUT = "'qid iter docno rel'"
 _RUN_LAYOUT = "'qid Q0 docno rank score tag'"
 
@@ -320,17 +321,35 @@ class Run(_TrecMapping):
         return f"Run(tag={self.tag!r}, n_queries={self.n_queries}, n_docs={self.n_docs})"
 
 
+def _ranx(x: Any, kind: str) -> bool:
+    """Whether ``x`` is a ranx ``Qrels`` / ``Run`` (duck-typed: ranx is not a dependency)."""
+    cls = type(x)
+    return (
+        cls.__name__ == kind
+        and cls.__module__.split(".")[0] == "ranx"
+        and callable(getattr(x, "to_dict", None))
+    )
+
+
 def _as_qrels(qrels: Any) -> Qrels:
-    """Qrels from a :class:`Qrels`, a nested mapping or a path to a qrels file."""
+    """Qrels from a :class:`Qrels`, a ranx ``Qrels``, a nested mapping or a qrels file's path."""
     if isinstance(qrels, str | os.PathLike):
         return read_qrels(qrels)
+    if _ranx(qrels, "Qrels"):
+        return Qrels(qrels.to_dict())
     return qrels if isinstance(qrels, Qrels) else Qrels(qrels)
 
 
 def _as_run(run: Any) -> Run:
-    """A run from a :class:`Run`, a nested mapping or a path to a run file."""
+    """A run from a :class:`Run`, a ranx ``Run`` (its ``name`` is the tag), a nested mapping or
+    a run file's path."""
     if isinstance(run, str | os.PathLike):
         return read_run(run)
+    if _ranx(run, "Run"):
+        name = getattr(run, "name", None)
+        ok = isinstance(name, str) and name and not _WHITESPACE.search(name)
+        docs = {q: d for q, d in run.to_dict().items() if d}  # ranx keeps empty queries
+        return Run(docs, tag=name if ok else "ranx")
     return run if isinstance(run, Run) else Run(run)
 
 
@@ -417,6 +436,8 @@ def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
     try:
         with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
             for lineno, raw in _raw_lines(fh):
+                if lineno == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM) :]  # a UTF-8 byte-order mark is not part of the qid
                 fields = raw.split()
                 if fields and not fields[0].startswith(b"#"):
                     yield lineno, raw, fields
@@ -926,6 +947,7 @@ def _evaluate(
         where.append(i)
     n_docs = np.zeros(n_q, dtype=np.int64)
     n_docs[where] = sizes
+    _warn_no_overlap(qrels, run, qids, int(sum(in_pool)))
     if max_grade is None:
         max_grade = float(j_label.max())
     elif j_label.max() > max_grade:
@@ -962,6 +984,69 @@ def _evaluate(
     )  # fmt: skip
     names = [s.name for s in specs]
     return _Evaluation(qids, n_docs, n_relevant, dict(zip(names, values)), dict(zip(names, masks)))
+
+
+def _kind(x: Any) -> str | None:
+    """``"qrels"``, ``"run"`` or None (unknown) for one argument of :func:`evaluate_run`."""
+    if isinstance(x, Qrels) or _ranx(x, "Qrels"):
+        return "qrels"
+    if isinstance(x, Run) or _ranx(x, "Run"):
+        return "run"
+    if isinstance(x, str | os.PathLike):
+        try:  # the first data line: 4 fields is qrels, 6 a run
+            path = Path(x)
+            first = next(_lines(path, "TREC"), None) if path.is_file() else None
+        except ValueError:
+            return None
+        if first is not None:
+            return {4: "qrels", 6: "run"}.get(len(first[2]))
+        return None
+    if isinstance(x, Mapping):
+        for docs in x.values():
+            if isinstance(docs, Mapping) and docs:
+                values = list(docs.values())[:50]
+                if any(isinstance(v, float) and not float(v).is_integer() for v in values):
+                    return "run"  # fractional values: scores, not relevance grades
+                return None
+    return None
+
+
+def _check_order(qrels: Any, run: Any) -> None:
+    """Refuse ``evaluate_run(run, qrels)``, naming the swap (integral scores would otherwise
+    read as plausible relevance grades)."""
+    first, second = _kind(qrels), _kind(run)
+    if first == "run" and second in ("qrels", None) or second == "qrels" and first in ("run", None):
+        raise TypeError(
+            "evaluate_run(qrels, run): the arguments are swapped -- the first looks like a run "
+            f"({type(qrels).__name__}) and the second like qrels ({type(run).__name__}); "
+            "call evaluate_run(qrels, run)"
+        )
+
+
+def _warn_no_overlap(qrels: Qrels, run: Run, qids: list[str], n_judged_retrieved: int) -> None:
+    """trec_eval is silent when a run and its qrels share nothing; a table of zeros is not."""
+    import warnings
+
+    shared = sum(1 for q in qrels if run.get(q))
+    if shared == 0:
+        n_run = sum(1 for q in run if run[q])
+        example = next((q for q in run if run[q]), None)
+        warnings.warn(
+            f"the run ({run.tag!r}) shares no query with the qrels: {n_run} queries in "
+            f"the run (e.g. {example!r}), {qrels.n_queries} in the qrels (e.g. "
+            f"{next(iter(qrels))!r}); every query scores 0. Are these the qrels of this run?",
+            UserWarning,
+            stacklevel=4,
+        )
+    elif n_judged_retrieved == 0:
+        n_ret = sum(len(run[q]) for q in qids if run.get(q))
+        warnings.warn(
+            f"the run ({run.tag!r}) shares no document with the qrels: {n_ret} documents "
+            f"retrieved for the {shared} queries both hold, none of them judged; every "
+            "document counts as non-relevant. Are the document ids the same?",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade) -> dict[str, Any]:
@@ -1089,6 +1174,7 @@ def evaluate_run(
     specs = _parse_trec_metrics(metrics)
     options = _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade)
     pl = _require_polars()
+    _check_order(qrels, run)
     ev = _evaluate(_as_qrels(qrels), _as_run(run), specs, **options)
     names = [s.name for s in specs]
     if per_query:

@@ -43,11 +43,14 @@ RECORD = Measure(
 
 
 @pytest.fixture
-def rbp_registered(monkeypatch):
-    monkeypatch.delitem(MEASURES, "rbp")  # the built-in record must play no part
-    register(RECORD)
-    yield RECORD
-    MEASURES.pop("rbp", None)  # monkeypatch then restores the built-in record
+def rbp_registered():
+    saved = dict(MEASURES)
+    del MEASURES["rbp"]  # the built-in record must play no part
+    try:
+        yield register(RECORD)
+    finally:  # the registry as it was, in its order
+        MEASURES.clear()
+        MEASURES.update(saved)
 
 
 def plain_rbp(labels_in_rank_order, p, k=None, threshold=0.0):
@@ -105,7 +108,8 @@ def test_evaluate_run_sees_it(rbp_registered, rng):
         grades = [max(qrels[q].get(d, 0), 0) for d in ranked]
         want.append(plain_rbp(grades, 0.9, k=5, threshold=1))
     np.testing.assert_allclose(per["RBP(p=0.9)@5"].to_numpy(), want, rtol=1e-12)
-    table = paired_comparison(qrels, runs={"a": run, "b": {q: {} for q in run}}, metrics="rbp")
+    reverse = {q: {d: -x for d, x in docs.items()} for q, docs in run.items()}
+    table = paired_comparison(qrels, runs={"a": run, "b": reverse}, metrics="rbp")
     assert table["metric"].to_list() == ["rbp"]
 
 
