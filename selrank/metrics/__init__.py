@@ -2,9 +2,10 @@
 
 * :mod:`selrank.metrics.ranking`: NDCG, DCG, MAP, MRR, ERR, precision@k, recall@k with
   explicit gain, tie and empty-query conventions.
-* :mod:`selrank.metrics.evaluation`: :func:`evaluate` (tidy polars summary), :func:`compare`
-  and :func:`paired_comparison` (per-query paired differences with bootstrap CIs, paired
-  tests, Holm correction and a verdict).
+* :mod:`selrank.metrics.evaluation`: :func:`evaluate` (tidy polars summary).
+* :mod:`selrank.metrics.comparison`: :func:`compare` and :func:`paired_comparison`
+  (per-query paired differences with bootstrap CIs, paired tests, Holm correction and a
+  verdict), of arrays of scores or of TREC runs.
 * :mod:`selrank.metrics.significance`: the paired tests (t, Wilcoxon, permutation), the
   paired bootstrap CI and Holm's correction.
 * :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
@@ -36,6 +37,7 @@ from .classification import (
     precision_at_recall,
     single_logit_scores,
 )
+from .comparison import compare, format_comparison, paired_comparison
 from .dwell import (
     band_error,
     calibration_table,
@@ -44,7 +46,7 @@ from .dwell import (
     overall_error,
     session_ranking,
 )
-from .evaluation import compare, evaluate, format_comparison, paired_comparison
+from .evaluation import evaluate
 from .measures import MEASURES, METRICS, Measure, Param, register
 from .names import MetricSpec, parse_metrics
 from .ranking import (
