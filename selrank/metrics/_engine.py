@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 
 from .._groups import Groups
-from ._kernels import rank_groups
+from ._kernels import Judgments, Ranking, _check_nonnegative, _require_polars, rank_groups
 from .measures import MEASURES, Measure
 from .names import MetricSpec
-from .ranking import Judgments, Ranking, _check_nonnegative
 
 __all__ = ["check_for_arrays", "validate_labels", "per_query", "evaluate_arrays", "summary"]
 
@@ -162,8 +161,6 @@ def summary(
     :func:`~selrank.metrics.evaluate_run`: one row per metric. ``mean`` combines the kept
     queries as the measure's record says (a mean; trec_eval's sum for its counts and its
     geometric mean for ``gm_map``)."""
-    from .ranking import _require_polars
-
     pl = _require_polars()
     rows = []
     for name, spec in zip(names, specs):

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ranking as _r
+from . import _kernels as _r
 
 __all__ = ["Measure", "Param", "MEASURES", "METRICS", "TOOLS", "register", "measures_table"]
 
