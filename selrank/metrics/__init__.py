@@ -3,9 +3,11 @@
 * :mod:`selrank.metrics.ranking`: NDCG, DCG, MAP, MRR, ERR, precision@k, recall@k with
   explicit gain, tie and empty-query conventions.
 * :mod:`selrank.metrics.evaluation`: :func:`evaluate` (tidy polars summary).
-* :mod:`selrank.metrics.comparison`: :func:`compare` and :func:`paired_comparison`
+* :mod:`selrank.metrics.comparison`: :func:`paired_report`, the one comparison entry point
   (per-query paired differences with bootstrap CIs, paired tests, Holm correction and a
-  verdict), of arrays of scores or of TREC runs.
+  verdict, of arrays of scores or of TREC runs, as a :class:`ComparisonReport`);
+  :func:`paired_comparison` is its frame and :func:`compare` its alias for runs (for arrays,
+  the p-value table of several systems against a baseline).
 * :mod:`selrank.metrics.significance`: the paired tests (t, Wilcoxon, permutation), the
   paired bootstrap CI and Holm's correction.
 * :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
@@ -37,7 +39,7 @@ from .classification import (
     precision_at_recall,
     single_logit_scores,
 )
-from .comparison import compare, format_comparison, paired_comparison
+from .comparison import compare, format_comparison, paired_comparison, paired_report
 from .dwell import (
     band_error,
     calibration_table,
@@ -111,6 +113,7 @@ __all__ = [
     "paired_t_test",
     "paired_permutation_test",
     "paired_comparison",
+    "paired_report",
     "format_comparison",
     "paired_bootstrap_ci",
     "wilcoxon_signed_rank_test",

@@ -44,7 +44,7 @@ from .trec import (
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["compare", "paired_comparison", "format_comparison", "VERDICTS"]
+__all__ = ["paired_report", "compare", "paired_comparison", "format_comparison", "VERDICTS"]
 
 _PATH = (str, os.PathLike)
 
@@ -282,14 +282,13 @@ def compare(
             raise ValueError(
                 f"runs are compared with Holm's correction per metric; got correction={correction!r}"
             )
-        table = paired_comparison(
+        return paired_report(
             systems, y_true, group, runs=runs, qid=qid, reference=baseline, metrics=metrics,
             confidence=confidence, n_resamples=n_resamples, test=test, seed=seed, gain=gain,
             ties=ties, no_relevant=no_relevant, capped=capped,
             relevance_threshold=relevance_threshold, max_grade=max_grade,
             conventions=conventions, relevance_level=relevance_level, queries=queries, data=data,
         )  # fmt: skip
-        return ComparisonReport(table, confidence=confidence)
     _no_run_options(y_true, runs, relevance_level, queries)
     pl = _require_polars()
     if not isinstance(systems, Mapping) or len(systems) < 2:
@@ -304,19 +303,10 @@ def compare(
         raise ValueError(f"`correction` must be one of {list(_CORRECTIONS)}; got {correction!r}")
     settings = _settings(conventions, gain, ties, no_relevant, capped)
     parsed = _parse_metrics(metrics, settings["ties"])
-    label = None
-    groups = group
-    per_system = {}
-    for name, scores in zip(names, systems.values()):
-        lab, score, groups = _prepare(
-            y_true, scores, groups, data, qid=qid if label is None else None
-        )
-        if label is None:
-            label = lab
-            _validate_all(label, parsed, settings, relevance_threshold, max_grade)
-        per_system[name], _ = _per_query_tables(
-            lab, score, groups, parsed, settings, relevance_threshold, max_grade
-        )
+    groups = _prepare(y_true, next(iter(systems.values())), group, data, qid=qid)[2]
+    per_system = _array_values(
+        systems, y_true, groups, data, parsed, settings, relevance_threshold, max_grade
+    )
     rows: list[dict[str, Any]] = []
     p_index: list[int] = []
     for metric in (spec.name for spec in parsed):
@@ -510,6 +500,61 @@ def paired_comparison(
     ...                        y, [20] * 100, metrics="ndcg@5", n_resamples=2000)
     >>> df.select("system", "verdict").rows()
     [('model', 'better'), ('model, reordered ties', 'better')]
+
+    This is :func:`paired_report`'s frame (``paired_report(...).table``), the one comparison
+    entry point; ``ComparisonReport(frame)`` gives the report back.
+    """
+    return paired_report(
+        systems, y_true, group, runs=runs, qid=qid, reference=reference, candidate=candidate,
+        metrics=metrics, confidence=confidence, n_resamples=n_resamples, ci=ci, test=test,
+        seed=seed, gain=gain, ties=ties, no_relevant=no_relevant, capped=capped,
+        relevance_threshold=relevance_threshold, max_grade=max_grade, conventions=conventions,
+        relevance_level=relevance_level, queries=queries, data=data,
+    ).table  # fmt: skip
+
+
+def paired_report(
+    systems: Any,
+    y_true: Array | str | None = None,
+    group: Array | str | None = None,
+    *,
+    runs: Any = None,
+    qid: Array | str | None = None,
+    reference: str | None = None,
+    candidate: str | None = None,
+    metrics: str | Sequence[str] = ("ndcg@10",),
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    ci: str = "percentile",
+    test: str = "t",
+    seed: int | np.random.Generator | None = 0,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: str | None = None,
+    capped: bool | None = None,
+    relevance_threshold: float = 0.0,
+    max_grade: float | None = None,
+    conventions: str | None = None,
+    relevance_level: int = 1,
+    queries: str = "qrels",
+    data: Any = None,
+) -> ComparisonReport:
+    """The one comparison entry point: systems (arrays of scores or TREC runs) against a
+    reference, query by query, as a :class:`~selrank.metrics.report.ComparisonReport`.
+
+    Every comparison goes through here: :func:`paired_comparison` is its frame
+    (``paired_report(...).table``) and :func:`compare` of TREC runs returns it (with a
+    permutation test by default). The parameters are those of :func:`paired_comparison`;
+    the report prints as text and writes Markdown and LaTeX tables.
+
+    Examples
+    --------
+    >>> qrels = {f"q{i}": {"a": 1, "b": 0} for i in range(20)}
+    >>> good = {q: {"a": 2.0, "b": 1.0} for q in qrels}
+    >>> bad = {q: {"a": 1.0, "b": 2.0} for q in qrels}
+    >>> report = paired_report(qrels, runs={"bad": bad, "good": good}, metrics="P@1")
+    >>> report.table.select("system", "diff", "verdict").rows()
+    [('good', 1.0, 'better')]
     """
     _require_polars()
     trec = is_trec_input(systems, y_true, runs, data, group, qid)
@@ -545,26 +590,36 @@ def paired_comparison(
             qrels, dict(systems), metrics, relevance_level=relevance_level, ties=ties,
             gain=gain, no_relevant=no_relevant, max_grade=max_grade, queries=queries,
         )  # fmt: skip
-        return _paired_table(
+        table = _paired_table(
             per_system, metric_names, pairs, confidence=confidence,
             n_resamples=n_resamples, ci=ci, test=test, seed=seed,
         )  # fmt: skip
+        return ComparisonReport(table, confidence=confidence)
     settings = _settings(conventions, gain, ties, no_relevant, capped)
     parsed = _parse_metrics(metrics, settings["ties"])
     label = _as_vector(_column(y_true, data, "y_true"), "y_true")
     groups = _explicit_groups(group, qid, label.size, data)
-    per_system = {}
-    for i, (name, scores) in enumerate(zip(names, systems.values())):
-        lab, score, _ = _prepare(y_true, scores, groups, data)
-        if i == 0:
-            _validate_all(lab, parsed, settings, relevance_threshold, max_grade)
-        per_system[name], _ = _per_query_tables(
-            lab, score, groups, parsed, settings, relevance_threshold, max_grade
-        )
-    return _paired_table(
+    per_system = _array_values(
+        systems, y_true, groups, data, parsed, settings, relevance_threshold, max_grade
+    )
+    table = _paired_table(
         per_system, [spec.name for spec in parsed], pairs, confidence=confidence,
         n_resamples=n_resamples, ci=ci, test=test, seed=seed,
     )  # fmt: skip
+    return ComparisonReport(table, confidence=confidence)
+
+
+def _array_values(systems, y_true, groups, data, parsed, settings, relevance_threshold, max_grade):
+    """``{system: {metric: per-query values}}`` of arrays of scores, on one query partition."""
+    per_system = {}
+    for i, (name, scores) in enumerate(systems.items()):
+        lab, score, _ = _prepare(y_true, scores, groups, data)
+        if i == 0:
+            _validate_all(lab, parsed, settings, relevance_threshold, max_grade)
+        per_system[str(name)], _ = _per_query_tables(
+            lab, score, groups, parsed, settings, relevance_threshold, max_grade
+        )
+    return per_system
 
 
 def _paired_table(per_system, metric_names, pairs, *, confidence, n_resamples, ci, test, seed):
