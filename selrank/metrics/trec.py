@@ -347,9 +347,9 @@ def _as_run(run: Any) -> Run:
         return read_run(run)
     if _ranx(run, "Run"):
         name = getattr(run, "name", None)
-        ok = isinstance(name, str) and name and not _WHITESPACE.search(name)
+        tag = name if isinstance(name, str) and name and not _WHITESPACE.search(name) else "ranx"
         docs = {q: d for q, d in run.to_dict().items() if d}  # ranx keeps empty queries
-        return Run(docs, tag=name if ok else "ranx")
+        return Run(docs, tag=tag)
     return run if isinstance(run, Run) else Run(run)
 
 
