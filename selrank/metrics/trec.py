@@ -16,8 +16,8 @@ In memory both are read-only mappings ``qid -> {docno: value}`` (:class:`Qrels`,
 those libraries.
 
 :func:`evaluate_run` reproduces trec_eval (checked against pytrec_eval on thousands of
-random queries, ``tests/metrics/test_trec.py``) by feeding the ranking kernels of
-:mod:`selrank.metrics.ranking`; see its docstring for the conventions.
+random queries, ``tests/metrics/test_trec.py``) through the engine that evaluates arrays
+(:mod:`selrank.metrics._engine`); see its docstring for the conventions.
 """
 
 from __future__ import annotations
@@ -1097,13 +1097,14 @@ def evaluate_run(
     * A retrieved document missing from the qrels is non-relevant (label 0); negative
       relevance is non-relevant with gain 0.
     * NDCG's ideal DCG is built from *all* judged documents of the query, retrieved or not;
-      MAP and recall divide by *all* judged relevant documents ``R``. The kernels of
-      :mod:`selrank.metrics.ranking` (registry :data:`~selrank.metrics.METRICS`) see only
-      the retrieved documents as rows, so NDCG is the DCG kernel on the run over the
-      ideal-DCG kernel on the qrels, and the AP and recall kernels, which divide by the
-      relevant retrieved rows ``R_ret``, are rescaled by ``R_ret / R``. (Appending the
-      missed documents as extra rows ranked last would not do: they would count in DCG, AP
-      and recall below the end of the run.)
+      MAP and recall divide by *all* judged relevant documents ``R``. The run goes through
+      the one engine (:mod:`selrank.metrics._engine`) as the arrays of its retrieved
+      documents plus the qrels' per-query counts (``Judgments``: ``R``, the judged
+      non-relevant documents, the ideal DCG of all judged documents, which rows are
+      judged); the kernels of the measures' records (:mod:`selrank.metrics.measures`) read
+      those counts instead of counting rows. (Appending the missed documents as extra rows
+      ranked last would not do: they would count in DCG, AP and recall below the end of the
+      run.)
     * Every query of the qrels is evaluated; one without any retrieved document scores 0
       (trec_eval ``-c``). Queries only in the run are ignored. ``queries="both"`` averages
       over the queries present in both, trec_eval's default without ``-c`` (what
