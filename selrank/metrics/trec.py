@@ -1119,10 +1119,15 @@ def evaluate_run(
       retrieved documents that the qrels judge (any value, negative too).
     * ERR@k uses ``R_i = (2^rel - 1) / 2^max_grade`` (gdeval's, with ``max_grade=4``).
 
+    * A run that shares no query, or no document, with the qrels scores 0 everywhere, as in
+      trec_eval, and a ``UserWarning`` names the counts.
+
     Parameters
     ----------
-    qrels : Qrels, mapping qid -> {docno: rel}, or path of a qrels file
-    run : Run, mapping qid -> {docno: score}, or path of a run file
+    qrels : Qrels, ranx ``Qrels``, mapping qid -> {docno: rel}, or path of a qrels file
+    run : Run, ranx ``Run``, mapping qid -> {docno: score}, or path of a run file
+        Given in the other order (a ``Run`` first, a run file first, fractional values
+        first), the call is refused with a ``TypeError`` that names the swap.
     metrics : str or sequence of str
         Case-insensitive names in selrank/ranx, trec_eval or ir_measures style, one list or
         one comma-separated string (:func:`~selrank.metrics.names.parse_metrics`):
