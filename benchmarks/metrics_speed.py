@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,6 +73,80 @@ def lightgbm_case(y, s, sizes):
     return run
 
 
+TREC_METRICS = ["ndcg_cut_10", "map", "P_10", "recip_rank"]
+
+_SELRANK = """
+import sys, time
+t0 = time.perf_counter()
+from selrank.metrics import evaluate_run, read_qrels, read_run
+t1 = time.perf_counter()
+frame = evaluate_run(read_qrels(sys.argv[1]), read_run(sys.argv[2]), metrics=sys.argv[3].split(","),
+                     queries="both")
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1, frame["mean"][0])
+"""
+_PYTREC = """
+import sys, time
+t0 = time.perf_counter()
+import pytrec_eval
+t1 = time.perf_counter()
+with open(sys.argv[1]) as q, open(sys.argv[2]) as r:
+    qrels, run = pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r)
+names = {"ndcg_cut_10": "ndcg_cut.10", "P_10": "P.10"}
+measures = {names.get(m, m) for m in sys.argv[3].split(",")}
+res = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+mean = sum(v["ndcg_cut_10"] for v in res.values()) / len(res)
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1, mean)
+"""
+
+
+def trec_case(n_lines: int, repeat: int) -> list[dict]:
+    """A TREC run of ``n_lines`` lines (1,000 documents for each of n_lines/1000 queries) and
+    its qrels, read and evaluated in a fresh process each time (the first call a user pays),
+    selrank and pytrec_eval interleaved; the times exclude the interpreter start and import."""
+    rng = np.random.default_rng(0)
+    n_q = max(1, n_lines // 1000)
+    tmp = Path(tempfile.mkdtemp())
+    qrels, run = tmp / "bench.qrels", tmp / "bench.run"
+    with open(qrels, "w") as fq, open(run, "w") as fr:
+        for q in range(n_q):
+            judged = rng.choice(1000, 100, replace=False)
+            fq.write("".join(f"{q} 0 D{d} {int(rng.integers(0, 3))}\n" for d in judged))
+            scores = np.sort(rng.normal(size=1000))[::-1]
+            fr.write(
+                "".join(
+                    f"{q} Q0 D{d} {i + 1} {s!r} bench\n"
+                    for i, (d, s) in enumerate(zip(rng.permutation(1000), scores.tolist()))
+                )
+            )
+    sides = {"selrank": _SELRANK, "pytrec_eval": _PYTREC}
+    times: dict[str, list[float]] = {k: [] for k in sides}
+    imports: dict[str, list[float]] = {k: [] for k in sides}
+    means = {}
+    for _ in range(repeat):
+        for name, code in sides.items():  # interleaved: the machine is shared
+            out = subprocess.run(
+                [sys.executable, "-c", code, str(qrels), str(run), ",".join(TREC_METRICS)],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            imports[name].append(float(out[0]))
+            times[name].append(float(out[1]))
+            means[name] = float(out[2])
+    rows = []
+    for name in sides:
+        rows.append({
+            "case": f"TREC run {n_lines:,} lines -> {','.join(TREC_METRICS)}, fresh process ({name})",
+            "best_s": min(times[name]), "median_s": statistics.median(times[name]),
+            "import_median_s": statistics.median(imports[name]), "ndcg_cut_10": means[name],
+        })  # fmt: skip
+    ratio = statistics.median(times["selrank"]) / statistics.median(times["pytrec_eval"])
+    rows.append({"case": "TREC run: selrank / pytrec_eval (median)", "ratio": ratio})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -77,7 +155,23 @@ def main() -> None:
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "metrics_speed.json")
     )
+    parser.add_argument(
+        "--trec-lines", type=int, default=0,
+        help="also time reading and evaluating a TREC run of this many lines against "
+        "pytrec_eval, each in a fresh process (issue 29; e.g. 1000000)",
+    )  # fmt: skip
+    parser.add_argument("--trec-only", action="store_true", help="only the TREC comparison")
     args = parser.parse_args()
+    if args.trec_only:
+        rows = trec_case(args.trec_lines or 1_000_000, args.repeat)
+        for r in rows:
+            print(r)
+        report = {"load_average": os.getloadavg(), "repeat": args.repeat, "results": rows}
+        out = Path(args.out).with_name("metrics_speed_trec.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"wrote {out}")
+        return
 
     y, s_cont, s_tied, sizes = make_data(args.rows, args.queries)
     cases = {}
@@ -103,6 +197,10 @@ def main() -> None:
         best, med = timed(fn, args.repeat)
         results.append({"case": name, "best_s": best, "median_s": med})
         print(f"{name:<{width}}{best:>9.3f}{med:>10.3f}")
+    if args.trec_lines:
+        for row in trec_case(args.trec_lines, args.repeat):
+            results.append(row)
+            print(row)
     if lgb_run is not None:
         best, med = timed(lgb_run, max(1, args.repeat // 2))
         name = "lightgbm ndcg@10 eval (1 round, tied)"
@@ -113,6 +211,7 @@ def main() -> None:
         "rows": args.rows,
         "queries": args.queries,
         "repeat": args.repeat,
+        "load_average": os.getloadavg(),
         "machine": {"python": platform.python_version(), "processor": platform.machine(),
                     "numpy": np.__version__, "cpu_count": __import__("os").cpu_count()},
         "results": results,

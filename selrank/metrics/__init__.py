@@ -2,13 +2,18 @@
 
 * :mod:`selrank.metrics.ranking`: NDCG, DCG, MAP, MRR, ERR, precision@k, recall@k with
   explicit gain, tie and empty-query conventions.
-* :mod:`selrank.metrics.evaluation`: :func:`evaluate` (tidy polars summary), :func:`compare`
-  and :func:`paired_comparison` (per-query paired differences with bootstrap CIs, paired
-  tests, Holm correction and a verdict).
+* :mod:`selrank.metrics.evaluation`: :func:`evaluate` (tidy polars summary).
+* :mod:`selrank.metrics.comparison`: :func:`paired_report`, the one comparison entry point
+  (per-query paired differences with bootstrap CIs, paired tests, Holm correction and a
+  verdict, of arrays of scores or of TREC runs, as a :class:`ComparisonReport`);
+  :func:`paired_comparison` is its frame and :func:`compare` its alias for runs (for arrays,
+  the p-value table of several systems against a baseline).
 * :mod:`selrank.metrics.significance`: the paired tests (t, Wilcoxon, permutation), the
   paired bootstrap CI and Holm's correction.
 * :mod:`selrank.metrics.trec`: TREC runs and qrels (read, write, :func:`evaluate_run` with
   trec_eval's conventions).
+* :mod:`selrank.metrics.measures`: one record (:class:`Measure`) per measure, the single
+  source of the grammar, the engine, the CLI and the docs table; :func:`register` adds one.
 * :mod:`selrank.metrics.names`: the one grammar of metric names (selrank/ranx, trec_eval and
   ir_measures spellings) that every function here and the CLI read.
 * :mod:`selrank.metrics.report`: :class:`ComparisonReport` (what :func:`compare` returns for
@@ -34,6 +39,7 @@ from .classification import (
     precision_at_recall,
     single_logit_scores,
 )
+from .comparison import compare, format_comparison, paired_comparison, paired_report
 from .dwell import (
     band_error,
     calibration_table,
@@ -42,11 +48,11 @@ from .dwell import (
     overall_error,
     session_ranking,
 )
-from .evaluation import compare, evaluate, format_comparison, paired_comparison
+from .evaluation import evaluate
+from .measures import MEASURES, METRICS, Measure, Param, register
 from .names import MetricSpec, parse_metrics
 from .ranking import (
     CONVENTIONS,
-    METRICS,
     average_precision,
     bpref,
     dcg,
@@ -107,6 +113,7 @@ __all__ = [
     "paired_t_test",
     "paired_permutation_test",
     "paired_comparison",
+    "paired_report",
     "format_comparison",
     "paired_bootstrap_ci",
     "wilcoxon_signed_rank_test",
@@ -144,7 +151,11 @@ __all__ = [
     "labels_to_qrels",
     "scores_to_run",
     "evaluate_run",
-    # metric names and run comparison reports
+    # the measures' records, metric names and run comparison reports
+    "MEASURES",
+    "Measure",
+    "Param",
+    "register",
     "parse_metrics",
     "MetricSpec",
     "ComparisonReport",

@@ -15,81 +15,62 @@ the measures and :data:`SPELLINGS` the accepted spellings of each.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .measures import MEASURES, TOOLS, Measure, _render, _strip
+
 __all__ = ["MetricSpec", "parse_metric_name", "parse_metrics", "MEASURES", "SPELLINGS"]
 
-# measure -> short description (the keys are selrank's canonical names)
-MEASURES: dict[str, str] = {
-    "ndcg": "normalised discounted cumulative gain",
-    "dcg": "discounted cumulative gain",
-    "map": "average precision (its mean is MAP)",
-    "mrr": "reciprocal rank of the first relevant document (its mean is MRR)",
-    "err": "expected reciprocal rank",
-    "precision": "precision at k",
-    "recall": "recall at k",
-    "rprec": "R-precision: precision at R, the number of relevant documents",
-    "bpref": "binary preference (Buckley & Voorhees 2004)",
-    "success": "1 if a relevant document is in the top k, else 0",
-    "judged": "fraction of the top k that is judged (runs and qrels only)",
-}
-
 _OPTIONAL, _REQUIRED, _NONE = "optional", "required", "none"
+_SUFFIX = re.compile(r"[@_.]\{([a-z_]+)\}$")
 
-# lower-cased spelling -> (measure, cut-off rule, gain forced by the name)
-_SPELLING: dict[str, tuple[str, str, str | None]] = {
-    "ndcg": ("ndcg", _OPTIONAL, None),
-    "ndcg_cut": ("ndcg", _REQUIRED, None),
-    "ndcg_burges": ("ndcg", _OPTIONAL, "exponential"),  # ranx: gain 2^rel - 1
-    "dcg": ("dcg", _OPTIONAL, None),
-    "dcg_burges": ("dcg", _OPTIONAL, "exponential"),
-    "map": ("map", _OPTIONAL, None),
-    "ap": ("map", _OPTIONAL, None),
-    "map_cut": ("map", _REQUIRED, None),
-    "mrr": ("mrr", _OPTIONAL, None),
-    "rr": ("mrr", _OPTIONAL, None),
-    "recip_rank": ("mrr", _NONE, None),
-    "err": ("err", _OPTIONAL, None),
-    "precision": ("precision", _OPTIONAL, None),
-    "p": ("precision", _OPTIONAL, None),
-    "set_p": ("precision", _NONE, None),
-    "recall": ("recall", _OPTIONAL, None),
-    "r": ("recall", _OPTIONAL, None),
-    "set_recall": ("recall", _NONE, None),
-    "rprec": ("rprec", _NONE, None),
-    "r-precision": ("rprec", _NONE, None),
-    "r_precision": ("rprec", _NONE, None),
-    "bpref": ("bpref", _NONE, None),
-    "success": ("success", _OPTIONAL, None),
-    "hit_rate": ("success", _OPTIONAL, None),  # ranx
-    "judged": ("judged", _OPTIONAL, None),
-}
+
+def _grammar() -> dict[str, tuple[Measure, str]]:
+    """Lower-cased spelling without its suffix -> (measure, suffix rule), from the records."""
+    forms: dict[str, tuple[Measure, set[bool]]] = {}
+    for measure in MEASURES.values():
+        for tool in TOOLS:
+            for spelling in measure.spellings.get(tool, ()):
+                base = _strip(spelling).lower()
+                _, seen = forms.setdefault(base, (measure, set()))
+                seen.add(_SUFFIX.search(spelling) is not None)
+    rule = {frozenset({True}): _REQUIRED, frozenset({False}): _NONE}
+    return {b: (m, rule.get(frozenset(seen), _OPTIONAL)) for b, (m, seen) in forms.items()}
+
+
+class _Spellings(Mapping):
+    """measure -> its accepted spellings as documented (a live view of the records)."""
+
+    def _table(self) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for m in MEASURES.values():
+            shown: list[str] = []
+            for tool in TOOLS:
+                for s in m.spellings.get(tool, ()):
+                    text = _render(s, m)
+                    if text not in shown:
+                        shown.append(text)
+            out[m.name] = tuple(shown)
+        return out
+
+    def __getitem__(self, measure: str) -> tuple[str, ...]:
+        return self._table()[measure]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(MEASURES)
+
 
 # measure -> accepted spellings, as documented (``k`` stands for a cut-off)
-SPELLINGS: dict[str, tuple[str, ...]] = {
-    "ndcg": (
-        "ndcg",
-        "ndcg@k",
-        "ndcg_cut_k",
-        "ndcg_cut.k",
-        "nDCG@k",
-        "ndcg_burges@k (gain 2^rel-1)",
-    ),
-    "dcg": ("dcg", "dcg@k", "dcg_burges@k (gain 2^rel-1)"),
-    "map": ("map", "map@k", "map_cut_k", "map_cut.k", "AP", "AP@k"),
-    "mrr": ("mrr", "mrr@k", "recip_rank", "RR", "RR@k"),
-    "err": ("err@k", "ERR@k", "err"),
-    "precision": ("precision@k", "P@k", "P_k", "P.k", "precision", "set_P"),
-    "recall": ("recall@k", "R@k", "recall_k", "recall.k", "recall", "set_recall"),
-    "rprec": ("Rprec", "r-precision", "r_precision"),
-    "bpref": ("bpref", "Bpref"),
-    "success": ("success@k", "success_k", "success.k", "Success@k", "hit_rate@k"),
-    "judged": ("judged@k", "Judged@k", "judged"),
-}
+SPELLINGS: Mapping[str, tuple[str, ...]] = _Spellings()
 
-_ACCEPTED = "; ".join(", ".join(v) for v in SPELLINGS.values())
+
+def _accepted() -> str:
+    return "; ".join(", ".join(v) for v in SPELLINGS.values())
 
 
 @dataclass(frozen=True)
@@ -106,17 +87,28 @@ class MetricSpec:
         The cut-off; ``None`` for the whole ranking.
     gain : str or None
         A gain the name itself fixes (ranx's ``ndcg_burges``: ``"exponential"``), else None.
+    params : tuple of (str, float)
+        The measure's parameters (:attr:`Measure.params <selrank.metrics.measures.Measure>`),
+        every one of them, defaults filled in: ``(("p", 0.8),)`` for ``RBP``.
     """
 
     name: str
     measure: str
     k: int | None
     gain: str | None = None
+    params: tuple[tuple[str, float], ...] = ()
 
     @property
-    def key(self) -> tuple[str, int | None, str | None]:
+    def key(self) -> tuple[Any, ...]:
         """What identifies the measure whatever its spelling (duplicates share it)."""
-        return self.measure, self.k, self.gain
+        return self.measure, self.k, self.gain, self.params
+
+    def __repr__(self) -> str:
+        extra = f", params={self.params!r}" if self.params else ""
+        return (
+            f"MetricSpec(name={self.name!r}, measure={self.measure!r}, k={self.k!r}, "
+            f"gain={self.gain!r}{extra})"
+        )
 
 
 def parse_metric_name(name: Any) -> MetricSpec:
@@ -134,38 +126,83 @@ def parse_metric_name(name: Any) -> MetricSpec:
     if not isinstance(name, str):
         raise TypeError(f"metric names must be strings like 'ndcg@10'; got {name!r}")
     text = name.strip()
-    if "," in text:
+    if "," in re.sub(r"\([^()]*\)", "", text):
         listed = [p.strip() for p in text.split(",")]
         raise ValueError(
             f"metric {name!r} names several metrics: give one name here, or pass the list "
             f"{listed} (`metrics=` also splits a comma-separated string)"
         )
-    if "(" in text:
-        raise ValueError(
-            f"metric {name!r}: parameters in parentheses (ir_measures' 'P(rel=2)@5') are not "
-            "read; give the cut-off after '@' and the relevance level as an argument "
-            "(`relevance_level=` / `relevance_threshold=`)"
-        )
     low = text.lower()
-    base, cut = low, None
-    if base not in _SPELLING:
-        # 'ndcg@10', 'ndcg_cut_10', 'ndcg_cut.10': a known name, a separator and a cut-off
-        m = re.fullmatch(r"(.+)[@_.]([^@_.]*)", low)
-        if m is not None:
-            base, cut = m.group(1), m.group(2)
-    if base not in _SPELLING:
-        raise ValueError(f"unknown metric {name!r}; accepted names: {_ACCEPTED}")
-    measure, rule, gain = _SPELLING[base]
-    if cut is not None and not cut.isdigit():
-        raise ValueError(f"metric {name!r}: the cut-off must be a positive integer")
-    k = None if cut is None else int(cut)
-    if k is None and rule == _REQUIRED:
-        raise ValueError(f"metric {name!r} needs a cut-off, e.g. '{base}_10'")
-    if k is not None and rule == _NONE:
-        raise ValueError(f"metric {name!r}: {base} takes no cut-off")
-    if k is not None and k <= 0:
-        raise ValueError(f"metric {name!r}: the cut-off must be a positive integer")
-    return MetricSpec(text, measure, k, gain)
+    given: dict[str, str] = {}
+    if "(" in text:
+        m = re.fullmatch(r"([^()]*)\(([^()]*)\)([^()]*)", low)
+        head = _grammar().get(m.group(1)) if m else None
+        if m is None or head is None or not head[0].params:
+            raise ValueError(
+                f"metric {name!r}: parameters in parentheses (ir_measures' 'P(rel=2)@5') are not "
+                "read; give the cut-off after '@' and the relevance level as an argument "
+                "(`relevance_level=` / `relevance_threshold=`)"
+            )
+        low = m.group(1) + m.group(3)
+        for item in filter(None, (x.strip() for x in re.split(r"[,;]", m.group(2)))):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise ValueError(f"metric {name!r}: parameters are written name=value")
+            given[key.strip()] = value.strip()
+    grammar = _grammar()
+    base, sep, cut = low, None, None
+    if base not in grammar:
+        # 'ndcg@10', 'ndcg_cut_10', 'ndcg_cut.10': a known name, a separator and a suffix
+        for known in sorted(grammar, key=len, reverse=True):
+            if low.startswith(known) and len(low) > len(known) and low[len(known)] in "@_.":
+                base, sep, cut = known, low[len(known)], low[len(known) + 1 :]
+                break
+    if base not in grammar:
+        raise ValueError(f"unknown metric {name!r}; accepted names: {_accepted()}")
+    measure, rule = grammar[base]
+    hint = f" ({measure.hint})" if measure.hint else ""
+    if sep is not None and sep not in measure.separators:
+        raise ValueError(
+            f"metric {name!r}: {base} takes its suffix after "
+            f"{' or '.join(repr(c) for c in measure.separators)}, not {sep!r}{hint}"
+        )
+    what = "a cut-off" if measure.suffix == "k" else f"its `{measure.suffix}`"
+    if cut is None and rule == _REQUIRED:
+        example = "10" if measure.suffix == "k" else measure.param(measure.suffix).example
+        raise ValueError(f"metric {name!r} needs {what}, e.g. '{base}_{example}'")
+    if cut is not None and rule == _NONE:
+        raise ValueError(f"metric {name!r}: {base} takes no cut-off{hint}")
+    k = None
+    if measure.suffix == "k":
+        if cut is not None and not cut.isdigit():
+            raise ValueError(f"metric {name!r}: the cut-off must be a positive integer{hint}")
+        k = None if cut is None else int(cut)
+        if k is not None and k <= 0:
+            raise ValueError(f"metric {name!r}: the cut-off must be a positive integer")
+    elif cut is not None:
+        given[measure.suffix] = cut
+    params: list[tuple[str, float]] = []
+    known_params = {p.name for p in measure.params}
+    for key in given:
+        if key not in known_params:
+            raise ValueError(
+                f"metric {name!r}: {measure.name} has no parameter {key!r}; "
+                f"its parameters: {sorted(known_params)}"
+            )
+    for p in measure.params:
+        if p.name in given:
+            try:
+                value = float(given[p.name])
+            except ValueError:
+                raise ValueError(
+                    f"metric {name!r}: `{p.name}` must be {p.expected}; got {given[p.name]!r}"
+                ) from None
+            params.append((p.name, p.check(value, name)))
+        elif p.default is None:
+            raise ValueError(f"metric {name!r} needs `{p.name}` ({p.expected})")
+        else:
+            params.append((p.name, float(p.default)))
+    return MetricSpec(text, measure.name, k, measure.gains.get(base), tuple(params))
 
 
 def _pieces(metrics: Any) -> list[Any]:
@@ -182,7 +219,7 @@ def _pieces(metrics: Any) -> list[Any]:
         if not isinstance(item, str):
             out.append(item)  # refused with a clear message by parse_metric_name
             continue
-        parts = [p.strip() for p in item.split(",")]
+        parts = [p.strip() for p in re.split(r",(?![^()]*\))", item)]
         if len(parts) > 1 and not all(parts):
             raise ValueError(f"`metrics` {item!r} has an empty name between commas")
         prev: str | None = None

@@ -25,10 +25,7 @@ metric is a segment sum (:mod:`selrank.metrics._kernels`).
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,8 +35,16 @@ from .._groups import Groups, as_groups
 from .._validation import REDUCTIONS, as_numeric_array
 from .._validation import as_vector as _as_vector
 from .._validation import check_choice as _check_choice
-from ._kernels import TIES, Ranking, cumulative_table, log_factorial, rank_groups, segment_sum
-from .names import parse_metric_name
+from . import _engine
+from ._kernels import TIES
+from ._kernels import Judgments as Judgments
+from ._kernels import _check_nonnegative as _check_nonnegative
+from ._kernels import _ideal_dcg as _ideal_dcg
+from ._kernels import _require_polars as _require_polars
+from ._kernels import _tied_err as _tied_err
+from ._kernels import _tied_err_by_level as _tied_err_by_level
+from .measures import MEASURES
+from .names import MetricSpec, parse_metric_name
 
 __all__ = [
     "ndcg",
@@ -53,7 +58,6 @@ __all__ = [
     "bpref",
     "success_at_k",
     "parse_metric",
-    "METRICS",
     "CONVENTIONS",
 ]
 
@@ -151,424 +155,9 @@ def _prepare(y_true, y_score, group, data, qid=None) -> tuple[np.ndarray, np.nda
     return label, score, groups
 
 
-def _check_nonnegative(label: np.ndarray, why: str) -> None:
-    if label.min() < 0:
-        bad = int(np.flatnonzero(label < 0)[0])
-        raise ValueError(f"`y_true` must be >= 0 for {why}; row {bad} has label {label[bad]!r}")
-
-
 # --------------------------------------------------------------------------------------
-# Per-query kernels on a Ranking. Each returns (values, no_relevant) per query.
+# The public functions: one measure each, through the engine
 # --------------------------------------------------------------------------------------
-
-
-def _gain(label: np.ndarray, gain: str) -> np.ndarray:
-    if gain == "linear":
-        return label
-    with np.errstate(over="ignore"):
-        g = np.expm1(label * math.log(2.0))  # 2^rel - 1, accurate for small fractional labels
-    if not np.all(np.isfinite(g)):
-        raise ValueError(
-            f"exponential gain 2^rel - 1 overflows for labels up to {label.max()!r}; "
-            "use gain='linear'"
-        )
-    return g
-
-
-def _discount_table(max_size: int, k: int | None) -> np.ndarray:
-    disc = 1.0 / np.log2(np.arange(max_size, dtype=np.float64) + 2.0)
-    if k is not None:
-        disc[k:] = 0.0
-    return cumulative_table(disc)
-
-
-def _cutoff_table(max_size: int, k: int | None) -> np.ndarray:
-    """``table[p] = min(p, k)``: the cumulative weight of 'inside the top k'."""
-    p = np.arange(max_size + 1, dtype=np.float64)
-    return p if k is None else np.minimum(p, k)
-
-
-def _group_max(rk: Ranking, row_values: np.ndarray) -> np.ndarray:
-    return np.maximum.reduceat(row_values, rk.offsets[:-1])
-
-
-def _dcg_values(rk: Ranking, k: int | None, gain: str) -> np.ndarray:
-    g = _gain(rk.label, gain)
-    return rk.group_sum(g * rk.expected_weight(_discount_table(rk.max_size, k)))
-
-
-def _ideal_dcg(rk: Ranking, k: int | None, gain: str) -> np.ndarray:
-    """DCG of each query's rows sorted by label, by counting when labels are small ints."""
-    table = _discount_table(rk.max_size, k)
-    label = rk.label
-    top = float(label.max())
-    if top <= 64 and np.array_equal(label, np.floor(label)):
-        n_levels = int(top) + 1
-        # column c holds the label n_levels-1-c, so columns run from the best label down
-        col = (n_levels - 1) - label.astype(np.int64)
-        counts = np.bincount(
-            rk.row_group * n_levels + col, minlength=rk.n_groups * n_levels
-        ).reshape(rk.n_groups, n_levels)
-        start = np.cumsum(counts, axis=1) - counts
-        level_gain = _gain(np.arange(n_levels - 1, -1, -1, dtype=np.float64), gain)
-        return (level_gain * (table[start + counts] - table[start])).sum(axis=1)
-    order = np.argsort(-label, kind="stable")
-    order = order[np.argsort(rk.row_group[order], kind="stable")]
-    g = _gain(label[order], gain)
-    return rk.group_sum(g * (table[rk.pos + 1] - table[rk.pos]))
-
-
-def _k_dcg(rk, k, *, gain="exponential", **_):
-    no_rel = _group_max(rk, rk.label) <= 0
-    return _dcg_values(rk, k, gain), no_rel
-
-
-def _k_ndcg(rk, k, *, gain="exponential", **_):
-    actual = _dcg_values(rk, k, gain)
-    ideal = _ideal_dcg(rk, k, gain)
-    no_rel = ideal <= 0
-    out = np.zeros(rk.n_groups)
-    np.divide(actual, ideal, out=out, where=~no_rel)
-    # rounding can push a perfect ranking a hair above 1
-    return np.minimum(out, 1.0), no_rel
-
-
-def _relevant(rk: Ranking, threshold: float) -> np.ndarray:
-    return (rk.label > threshold).astype(np.int64)
-
-
-def _k_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
-    rel = _relevant(rk, relevance_threshold)
-    hits = rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
-    sizes = rk.sizes.astype(np.float64)
-    denom = sizes if k is None else (np.minimum(sizes, k) if capped else np.full_like(sizes, k))
-    n_rel = rk.group_sum(rel)
-    return hits / denom, n_rel == 0
-
-
-def _k_recall(rk, k, *, relevance_threshold=0.0, **_):
-    rel = _relevant(rk, relevance_threshold)
-    hits = rk.group_sum(rel * rk.expected_weight(_cutoff_table(rk.max_size, k)))
-    n_rel = rk.group_sum(rel)
-    out = np.zeros(rk.n_groups)
-    np.divide(hits, n_rel, out=out, where=n_rel > 0)
-    return out, n_rel == 0
-
-
-def _block_relevance(rk: Ranking, rel: np.ndarray):
-    """Relevant rows per block, and relevant rows ranked before each block in its query."""
-    rb = rk.block_sum(rel)
-    before = np.cumsum(rb) - rb
-    first_block = rk.offsets[:-1] if rk.row_block is None else rk.row_block[rk.offsets[:-1]]
-    before = before - before[first_block][rk.block_group()]
-    return rb, before, first_block
-
-
-def _k_average_precision(rk, k, *, relevance_threshold=0.0, capped=False, **_):
-    r"""Average precision, exact in expectation over tied orderings.
-
-    For a tie block of ``m`` rows at ranks ``a+1 .. a+m`` holding ``r`` relevant rows, with
-    ``B`` relevant rows ranked before it, a uniformly random order of the block gives the
-    expected sum of precisions at its relevant rows (ranks inside the cut-off only)
-
-    .. math:: \frac{r}{m}\Big[(B+1)\,\Delta H + \frac{r-1}{m-1}\big(m' - (a+1)\,\Delta H\big)\Big],
-              \quad \Delta H = H_{a+m'} - H_a,\ m' = \min(m, \max(0, k-a)),
-
-    since the relevant row at offset ``j`` of the block is preceded on average by
-    ``j (r-1)/(m-1)`` relevant rows of the block (McSherry & Najork, ECIR 2008).
-    """
-    rel = _relevant(rk, relevance_threshold)
-    rb, before, first_block = _block_relevance(rk, rel)
-    a = rk.block_pos
-    m = rk.block_size
-    m_in = m if k is None else np.clip(k - a, 0, m)
-    harmonic = cumulative_table(1.0 / np.arange(1, rk.max_size + 1, dtype=np.float64))
-    dh = harmonic[a + m_in] - harmonic[a]
-    spread = np.zeros(m.size)
-    np.divide(rb - 1, m - 1, out=spread, where=m > 1)
-    contrib = (rb / m) * ((before + 1) * dh + spread * (m_in - (a + 1) * dh))
-    total = segment_sum(contrib, first_block)
-    n_rel = rk.group_sum(rel)
-    denom = np.minimum(n_rel, k) if (capped and k is not None) else n_rel
-    out = np.zeros(rk.n_groups)
-    np.divide(total, denom, out=out, where=n_rel > 0)
-    return out, n_rel == 0
-
-
-def _k_reciprocal_rank(rk, k, *, relevance_threshold=0.0, **_):
-    """Reciprocal rank of the first relevant row, exact in expectation over tied orderings.
-
-    Only the first tie block holding a relevant row matters. If it has ``m`` rows, ``r`` of
-    them relevant, the first relevant row sits at offset ``j`` with hypergeometric
-    probability ``C(m-j-1, r-1) / C(m, r)``.
-    """
-    rel = _relevant(rk, relevance_threshold)
-    rb, before, _ = _block_relevance(rk, rel)
-    first_rel_block = (rb > 0) & (before == 0)
-    rows = np.flatnonzero(rk.to_rows(first_rel_block))
-    pos = rk.pos[rows]
-    if rk.has_ties:
-        blk = rk.row_block[rows]
-        m, r, a = rk.block_size[blk], rb[blk], rk.block_pos[blk]
-        j = pos - a
-        lf = log_factorial(rk.max_size)
-        ok = (m - j - 1) >= (r - 1)
-        n1 = np.where(ok, m - j - 1, 0)
-        k1 = np.where(ok, r - 1, 0)
-        log_p = (lf[n1] - lf[k1] - lf[n1 - k1]) - (lf[m] - lf[r] - lf[m - r])
-        prob = np.where(ok, np.exp(log_p), 0.0)
-    else:
-        prob = np.ones(rows.size)
-    w = prob / (pos + 1.0)
-    if k is not None:
-        w = np.where(pos < k, w, 0.0)
-    out = np.bincount(rk.row_group[rows], weights=w, minlength=rk.n_groups)
-    return out, rk.group_sum(rel) == 0
-
-
-def _k_err(rk, k, *, max_grade=None, **_):
-    r"""Expected reciprocal rank (Chapelle et al., CIKM 2009).
-
-    .. math:: \mathrm{ERR@k} = \sum_{i \le k} \frac{1}{i} R_i \prod_{j<i} (1 - R_j),
-              \quad R_i = \frac{2^{g_i} - 1}{2^{g_\max}}.
-
-    With ``ties="average"`` a tie block whose rows have different labels contributes its
-    exact expectation over orderings: the product over the rows before the block does not
-    depend on their order, and inside the block
-    ``E[R_{π(j)} Π_{i<j}(1-R_{π(i)})] = S_j - S_{j+1}`` with ``S_j`` the mean of
-    ``Π (1 - R)`` over the ``j``-subsets of the block, built by a recurrence over the rows.
-    """
-    label = rk.label
-    top = float(label.max())
-    gmax = top if max_grade is None else float(max_grade)
-    if top > gmax:
-        raise ValueError(f"`max_grade` is {gmax!r} but `y_true` has labels up to {top!r}")
-    # (2^g - 1) / 2^gmax written so that no power of two can overflow
-    stop = np.exp2(label - gmax) - np.exp2(-gmax)
-    keep = np.maximum(1.0 - stop, np.finfo(np.float64).tiny)  # = 2^-gmax at the top grade
-    log_keep = np.log(keep)
-    before = np.cumsum(log_keep) - log_keep
-    before = before - before[rk.offsets[:-1]][rk.row_group]
-    w = 1.0 / (rk.pos + 1.0)
-    if k is not None:
-        w = np.where(rk.pos < k, w, 0.0)
-    contrib = stop * w * np.exp(before)
-    no_rel = _group_max(rk, label) <= 0
-    if not rk.has_ties:
-        return rk.group_sum(contrib), no_rel
-    lo = np.minimum.reduceat(label, rk.block_start)
-    hi = np.maximum.reduceat(label, rk.block_start)
-    a, m = rk.block_pos, rk.block_size
-    m_in = m if k is None else np.clip(k - a, 0, m)
-    mixed = (lo != hi) & (m_in > 0)
-    if not mixed.any():
-        return rk.group_sum(contrib), no_rel
-    contrib = np.where(rk.to_rows(mixed), 0.0, contrib)
-    out = rk.group_sum(contrib)
-    sel = np.flatnonzero(mixed)
-    block_err = np.zeros(sel.size)
-    # buckets of similar cut-off width keep the work arrays near the size of the blocks
-    bucket = np.ceil(np.log2(m_in[sel])).astype(np.int64)
-    for b in np.unique(bucket):
-        part = np.flatnonzero(bucket == b)
-        blk = sel[part]
-        n_levels = np.unique(label[rk.block_start[blk]]).size  # a lower bound is enough here
-        width = int(m_in[blk].max())
-        # adding rows label by label costs ~4·levels·width² per block, row by row size·width
-        cost_level = 4 * n_levels * (width + 1) ** 2
-        by_level = (width + 1) ** 2 <= 2_000_000 and cost_level < int(m[blk].max()) * width
-        chunk = max(1, 2_000_000 // (width + 1) ** 2) if by_level else blk.size
-        for at in range(0, blk.size, chunk):
-            sub, dst = blk[at : at + chunk], part[at : at + chunk]
-            args = (keep, rk.block_start[sub], m[sub], a[sub], m_in[sub])
-            value = _tied_err_by_level(label, *args) if by_level else None
-            if value is None:
-                value = _tied_err(*args)
-            block_err[dst] = value
-    block_err *= np.exp(before[rk.block_start[sel]])
-    out += np.bincount(rk.block_group()[sel], weights=block_err, minlength=rk.n_groups)
-    return out, no_rel
-
-
-def _tied_err(keep, starts, sizes, pos, m_in) -> np.ndarray:
-    """ERR contribution of tie blocks, in expectation over their orderings.
-
-    ``keep`` is ``1 - R`` per row; a block starts at row ``starts``, has ``sizes`` rows at
-    ranks ``pos + 1 ..`` and ``m_in`` of them inside the cut-off. ``S_j``, the mean of
-    ``Π (1 - R)`` over the ``j``-subsets of a block, is built one row at a time with
-    ``S'_j = ((t + 1 - j) S_j + j x S_{j-1}) / (t + 1)`` (adding row ``x`` to ``t`` rows), a
-    convex combination, so it never overflows as binomial coefficients would. Cost:
-    ``O(size · m_in)`` per block.
-    """
-    order = np.argsort(-sizes, kind="stable")  # largest first: the active blocks are a prefix
-    starts, sizes, pos, m_in = starts[order], sizes[order], pos[order], m_in[order]
-    width = int(m_in.max())
-    subset_mean = np.zeros((starts.size, width + 1))
-    subset_mean[:, 0] = 1.0
-    j = np.arange(1, width + 1, dtype=np.float64)
-    n_active = np.searchsorted(-sizes, -np.arange(int(sizes[0])), side="left")
-    for t in range(int(sizes[0])):  # one step per row offset inside a block, not per query
-        na = n_active[t]
-        s = subset_mean[:na]
-        x = keep[starts[:na] + t][:, None]
-        s[:, 1:] = ((t + 1 - j) * s[:, 1:] + j * x * s[:, :-1]) / (t + 1)
-    jj = np.arange(width)
-    step = subset_mean[:, :-1] - subset_mean[:, 1:]
-    inside = jj[None, :] < m_in[:, None]
-    value = np.where(inside, step / (pos[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
-    out = np.empty_like(value)
-    out[order] = value
-    return out
-
-
-def _tied_err_by_level(label, keep, starts, sizes, pos, m_in) -> np.ndarray | None:
-    """:func:`_tied_err` adding all rows of one label at a time (few labels, small cut-off).
-
-    Adding ``c`` rows of equal ``x`` to ``n`` rows gives
-    ``S'_j = Σ_i h(i; j, c, n) x^i S_{j-i}`` with the hypergeometric weight
-    ``h = C(c, i) C(n, j-i) / C(n+c, j)``. Cost ``O(levels · m_in²)`` per block,
-    independent of the block size; returns None when there are too many distinct labels.
-    """
-    row_block = np.repeat(np.arange(starts.size), sizes)
-    rows = np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-    levels, level_of = np.unique(label[rows], return_inverse=True)
-    if levels.size > 64:
-        return None
-    counts = np.bincount(
-        row_block * levels.size + level_of.reshape(-1), minlength=starts.size * levels.size
-    ).reshape(starts.size, levels.size)
-    x_level = np.empty(levels.size)
-    x_level[level_of.reshape(-1)] = keep[rows]
-    width = int(m_in.max())
-    lf = log_factorial(int(sizes.max()))
-    j = np.arange(width + 1)[None, :, None]
-    i = np.arange(width + 1)[None, None, :]
-    subset_mean = np.zeros((starts.size, width + 1))
-    subset_mean[:, 0] = 1.0
-    n = np.zeros(starts.size, dtype=np.int64)
-    for lvl in range(levels.size):  # one step per label value, not per query or row
-        c = counts[:, lvl][:, None, None]
-        nb = n[:, None, None]
-        ok = (i <= c) & (j - i >= 0) & (j - i <= nb) & (j <= nb + c)
-        ci, cj, cn = np.where(ok, i, 0), np.where(ok, j - i, 0), np.where(ok, j, 0)
-        log_h = (
-            (lf[c] - lf[ci] - lf[c - ci])
-            + (lf[nb] - lf[cj] - lf[nb - cj])
-            - (lf[nb + c] - lf[cn] - lf[nb + c - cn])
-        )
-        h = np.where(ok, np.exp(np.where(ok, log_h, 0.0)), 0.0)
-        shifted = subset_mean[:, np.where(j - i >= 0, j - i, 0)[0]]  # (B, j, i) -> S_{j-i}
-        subset_mean = (h * x_level[lvl] ** i * shifted).sum(axis=2)
-        n += counts[:, lvl]
-    jj = np.arange(width)
-    step = subset_mean[:, :-1] - subset_mean[:, 1:]
-    inside = jj[None, :] < m_in[:, None]
-    return np.where(inside, step / (pos[:, None] + jj[None, :] + 1.0), 0.0).sum(axis=1)
-
-
-def _per_query(rk: Ranking, given: np.ndarray | None, default: np.ndarray) -> np.ndarray:
-    return default if given is None else np.asarray(given, dtype=np.float64)
-
-
-def _k_rprec(rk, k, *, relevance_threshold=0.0, n_relevant=None, **_):
-    """R-precision: relevant rows among the top ``R`` over ``R`` (trec_eval's ``Rprec``).
-
-    ``R`` is the number of relevant rows of the query, or ``n_relevant`` (per query: all
-    judged relevant documents, when the rows are a run). A tie block straddling rank ``R``
-    counts its relevant rows by the expected share of the block inside the top ``R``.
-    """
-    rel = _relevant(rk, relevance_threshold)
-    r = _per_query(rk, n_relevant, rk.group_sum(rel).astype(np.float64))
-    cut = r[rk.block_group()]
-    a = rk.block_pos
-    b = a + rk.block_size
-    inside = (np.minimum(b, cut) - np.minimum(a, cut)) / rk.block_size
-    hits = rk.group_sum(rel * rk.to_rows(inside))
-    out = np.zeros(rk.n_groups)
-    np.divide(hits, r, out=out, where=r > 0)
-    return out, r == 0
-
-
-def _k_success(rk, k, *, relevance_threshold=0.0, **_):
-    """1 if a relevant row is in the top ``k`` (trec_eval's ``success``, ranx's ``hit_rate``).
-
-    With tied scores, the probability of it over the orderings: only the first tie block
-    holding a relevant row matters; with ``m`` rows, ``r`` relevant and ``m'`` of them inside
-    the cut-off, no relevant row makes it with probability ``C(m - r, m') / C(m, m')``.
-    """
-    rel = _relevant(rk, relevance_threshold)
-    rb, before, _ = _block_relevance(rk, rel)
-    blk = np.flatnonzero((rb > 0) & (before == 0))
-    m, r, a = rk.block_size[blk], rb[blk], rk.block_pos[blk]
-    m_in = m if k is None else np.clip(k - a, 0, m)
-    lf = log_factorial(rk.max_size)
-    ok = (m - r) >= m_in  # else a relevant row is surely inside
-    nr, mi = np.where(ok, m - r, 0), np.where(ok, m_in, 0)
-    log_none = (lf[nr] - lf[mi] - lf[nr - mi]) - (lf[m] - lf[mi] - lf[m - mi])
-    p_none = np.where(ok, np.exp(log_none), 0.0)
-    out = np.bincount(rk.block_group()[blk], weights=1.0 - p_none, minlength=rk.n_groups)
-    return np.minimum(out, 1.0), rk.group_sum(rel) == 0
-
-
-def _k_bpref(rk, k, *, relevance_threshold=0.0, n_relevant=None, n_nonrelevant=None,
-             judged=None, **_):  # fmt: skip
-    r"""Binary preference (Buckley & Voorhees, SIGIR 2004), as trec_eval computes it.
-
-    .. math:: \mathrm{bpref} = \frac{1}{R} \sum_{\text{relevant } r}
-              \Big(1 - \frac{\min(n_r, R)}{\min(N, R)}\Big),
-
-    with ``n_r`` the judged non-relevant rows ranked above ``r``, ``R`` the relevant and
-    ``N`` the judged non-relevant documents of the query (all rows, or ``n_relevant`` /
-    ``n_nonrelevant`` and the ``judged`` row mask, in ranked order, for a run). Unjudged
-    rows are ignored. In a tie block with ``n`` judged non-relevant rows, the number of them
-    ahead of a given relevant row of the block is uniform on ``0..n`` over the orderings,
-    which gives the exact expectation of ``min(B + X, R)``.
-    """
-    rel = _relevant(rk, relevance_threshold)
-    judged_rows = np.ones(rel.size, dtype=bool) if judged is None else np.asarray(judged, bool)
-    nonrel = (judged_rows & (rel == 0)).astype(np.int64)
-    r = _per_query(rk, n_relevant, rk.group_sum(rel).astype(np.float64))
-    n_tot = _per_query(rk, n_nonrelevant, rk.group_sum(nonrel).astype(np.float64))
-    rb, _, _ = _block_relevance(rk, rel)
-    nb, before, _ = _block_relevance(rk, nonrel)
-    grp = rk.block_group()
-    cap, den = r[grp], np.minimum(n_tot, r)[grp]
-    # E[min(B + X, R)] with X uniform on 0..n (n: judged non-relevant rows of the block)
-    c = np.clip(cap - before, 0, nb + 1)
-    expected = (c * before + c * (c - 1) / 2 + (nb + 1 - c) * cap) / (nb + 1)
-    penalty = np.zeros(rb.size)
-    np.divide(expected, den, out=penalty, where=den > 0)
-    total = np.bincount(grp, weights=rb * (1.0 - penalty), minlength=rk.n_groups)
-    out = np.zeros(rk.n_groups)
-    np.divide(total, r, out=out, where=r > 0)
-    return out, r == 0
-
-
-# --------------------------------------------------------------------------------------
-# Registry
-# --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Metric:
-    kernel: Callable
-    normalised: bool  # 0/0 on a query without relevant rows, so `no_relevant="one"` applies
-    needs_nonnegative: bool
-    description: str
-
-
-METRICS: dict[str, _Metric] = {
-    "ndcg": _Metric(_k_ndcg, True, True, "normalised discounted cumulative gain"),
-    "dcg": _Metric(_k_dcg, False, False, "discounted cumulative gain"),
-    "map": _Metric(_k_average_precision, True, False, "(mean) average precision"),
-    "mrr": _Metric(_k_reciprocal_rank, True, False, "(mean) reciprocal rank"),
-    "err": _Metric(_k_err, False, True, "expected reciprocal rank"),
-    "precision": _Metric(_k_precision, False, False, "precision at k"),
-    "recall": _Metric(_k_recall, True, False, "recall at k"),
-    "rprec": _Metric(_k_rprec, True, False, "R-precision (precision at R)"),
-    "bpref": _Metric(_k_bpref, True, False, "binary preference"),
-    "success": _Metric(_k_success, False, False, "success at k (a relevant row in the top k)"),
-}
 
 
 def parse_metric(name: str) -> tuple[str, int | None]:
@@ -590,9 +179,9 @@ def parse_metric(name: str) -> tuple[str, int | None]:
     return spec.measure, spec.k
 
 
-def _resolve_policy(no_relevant: str, metric: _Metric, name: str) -> str:
+def _resolve_policy(no_relevant: str, normalised: bool, name: str) -> str:
     _check_choice(no_relevant, "no_relevant", NO_RELEVANT)
-    if no_relevant == "one" and not metric.normalised:
+    if no_relevant == "one" and not normalised:
         raise ValueError(
             f"{name} is 0 on a query without relevant documents, not 0/0, so "
             f"`no_relevant` must be 'zero' or 'exclude'; got 'one'"
@@ -628,39 +217,18 @@ def _reduce(values: np.ndarray, reduction: str):
 def _metric_call(
     name, y_true, y_score, group, *, k, ties, no_relevant, reduction, data, options, qid=None
 ):
-    metric = METRICS[name]
+    measure = MEASURES[name]
     k = _check_k(k)
     _check_choice(ties, "ties", TIES)
     _check_choice(reduction, "reduction", REDUCTIONS)
-    policy = _resolve_policy(no_relevant, metric, name)
+    policy = _resolve_policy(no_relevant, measure.normalised, name)
     if "gain" in options:
         _check_choice(options["gain"], "gain", GAINS)
     label, score, groups = _prepare(y_true, y_score, group, data, qid=qid)
-    _validate_labels(label, name, options)
-    rk = rank_groups(label, score, groups, ties)
-    values, no_rel = metric.kernel(rk, k, **options)
-    return _reduce(_apply_policy(values, no_rel, policy), reduction)
-
-
-def _validate_labels(label: np.ndarray, name: str, options: Mapping[str, Any]) -> None:
-    if name == "ndcg":
-        _check_nonnegative(label, "NDCG")
-    elif name == "err":
-        _check_nonnegative(label, "ERR")
-    elif name == "dcg" and options.get("gain") == "exponential":
-        _check_nonnegative(label, "the exponential gain 2^rel - 1")
-    if "relevance_threshold" in options:
-        thr = options["relevance_threshold"]
-        if isinstance(thr, bool) or not isinstance(thr, int | float | np.number):
-            raise TypeError(f"`relevance_threshold` must be a real number; got {thr!r}")
-        if not math.isfinite(float(thr)):
-            raise ValueError(f"`relevance_threshold` must be finite; got {thr!r}")
-    grade = options.get("max_grade")
-    if grade is not None:
-        if isinstance(grade, bool) or not isinstance(grade, int | float | np.number):
-            raise TypeError(f"`max_grade` must be a number >= 0 or None; got {grade!r}")
-        if not (math.isfinite(float(grade)) and grade >= 0):
-            raise ValueError(f"`max_grade` must be a finite number >= 0 or None; got {grade!r}")
+    spec = MetricSpec(name, name, k)
+    _engine.validate_labels(label, [spec], options)
+    values, _ = _engine.evaluate_arrays(label, score, groups, [spec], ties, policy, options)
+    return _reduce(values[spec.name], reduction)
 
 
 # --------------------------------------------------------------------------------------
@@ -1135,13 +703,3 @@ for _f in (
     if _f.__doc__:  # None under `python -OO`
         _f.__doc__ = _f.__doc__ % _COMMON_DOC
 del _f
-
-
-def _require_polars():
-    try:
-        import polars as pl
-    except ImportError:  # pragma: no cover - polars is in the `data` extra
-        raise ImportError(
-            "selrank.metrics.evaluate requires polars: pip install 'selrank[data]'"
-        ) from None
-    return pl

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._compare_runs import _single_run
-from .evaluation import compare
+from .comparison import _single_run, compare
 from .report import _latex_escape
 from .trec import _as_run, evaluate_run
 

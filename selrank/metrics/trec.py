@@ -1,8 +1,8 @@
 """TREC runs and qrels: read, write, build from model scores, and evaluate like trec_eval.
 
 File formats (whitespace-separated, one judgment or retrieved document per line; blank lines
-and lines starting with ``#`` are skipped, as trec_eval does; plain text or gzip, recognised
-by its magic bytes whatever the file name):
+and lines starting with ``#`` are skipped, as trec_eval does; a UTF-8 byte-order mark at the
+start is dropped; plain text or gzip, recognised by its magic bytes whatever the file name):
 
 qrels
     ``qid iter docno rel`` -- ``iter`` is ignored, ``rel`` is an integer; negative values
@@ -16,8 +16,8 @@ In memory both are read-only mappings ``qid -> {docno: value}`` (:class:`Qrels`,
 those libraries.
 
 :func:`evaluate_run` reproduces trec_eval (checked against pytrec_eval on thousands of
-random queries, ``tests/metrics/test_trec.py``) by feeding the ranking kernels of
-:mod:`selrank.metrics.ranking`; see its docstring for the conventions.
+random queries, ``tests/metrics/test_trec.py``) through the engine that evaluates arrays
+(:mod:`selrank.metrics._engine`); see its docstring for the conventions.
 """
 
 from __future__ import annotations
@@ -38,16 +38,15 @@ import numpy as np
 from .._array import Array
 from .._files import open_write
 from .._groups import Groups, as_groups
+from . import _engine
 from ._kernels import rank_groups, segment_sum
-from .names import parse_metrics
+from .names import MetricSpec, parse_metrics
 from .ranking import (
     GAINS,
-    METRICS,
     NO_RELEVANT,
-    _apply_policy,
+    Judgments,
     _as_vector,
     _check_choice,
-    _cutoff_table,
     _ideal_dcg,
     _require_polars,
 )
@@ -68,6 +67,7 @@ __all__ = [
 ]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark (Windows editors write it)
 _QRELS_LAYOUT = "'qid iter docno rel'"
 _RUN_LAYOUT = "'qid Q0 docno rank score tag'"
 
@@ -321,17 +321,35 @@ class Run(_TrecMapping):
         return f"Run(tag={self.tag!r}, n_queries={self.n_queries}, n_docs={self.n_docs})"
 
 
+def _ranx(x: Any, kind: str) -> bool:
+    """Whether ``x`` is a ranx ``Qrels`` / ``Run`` (duck-typed: ranx is not a dependency)."""
+    cls = type(x)
+    return (
+        cls.__name__ == kind
+        and cls.__module__.split(".")[0] == "ranx"
+        and callable(getattr(x, "to_dict", None))
+    )
+
+
 def _as_qrels(qrels: Any) -> Qrels:
-    """Qrels from a :class:`Qrels`, a nested mapping or a path to a qrels file."""
+    """Qrels from a :class:`Qrels`, a ranx ``Qrels``, a nested mapping or a qrels file's path."""
     if isinstance(qrels, str | os.PathLike):
         return read_qrels(qrels)
+    if _ranx(qrels, "Qrels"):
+        return Qrels(qrels.to_dict())
     return qrels if isinstance(qrels, Qrels) else Qrels(qrels)
 
 
 def _as_run(run: Any) -> Run:
-    """A run from a :class:`Run`, a nested mapping or a path to a run file."""
+    """A run from a :class:`Run`, a ranx ``Run`` (its ``name`` is the tag), a nested mapping or
+    a run file's path."""
     if isinstance(run, str | os.PathLike):
         return read_run(run)
+    if _ranx(run, "Run"):
+        name = getattr(run, "name", None)
+        tag = name if isinstance(name, str) and name and not _WHITESPACE.search(name) else "ranx"
+        docs = {q: d for q, d in run.to_dict().items() if d}  # ranx keeps empty queries
+        return Run(docs, tag=tag)
     return run if isinstance(run, Run) else Run(run)
 
 
@@ -418,6 +436,8 @@ def _lines(path: Path, layout: str) -> Iterator[tuple[int, bytes, list[bytes]]]:
     try:
         with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
             for lineno, raw in _raw_lines(fh):
+                if lineno == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM) :]  # a UTF-8 byte-order mark is not part of the qid
                 fields = raw.split()
                 if fields and not fields[0].startswith(b"#"):
                     yield lineno, raw, fields
@@ -871,9 +891,9 @@ TREC_TIES = ("trec_eval", "average", "pessimistic", "optimistic")
 QUERIES = ("qrels", "both")
 
 
-def _parse_trec_metrics(metrics: Any) -> list[tuple[str, str, int | None, str | None]]:
-    """``(name as given, measure, cut-off, gain forced by the name)`` per metric."""
-    return [(s.name, s.measure, s.k, s.gain) for s in parse_metrics(metrics)]
+def _parse_trec_metrics(metrics: Any) -> list[MetricSpec]:
+    """The specs of ``metrics``; each keeps its name as given."""
+    return parse_metrics(metrics)
 
 
 @dataclass
@@ -886,8 +906,10 @@ class _Evaluation:
 
 
 def _evaluate(
-    qrels: Qrels, run: Run, parsed, *, relevance_level, ties, gain, queries, policy, max_grade=None
+    qrels: Qrels, run: Run, specs, *, relevance_level, ties, gain, queries, policy, max_grade=None
 ):
+    """A run as arrays (its retrieved documents, ranked) plus the judged counts of each query,
+    through the one engine (:mod:`selrank.metrics._engine`)."""
     if queries == "qrels":
         qids = sorted(qrels)
     else:
@@ -925,78 +947,106 @@ def _evaluate(
         where.append(i)
     n_docs = np.zeros(n_q, dtype=np.int64)
     n_docs[where] = sizes
-    rk = None
-    if sizes:
-        raw_arr = np.asarray(label, dtype=np.float64)
-        label_arr = np.maximum(raw_arr, 0.0)
-        score_arr = np.asarray(score, dtype=np.float64)
-        if ties == "trec_eval":
-            with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
-                score_arr = score_arr.astype(np.float32)
-        rk = rank_groups(
-            label_arr, score_arr, Groups.from_sizes(sizes),
-            "stable" if ties == "trec_eval" else ties,
-        )  # fmt: skip
-        rel_ret = rk.group_sum((rk.label >= relevance_level).astype(np.int64))
-        pool = np.asarray(in_pool, dtype=bool)[rk.order]
-        judged_ret = pool & (raw_arr[rk.order] >= 0)  # bpref: negative judgments are skipped
+    _warn_no_overlap(qrels, run, qids, int(sum(in_pool)))
     if max_grade is None:
         max_grade = float(j_label.max())
     elif j_label.max() > max_grade:
         raise ValueError(
             f"`max_grade` is {max_grade!r} but the qrels have grades up to {j_label.max():g}"
         )
+    rk, judgments = None, None
+    if sizes:
+        raw_arr = np.asarray(label, dtype=np.float64)
+        score_arr = np.asarray(score, dtype=np.float64)
+        if ties == "trec_eval":
+            with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
+                score_arr = score_arr.astype(np.float32)
+        rk = rank_groups(
+            np.maximum(raw_arr, 0.0), score_arr, Groups.from_sizes(sizes),
+            "stable" if ties == "trec_eval" else ties,
+        )  # fmt: skip
+        pool = np.asarray(in_pool, dtype=bool)[rk.order]
+        idx = np.asarray(where)
+        rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
+        judgments = Judgments(
+            n_relevant=n_relevant[idx].astype(np.float64),
+            n_nonrelevant=n_nonrel[idx].astype(np.float64),
+            ideal_dcg=lambda k, g: _ideal_dcg(rk_judged, k, g)[idx],
+            in_pool=pool,
+            judged=pool & (raw_arr[rk.order] >= 0),  # bpref: negative judgments are skipped
+        )
     # Labels are integers, so the kernels' `label > level - 1` is trec_eval's `rel >= level`.
-    opts = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False}
-    rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
-    values, no_rel = {}, {}
-    for name, base, k, forced_gain in parsed:
-        g = forced_gain or gain
-        full = np.zeros(n_q)
-        if base == "judged":
-            # fraction of the top min(k, retrieved) in the qrels (ir_measures' Judged@k)
-            if rk is not None:
-                inside = rk.expected_weight(_cutoff_table(rk.max_size, k))
-                depth = rk.sizes if k is None else np.minimum(rk.sizes, k)
-                full[where] = rk.group_sum(pool * inside) / depth
-            mask = n_relevant == 0
-            values[name] = full.copy()
-            if policy == "exclude":
-                values[name][mask] = np.nan
-            no_rel[name] = mask
-            continue
-        if rk is not None:
-            # NDCG's numerator is the DCG kernel on the retrieved documents; the other
-            # kernels give the metric itself, normalised by the retrieved rows (or, for
-            # R-precision and bpref, by the judged counts passed in).
-            extra: dict[str, Any] = {}
-            if base in ("rprec", "bpref"):
-                extra = {"n_relevant": n_relevant[where], "n_nonrelevant": n_nonrel[where],
-                         "judged": judged_ret}  # fmt: skip
-            elif base == "err":
-                extra = {"max_grade": max_grade}
-            kernel = METRICS["dcg" if base == "ndcg" else base].kernel
-            full[where] = kernel(rk, k, **{**opts, "gain": g, **extra})[0]
-        if base == "ndcg":
-            # the ideal DCG of all judged documents, retrieved or not, as trec_eval's
-            ideal = _ideal_dcg(rk_judged, k, g)
-            mask = ideal <= 0
-            np.divide(full, ideal, out=full, where=~mask)
-            np.minimum(full, 1.0, out=full)  # rounding can push a perfect ranking above 1
-        elif base in ("dcg", "err"):
-            mask = top_grade <= 0  # graded measures: no document with a positive grade
-        else:
-            mask = n_relevant == 0
-            if base in ("map", "recall") and rk is not None:
-                # the kernels divide by the relevant retrieved documents R_ret; trec_eval by
-                # all judged relevant documents R: AP and recall scale by R_ret / R
-                full[where] *= rel_ret
-                np.divide(full, n_relevant, out=full, where=~mask)
-        full[mask] = 0.0
-        p = "zero" if (policy == "one" and not METRICS[base].normalised) else policy
-        values[name] = _apply_policy(full, mask, p)
-        no_rel[name] = mask
-    return _Evaluation(qids, n_docs, n_relevant, values, no_rel)
+    options = {"gain": gain, "relevance_threshold": relevance_level - 1.0, "capped": False,
+               "max_grade": max_grade}  # fmt: skip
+    values, masks = _engine.per_query(
+        rk, specs, judgments=judgments, options=options, policy=policy,
+        n_relevant=n_relevant, top_grade=top_grade, where=np.asarray(where, dtype=np.int64),
+    )  # fmt: skip
+    names = [s.name for s in specs]
+    return _Evaluation(qids, n_docs, n_relevant, dict(zip(names, values)), dict(zip(names, masks)))
+
+
+def _kind(x: Any) -> str | None:
+    """``"qrels"``, ``"run"`` or None (unknown) for one argument of :func:`evaluate_run`."""
+    if isinstance(x, Qrels) or _ranx(x, "Qrels"):
+        return "qrels"
+    if isinstance(x, Run) or _ranx(x, "Run"):
+        return "run"
+    if isinstance(x, str | os.PathLike):
+        try:  # the first data line: 4 fields is qrels, 6 a run
+            path = Path(x)
+            first = next(_lines(path, "TREC"), None) if path.is_file() else None
+        except ValueError:
+            return None
+        if first is not None:
+            return {4: "qrels", 6: "run"}.get(len(first[2]))
+        return None
+    if isinstance(x, Mapping):
+        for docs in x.values():
+            if isinstance(docs, Mapping) and docs:
+                values = list(docs.values())[:50]
+                if any(isinstance(v, float) and not float(v).is_integer() for v in values):
+                    return "run"  # fractional values: scores, not relevance grades
+                return None
+    return None
+
+
+def _check_order(qrels: Any, run: Any) -> None:
+    """Refuse ``evaluate_run(run, qrels)``, naming the swap (integral scores would otherwise
+    read as plausible relevance grades)."""
+    first, second = _kind(qrels), _kind(run)
+    if first == "run" and second in ("qrels", None) or second == "qrels" and first in ("run", None):
+        raise TypeError(
+            "evaluate_run(qrels, run): the arguments are swapped -- the first looks like a run "
+            f"({type(qrels).__name__}) and the second like qrels ({type(run).__name__}); "
+            "call evaluate_run(qrels, run)"
+        )
+
+
+def _warn_no_overlap(qrels: Qrels, run: Run, qids: list[str], n_judged_retrieved: int) -> None:
+    """trec_eval is silent when a run and its qrels share nothing; a table of zeros is not."""
+    import warnings
+
+    shared = sum(1 for q in qrels if run.get(q))
+    if shared == 0:
+        n_run = sum(1 for q in run if run[q])
+        example = next((q for q in run if run[q]), None)
+        warnings.warn(
+            f"the run ({run.tag!r}) shares no query with the qrels: {n_run} queries in "
+            f"the run (e.g. {example!r}), {qrels.n_queries} in the qrels (e.g. "
+            f"{next(iter(qrels))!r}); every query scores 0. Are these the qrels of this run?",
+            UserWarning,
+            stacklevel=4,
+        )
+    elif n_judged_retrieved == 0:
+        n_ret = sum(len(run[q]) for q in qids if run.get(q))
+        warnings.warn(
+            f"the run ({run.tag!r}) shares no document with the qrels: {n_ret} documents "
+            f"retrieved for the {shared} queries both hold, none of them judged; every "
+            "document counts as non-relevant. Are the document ids the same?",
+            UserWarning,
+            stacklevel=4,
+        )
 
 
 def _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade) -> dict[str, Any]:
@@ -1047,13 +1097,14 @@ def evaluate_run(
     * A retrieved document missing from the qrels is non-relevant (label 0); negative
       relevance is non-relevant with gain 0.
     * NDCG's ideal DCG is built from *all* judged documents of the query, retrieved or not;
-      MAP and recall divide by *all* judged relevant documents ``R``. The kernels of
-      :mod:`selrank.metrics.ranking` (registry :data:`~selrank.metrics.METRICS`) see only
-      the retrieved documents as rows, so NDCG is the DCG kernel on the run over the
-      ideal-DCG kernel on the qrels, and the AP and recall kernels, which divide by the
-      relevant retrieved rows ``R_ret``, are rescaled by ``R_ret / R``. (Appending the
-      missed documents as extra rows ranked last would not do: they would count in DCG, AP
-      and recall below the end of the run.)
+      MAP and recall divide by *all* judged relevant documents ``R``. The run goes through
+      the one engine (:mod:`selrank.metrics._engine`) as the arrays of its retrieved
+      documents plus the qrels' per-query counts (``Judgments``: ``R``, the judged
+      non-relevant documents, the ideal DCG of all judged documents, which rows are
+      judged); the kernels of the measures' records (:mod:`selrank.metrics.measures`) read
+      those counts instead of counting rows. (Appending the missed documents as extra rows
+      ranked last would not do: they would count in DCG, AP and recall below the end of the
+      run.)
     * Every query of the qrels is evaluated; one without any retrieved document scores 0
       (trec_eval ``-c``). Queries only in the run are ignored. ``queries="both"`` averages
       over the queries present in both, trec_eval's default without ``-c`` (what
@@ -1068,10 +1119,15 @@ def evaluate_run(
       retrieved documents that the qrels judge (any value, negative too).
     * ERR@k uses ``R_i = (2^rel - 1) / 2^max_grade`` (gdeval's, with ``max_grade=4``).
 
+    * A run that shares no query, or no document, with the qrels scores 0 everywhere, as in
+      trec_eval, and a ``UserWarning`` names the counts.
+
     Parameters
     ----------
-    qrels : Qrels, mapping qid -> {docno: rel}, or path of a qrels file
-    run : Run, mapping qid -> {docno: score}, or path of a run file
+    qrels : Qrels, ranx ``Qrels``, mapping qid -> {docno: rel}, or path of a qrels file
+    run : Run, ranx ``Run``, mapping qid -> {docno: score}, or path of a run file
+        Given in the other order (a ``Run`` first, a run file first, fractional values
+        first), the call is refused with a ``TypeError`` that names the swap.
     metrics : str or sequence of str
         Case-insensitive names in selrank/ranx, trec_eval or ir_measures style, one list or
         one comma-separated string (:func:`~selrank.metrics.names.parse_metrics`):
@@ -1121,34 +1177,18 @@ def evaluate_run(
     >>> evaluate_run(qrels, run, metrics=["nDCG@3", "R@3"], per_query=True).rows()
     [('q1', 3, 2, 0.4796..., 0.5), ('q2', 0, 1, 0.0, 0.0)]
     """
-    parsed = _parse_trec_metrics(metrics)
+    specs = _parse_trec_metrics(metrics)
     options = _run_options(relevance_level, ties, gain, queries, no_relevant, max_grade)
     pl = _require_polars()
-    ev = _evaluate(_as_qrels(qrels), _as_run(run), parsed, **options)
+    _check_order(qrels, run)
+    ev = _evaluate(_as_qrels(qrels), _as_run(run), specs, **options)
+    names = [s.name for s in specs]
     if per_query:
         frame = pl.DataFrame(
             {"query": ev.qids, "n_docs": ev.n_docs, "n_relevant": ev.n_relevant},
             schema={"query": pl.String, "n_docs": pl.Int64, "n_relevant": pl.Int64},
         )
         return frame.with_columns(
-            [pl.Series(name, ev.values[name], nan_to_null=True) for name, *_ in parsed]
+            [pl.Series(name, ev.values[name], nan_to_null=True) for name in names]
         )
-    rows = []
-    for name, *_ in parsed:
-        v = ev.values[name]
-        kept = v[~np.isnan(v)]
-        rows.append(
-            {
-                "metric": name,
-                "mean": float(kept.mean()) if kept.size else None,
-                "std": float(kept.std(ddof=1)) if kept.size > 1 else None,
-                "n_queries": int(kept.size),
-                "n_no_relevant": int(ev.no_rel[name].sum()),
-                "n_excluded": int(v.size - kept.size),
-            }
-        )
-    schema = {
-        "metric": pl.String, "mean": pl.Float64, "std": pl.Float64, "n_queries": pl.Int64,
-        "n_no_relevant": pl.Int64, "n_excluded": pl.Int64,
-    }  # fmt: skip
-    return pl.DataFrame(rows, schema=schema)
+    return _engine.summary(names, specs, ev.values, ev.no_rel)

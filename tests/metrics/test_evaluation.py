@@ -61,7 +61,7 @@ def test_evaluate_conventions_and_overrides(rng):
     with pytest.raises(ValueError, match="duplicate"):
         evaluate(y, s, sizes, metrics=["map", "MAP"])
     with pytest.raises(ValueError, match="unknown metric"):
-        evaluate(y, s, sizes, metrics=["ndcg@5", "f1"])
+        evaluate(y, s, sizes, metrics=["ndcg@5", "auc"])
 
 
 def test_compare_paired_tests(rng):
