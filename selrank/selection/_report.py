@@ -216,7 +216,7 @@ class SelectionReport:
     def _columns(self) -> list[tuple[str, str, str]]:
         """``(header, split, metric)`` of the metric columns."""
         cols = [(f"valid {self.metric_label}", "valid", self.metric)]
-        cols += [(f"test {self.metric_labels[m]}", "test", m) for m in self.metrics]
+        cols += [(self.metric_labels[m], "test", m) for m in self.metrics]
         return cols
 
     def rows(self) -> list[dict[str, Any]]:
@@ -249,8 +249,8 @@ class SelectionReport:
             *[c[0] for c in self._columns()],
             "rounds",
             "CPU s",
-            "model KB",
-            "ms/query",
+            "KB",
+            "ms/q",
         ]
         clicks = self.click_valid is not None
         if clicks:
@@ -275,23 +275,21 @@ class SelectionReport:
         return header, body
 
     def _legend(self) -> list[str]:
-        unit = self.unit
-        out = [
-            f"(* chosen; valid/test: mean over the pooled {unit}"
-            + (
-                f" and {self.settings['n_seeds']} seeds"
-                if self.settings.get("n_seeds", 1) > 1
-                else ""
-            )
-            + (
-                "; NDCG gain 2^rel - 1, ties in input order, a query without relevant documents scores 1"
-                if self.task == "ranking"
-                else ""
-            )
-            + "; rounds: mean trees after early stopping; CPU s: all fits, every thread; "
-            "ms/query: median time to score one test query)",
+        seeds = self.settings.get("n_seeds", 1)
+        conv = (
+            "; NDCG gain 2^rel - 1, ties in input order, a query without relevant documents scores 1"
+            if self.task == "ranking"
+            else ""
+        )
+        one = "query" if self.task == "ranking" else "row"
+        return [
+            f"(* chosen. valid {self.metric_label}: the validation score the choice reads; the other "
+            f"metric columns: test. Means over the pooled {self.unit}"
+            + (f" and {seeds} seeds" if seeds > 1 else "")
+            + f"{conv}.)",
+            "(rounds: mean trees after early stopping; CPU s: all fits of the candidate, every "
+            f"thread; KB: model size; ms/q: median time to score one test {one}, one thread.)",
         ]
-        return out
 
     def __str__(self) -> str:
         header, body = self._table()

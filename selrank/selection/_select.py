@@ -501,6 +501,18 @@ def _mean(values: np.ndarray) -> float:
     return float(np.nanmean(values)) if np.any(~np.isnan(values)) else float("nan")
 
 
+def choice_rule(label: str, higher: bool, prefer_builtin: bool) -> str:
+    """The choice rule as the report writes it (``label``: e.g. ``"NDCG@10"``)."""
+    word = "highest" if higher else "lowest"
+    if not prefer_builtin:
+        return f"the {word} validation {label}"
+    return (
+        f"the {word} validation {label}; a candidate that is not a built-in is chosen over the "
+        f"best built-in only if it beats it on validation (95% CI of the paired difference "
+        f"excludes 0), otherwise the built-in is preferred"
+    )
+
+
 def _choose(
     results: dict[str, CandidateResult],
     metric: str,
@@ -517,14 +529,9 @@ def _choose(
     builtins = [n for n, r in results.items() if r.builtin]
     best_builtin = max(builtins, key=lambda n: score[n]) if builtins else None
     word = "highest" if higher else "lowest"
+    rule = choice_rule(label, higher, prefer_builtin and best_builtin is not None)
     if not prefer_builtin or best_builtin is None:
-        rule = f"the {word} validation {label}"
         return best, best_builtin, rule, f"it has the {word} validation {label}", None
-    rule = (
-        f"the {word} validation {label}; a candidate that is not a built-in is chosen over the "
-        f"best built-in only if it beats it on validation (95% CI of the paired difference "
-        f"excludes 0), otherwise the built-in is preferred"
-    )
     if best == best_builtin:
         return best, best_builtin, rule, f"it has the {word} validation {label}", None
     d = paired_difference(
