@@ -317,3 +317,25 @@ def test_regression_with_a_band():
     assert np.isnan(res.test["band_mse"][0]).sum() == (~inside).sum()
     assert report.chosen in report.results
     assert "MSE in band" in str(report)
+
+
+def test_resume_from_the_output_folder_and_processes(splits, tmp_path):
+    tr, va, te = splits
+    kw = dict(validation=va, test=te, candidates=["lambdarank", "rank_xendcg", "rank:pairwise"])
+    lines: list[str] = []
+    first = select(tr[0], tr[1], tr[2], output_dir=tmp_path, progress=lines.append, **kw, **FAST)
+    assert len(list(tmp_path.glob("*.pkl"))) == 3 and not any("resumed" in x for x in lines)
+    (tmp_path / "rank_pairwise__clean__fold0__seed0.pkl").unlink()  # as if interrupted there
+    lines.clear()
+    again = select(
+        tr[0], tr[1], tr[2], output_dir=tmp_path, progress=lines.append, n_jobs=2, **kw, **FAST
+    )
+    assert sum("resumed" in x for x in lines) == 2 and len(lines) == 3
+    for name in first.results:
+        assert np.array_equal(
+            first.results[name].test["ndcg@10"], again.results[name].test["ndcg@10"]
+        )
+    assert again.chosen == first.chosen
+    again.save_best(tmp_path / "best.model")  # the models come back from the folder too
+    with pytest.raises(ValueError, match="other data or settings"):
+        select(tr[0], tr[1], tr[2], output_dir=tmp_path, **kw, **{**FAST, "n_rounds": 9})

@@ -58,6 +58,13 @@ def add_select_command(sub: Any) -> argparse.ArgumentParser:
         help="choose the best on validation even when a built-in is within its CI",
     )  # fmt: skip
     p.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples of each CI")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="fits side by side in processes (-1: one per CPU)"
+    )
+    p.add_argument(
+        "--output-dir", metavar="DIR",
+        help="keep every finished fit here; a run started again with the same folder resumes",
+    )  # fmt: skip
     p.add_argument("--format", choices=["text", "markdown", "latex"], default="text")
     p.add_argument("--json", metavar="PATH", help="write the report as JSON")
     p.add_argument("--save-best", metavar="PATH", help="save the chosen model (first fold's)")
@@ -125,6 +132,8 @@ def run_select(args: argparse.Namespace) -> int:
         prefer_builtin=not args.no_prefer_builtin,
         n_resamples=args.n_resamples,
         keep_models=args.save_best is not None,
+        n_jobs=args.jobs,
+        output_dir=args.output_dir,
         progress=not args.quiet,
     )
     if args.format == "markdown":

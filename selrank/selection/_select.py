@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import pickle
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -148,6 +153,168 @@ def _check_labels(
     return kept, notes
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (the ``n_jobs`` workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+@dataclass(frozen=True)
+class _Task:
+    candidate: int
+    regime: str
+    fold: int
+    seed: int
+
+    def file_name(self, name: str) -> str:
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+        return f"{safe}__{self.regime}__fold{self.fold}__seed{self.seed}.pkl"
+
+
+@dataclass
+class _TaskOut:
+    valid_scores: np.ndarray
+    test_scores: np.ndarray
+    rounds: int
+    curve: list[float]
+    model_bytes: int
+    cpu_seconds: float
+    latency_ms: float
+    model: Any = field(default=None, repr=False)
+
+
+@dataclass
+class _State:
+    cands: list[Candidate]
+    folds: list[Fold]
+    settings: dict[int, TrainSettings]
+    clicks_sessions: int
+    seed: int
+    keep_models: bool
+
+
+_STATE: _State | None = None  # what the worker processes read (inherited on fork)
+
+
+def _run_task(task: _Task, state: _State | None = None) -> _TaskOut:
+    """Fit one candidate on one fold (clean or click labels) with one seed, and score it."""
+    state = state if state is not None else _STATE
+    if state is None:  # pragma: no cover - set before the pool starts
+        raise RuntimeError("a selection task ran outside select()")
+    cand = state.cands[task.candidate]
+    fold = state.folds[task.fold]
+    train, valid_fit = fold.train, fold.valid
+    if task.regime == "clicks":
+        rng = np.random.default_rng(state.seed + 1000 + task.fold)
+        sessions = state.clicks_sessions
+        train = Part(
+            train.X, simulate_clicks(train.y, train.group, sessions=sessions, seed=rng), train.group
+        )
+        valid_fit = Part(
+            valid_fit.X,
+            simulate_clicks(valid_fit.y, valid_fit.group, sessions=sessions, seed=rng),
+            valid_fit.group,
+        )
+    c0 = time.process_time()
+    fitted = as_fit_result(cand.fit(train, valid_fit, state.settings[task.seed]), cand.name)
+    cpu = time.process_time() - c0
+    valid_scores = np.asarray(fitted.predict(fold.valid.X), dtype=np.float64)
+    clean = task.regime == "clean"
+    test_scores = (
+        np.asarray(fitted.predict(fold.test.X), dtype=np.float64) if clean else np.zeros(0)
+    )
+    latency = (
+        timed_predict_ms(fitted.predict_one or fitted.predict, fold.test)
+        if clean and task.seed == 0 and task.fold == 0
+        else float("nan")
+    )
+    keep = clean and task.seed == 0 and state.keep_models
+    return _TaskOut(
+        valid_scores,
+        test_scores,
+        int(fitted.rounds),
+        list(fitted.curve),
+        int(fitted.model_bytes),
+        cpu,
+        latency,
+        fitted.model if keep else None,
+    )
+
+
+def _run_tasks(
+    tasks: list[_Task],
+    state: _State,
+    n_jobs: int,
+    output_dir: str | os.PathLike | None,
+    signature: dict[str, Any],
+    prog: _Progress,
+    data_name: str,
+) -> dict[_Task, _TaskOut]:
+    """Every task's output: read from ``output_dir`` where a finished fit is there, else run
+    (in ``n_jobs`` processes) and written there."""
+    global _STATE
+    folder = None if output_dir is None else Path(output_dir).expanduser()
+    done: dict[_Task, _TaskOut] = {}
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        sig_path = folder / "selection_run.json"
+        text = json.dumps(signature, indent=2, sort_keys=True)
+        if sig_path.exists() and sig_path.read_text(encoding="utf-8").strip() != text.strip():
+            raise ValueError(
+                f"output_dir {folder} holds a run with other data or settings "
+                f"({sig_path}); give a new folder to start afresh"
+            )
+        sig_path.write_text(text + "\n", encoding="utf-8")
+        for t in tasks:
+            f = folder / t.file_name(state.cands[t.candidate].name)
+            if f.exists():
+                with open(f, "rb") as fh:
+                    done[t] = pickle.load(fh)  # noqa: S301 - the run's own files
+    todo = [t for t in tasks if t not in done]
+
+    def finish(t: _Task, out: _TaskOut) -> None:
+        done[t] = out
+        cand = state.cands[t.candidate]
+        fold = state.folds[t.fold]
+        prog(
+            f"{data_name} {fold.name} {cand.name}"
+            + (f" seed {state.settings[t.seed].seed}" if len(state.settings) > 1 else "")
+            + (" (click labels)" if t.regime == "clicks" else "")
+            + f": {out.cpu_seconds:.1f} CPU s"
+        )
+        if folder is not None:
+            tmp = folder / (t.file_name(cand.name) + ".tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(out, fh)
+            tmp.replace(folder / t.file_name(cand.name))
+
+    for t in tasks:
+        if t in done:
+            prog(f"{data_name} {state.folds[t.fold].name} {state.cands[t.candidate].name}: resumed")
+    workers = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    if workers <= 1 or len(todo) <= 1:
+        for t in todo:
+            finish(t, _run_task(t, state))
+        return done
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        raise ValueError("n_jobs > 1 needs the 'fork' start method (Linux, macOS)")
+    _STATE = state
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            futures = {pool.submit(_run_task, t): t for t in todo}
+            from concurrent.futures import as_completed
+
+            for fut in as_completed(futures):
+                finish(futures[fut], fut.result())
+    finally:
+        _STATE = None
+    return done
+
+
 class _Progress:
     def __init__(self, progress: bool | Callable[[str], None], total: int) -> None:
         self.total = total
@@ -193,6 +360,8 @@ def select(
     click_noise: bool | int = False,
     n_resamples: int = 2000,
     keep_models: bool = True,
+    n_jobs: int = 1,
+    output_dir: str | os.PathLike | None = None,
     progress: bool | Callable[[str], None] = False,
 ) -> SelectionReport:
     """Train every candidate objective on the same folds, choose one on validation only and
@@ -253,6 +422,12 @@ def select(
         Bootstrap resamples of each CI.
     keep_models : bool
         Keep the fitted models (seed ``seed``) in the report for :meth:`SelectionReport.save_best`.
+    n_jobs : int
+        Fits run side by side in this many processes (``-1``: one per CPU).
+    output_dir : str or path-like, optional
+        A folder that keeps every finished fit (its scores, rounds, timing and model); a run
+        interrupted and started again with the same folder and settings resumes where it
+        stopped. A folder written with other data or settings is refused.
     progress : bool or callable
         ``True`` prints one line per fit on stderr; a callable receives the lines.
 
@@ -339,9 +514,39 @@ def select(
     results: dict[str, CandidateResult] = {}
     click_valid: dict[str, np.ndarray] = {}
     started = time.perf_counter()
-    cpu_started = time.process_time()
+    cpu_started = _cpu_seconds()
     test_ids = sorted({f.test_id for f in loaded})
-    for cand in cands:
+    settings_of = {
+        si: TrainSettings(
+            n_rounds=n_rounds,
+            learning_rate=learning_rate,
+            early_stopping_rounds=early_stopping_rounds,
+            k=k_metric,
+            num_leaves=num_leaves,
+            tree_params=base_tree,
+            num_threads=num_threads,
+            seed=seed + si,
+            band=band_t,
+        )
+        for si in range(n_seeds)
+    }
+    tasks = [
+        _Task(ci, regime, fi, si)
+        for ci in range(len(cands))
+        for regime in regimes
+        for fi in range(len(loaded))
+        for si in range(n_seeds)
+    ]
+    state = _State(cands, loaded, settings_of, clicks_sessions, seed, keep_models)
+    signature = {
+        "data": source.name,
+        "protocol": source.protocol,
+        "settings": {k: repr(v) for k, v in vars(settings_of[0]).items()},
+        "n_seeds": n_seeds,
+        "clicks": clicks_sessions,
+    }
+    outputs = _run_tasks(tasks, state, n_jobs, output_dir, signature, prog, source.name)
+    for ci, cand in enumerate(cands):
         valid_vals: dict[str, list[list[np.ndarray]]] = {
             m: [[] for _ in range(n_seeds)] for m in metric_fns
         }
@@ -355,67 +560,29 @@ def select(
         sizes: list[int] = []
         latency = float("nan")
         click_vals: list[list[np.ndarray]] = [[] for _ in range(n_seeds)]
-        for regime in regimes:
-            for fi, fold in enumerate(loaded):
-                train = fold.train
-                valid_fit = fold.valid
-                if regime == "clicks":
-                    rng = np.random.default_rng(seed + 1000 + fi)
-                    train = Part(
-                        train.X,
-                        simulate_clicks(train.y, train.group, sessions=clicks_sessions, seed=rng),
-                        train.group,
-                    )
-                    valid_fit = Part(
-                        valid_fit.X,
-                        simulate_clicks(
-                            valid_fit.y, valid_fit.group, sessions=clicks_sessions, seed=rng
-                        ),
-                        valid_fit.group,
-                    )
-                for si in range(n_seeds):
-                    settings = TrainSettings(
-                        n_rounds=n_rounds,
-                        learning_rate=learning_rate,
-                        early_stopping_rounds=early_stopping_rounds,
-                        k=k_metric,
-                        num_leaves=num_leaves,
-                        tree_params=base_tree,
-                        num_threads=num_threads,
-                        seed=seed + si,
-                        band=band_t,
-                    )
-                    c0 = time.process_time()
-                    fitted = as_fit_result(cand.fit(train, valid_fit, settings), cand.name)
-                    c1 = time.process_time() - c0
-                    prog(
-                        f"{source.name} {fold.name} {cand.name}"
-                        + (f" seed {seed + si}" if n_seeds > 1 else "")
-                        + (" (click labels)" if regime == "clicks" else "")
-                        + f": {c1:.1f} CPU s"
-                    )
-                    v_scores = np.asarray(fitted.predict(fold.valid.X), dtype=np.float64)
-                    if regime == "clicks":
-                        click_vals[si].append(
-                            metric_fns[metric](fold.valid.y, v_scores, fold.valid.group)
-                        )
-                        continue
-                    cpu += c1
-                    rounds.append(int(fitted.rounds))
-                    sizes.append(int(fitted.model_bytes))
-                    for m, fn in metric_fns.items():
-                        valid_vals[m][si].append(fn(fold.valid.y, v_scores, fold.valid.group))
-                    test_scores[fold.test_id][si].append(
-                        np.asarray(fitted.predict(fold.test.X), dtype=np.float64)
-                    )
-                    if si == 0:
-                        curves.append(list(fitted.curve))
-                        if keep_models:
-                            models.append(fitted.model)
-                        if fi == 0:
-                            latency = timed_predict_ms(
-                                fitted.predict_one or fitted.predict, fold.test
-                            )
+        for tk in tasks:
+            if tk.candidate != ci:
+                continue
+            out = outputs[tk]
+            fold = loaded[tk.fold]
+            si = tk.seed
+            if tk.regime == "clicks":
+                click_vals[si].append(
+                    metric_fns[metric](fold.valid.y, out.valid_scores, fold.valid.group)
+                )
+                continue
+            cpu += out.cpu_seconds
+            rounds.append(out.rounds)
+            sizes.append(out.model_bytes)
+            for m, fn in metric_fns.items():
+                valid_vals[m][si].append(fn(fold.valid.y, out.valid_scores, fold.valid.group))
+            test_scores[fold.test_id][si].append(out.test_scores)
+            if si == 0:
+                curves.append(out.curve)
+                if keep_models:
+                    models.append(out.model)
+                if tk.fold == 0:
+                    latency = out.latency_ms
         test_vals: dict[str, list[list[np.ndarray]]] = {
             m: [[] for _ in range(n_seeds)] for m in metric_fns
         }
@@ -493,7 +660,7 @@ def select(
         },
         click_valid=click_valid or None,
         wall_seconds=time.perf_counter() - started,
-        cpu_seconds=time.process_time() - cpu_started,
+        cpu_seconds=_cpu_seconds() - cpu_started,
     )
 
 
