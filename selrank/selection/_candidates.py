@@ -158,7 +158,8 @@ def _selrank_fit(kind: str, loss: str, **est_params: Any) -> FitFn:
         text = booster.model_to_string(num_iteration=rounds)
 
         def predict_one(X: np.ndarray) -> np.ndarray:
-            # the booster holds its intercept (docs/deployment.md): its raw score is predict's
+            # the booster holds its intercept (docs/deployment.md): its raw score is a ranker's
+            # predict (a regressor's before its link's inverse)
             return np.asarray(booster.predict(X, num_iteration=rounds, num_threads=1))
 
         return FitResult(
@@ -167,7 +168,7 @@ def _selrank_fit(kind: str, loss: str, **est_params: Any) -> FitFn:
             _first_curve(model.evals_result_),
             model,
             len(text.encode()),
-            predict_one if kind == "ranker" else None,
+            predict_one,
         )
 
     return fit
@@ -443,15 +444,8 @@ REGRESSION_CANDIDATES: dict[str, Candidate] = {
             "sigmoid",
             "selrank pointwise, sigmoid link",
         ),
-        Candidate(
-            "huber",
-            _selrank_fit("regressor", "pointwise", link="huber"),
-            False,
-            "huber",
-            "selrank pointwise, huber link",
-        ),
         Candidate("l2", _lightgbm_fit("regression"), True, "built-in", "LightGBM regression (L2)"),
-        Candidate("lgb-huber", _lightgbm_fit("huber"), True, "built-in", "LightGBM huber"),
+        Candidate("huber", _lightgbm_fit("huber"), True, "built-in", "LightGBM huber"),
         Candidate(
             "reg:squarederror",
             _xgboost_fit("reg:squarederror"),

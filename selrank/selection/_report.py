@@ -430,12 +430,11 @@ class SelectionReport:
     def figure(self) -> Any:
         """A matplotlib figure: per-query test differences of the headline comparison (sorted)
         and every candidate's mean validation curve over the folds."""
-        import matplotlib
+        # a Figure of its own (no pyplot): the notebook's backend and state are left alone
+        from matplotlib.figure import Figure
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.4))
+        fig = Figure(figsize=(10, 3.4))
+        ax1, ax2 = fig.subplots(1, 2)
         h = self.headline
         if h is not None:
             a = np.nanmean(self.results[h.candidate].test[self.metric], axis=0)
@@ -475,12 +474,9 @@ class SelectionReport:
         )  # fmt: skip
         img = ""
         try:
-            import matplotlib.pyplot as plt
-
             fig = self.figure()
             buf = io.BytesIO()
             fig.savefig(buf, format="png", dpi=90)
-            plt.close(fig)
             img = f'<img src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>'
         except ImportError:  # matplotlib is optional
             img = "<p>(pip install matplotlib for the plots)</p>"
