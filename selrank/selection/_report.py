@@ -289,7 +289,15 @@ class SelectionReport:
             + f"{conv}.)",
             "(rounds: mean trees after early stopping; CPU s: all fits of the candidate, every "
             f"thread; KB: model size; ms/q: median time to score one test {one}, one thread.)",
-        ]
+        ] + (
+            [
+                f"(clicks: valid {self.metric_label} on the true labels of the models trained "
+                "and early-stopped on simulated clicks (position-based model); change: clicks "
+                "minus clean; rounds and CPU s count the clean fits.)"
+            ]
+            if self.click_valid is not None
+            else []
+        )
 
     def __str__(self) -> str:
         header, body = self._table()
