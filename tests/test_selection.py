@@ -339,3 +339,16 @@ def test_resume_from_the_output_folder_and_processes(splits, tmp_path):
     again.save_best(tmp_path / "best.model")  # the models come back from the folder too
     with pytest.raises(ValueError, match="other data or settings"):
         select(tr[0], tr[1], tr[2], output_dir=tmp_path, **kw, **{**FAST, "n_rounds": 9})
+
+
+def test_arrays_from_polars_with_interleaved_queries():
+    pl = pytest.importorskip("polars")
+    from selrank.selection._data import part_from_arrays
+
+    X = pl.DataFrame({"a": [1.0, 2.0, 3.0, 4.0, 5.0], "b": [0.0, 1.0, 0.0, 1.0, 0.0]})
+    part = part_from_arrays(X, pl.Series([1, 0, 2, 0, 1]), pl.Series([7, 3, 7, 3, 7]))
+    assert part.group.tolist() == [2, 3]  # rows sorted by query (stably)
+    assert part.X[:, 0].tolist() == [2.0, 4.0, 1.0, 3.0, 5.0]
+    assert part.y.tolist() == [0.0, 0.0, 1.0, 2.0, 1.0]
+    with pytest.raises(ValueError, match="one value per row"):
+        part_from_arrays(X, [1, 2], None)
