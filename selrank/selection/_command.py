@@ -83,6 +83,10 @@ def _data(args: argparse.Namespace) -> tuple[Any, list[int] | None]:
             raise ValueError(
                 f"single files need --train, --valid and --test; missing {', '.join(missing)}"
             )
+        if args.fold:
+            raise ValueError(
+                "--fold picks folds of a folder or packaged set; three files are one split"
+            )
         for option, value in singles.items():
             if not Path(value).expanduser().is_file():
                 raise ValueError(f"{option} {value}: no such file")
