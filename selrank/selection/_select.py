@@ -615,6 +615,10 @@ def select(
     chosen, best_builtin, rule, reason, valid_cmp = _choose(
         results, metric, higher, prefer_builtin, n_resamples, seed
     )
+    if best_builtin is None:
+        notes.append("no built-in among the candidates: nothing to compare the choice with on test")
+    elif all(r.builtin for r in results.values()):
+        notes.append("only built-ins among the candidates: no selrank objective to compare on test")
     comparisons = _test_comparisons(
         results, metric, higher, chosen, best_builtin, n_resamples, seed
     )
