@@ -352,3 +352,22 @@ def test_arrays_from_polars_with_interleaved_queries():
     assert part.y.tolist() == [0.0, 0.0, 1.0, 2.0, 1.0]
     with pytest.raises(ValueError, match="one value per row"):
         part_from_arrays(X, [1, 2], None)
+
+
+def test_the_lightgbm_builtins_share_one_binned_dataset_and_score_the_same(splits):
+    from selrank.selection import CANDIDATES
+
+    tr, va, _ = splits
+    p = lambda s: Part(s[0], s[1], np.bincount(np.unique(s[2], return_inverse=True)[1]))  # noqa: E731
+    train, valid = p(tr), p(va)
+    shared: dict = {}
+    s = TrainSettings(n_rounds=8, early_stopping_rounds=4, num_threads=1, shared=shared)
+    a = CANDIDATES["lambdarank"].fit(train, valid, s)
+    assert len(shared) == 1
+    binned = next(iter(shared.values()))[2]
+    b = CANDIDATES["rank_xendcg"].fit(train, valid, s)
+    assert len(shared) == 1 and next(iter(shared.values()))[2] is binned  # binned once
+    alone = TrainSettings(n_rounds=8, early_stopping_rounds=4, num_threads=1)
+    for name, fitted in (("lambdarank", a), ("rank_xendcg", b)):
+        own = CANDIDATES[name].fit(train, valid, alone)
+        assert np.array_equal(fitted.predict(valid.X), own.predict(valid.X)), name

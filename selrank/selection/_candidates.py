@@ -36,6 +36,9 @@ class TrainSettings:
     seed : int
     band : tuple of float or None
         The band of a regression run (the capped SmeLU candidates are sensitive on it).
+    shared : dict or None
+        Binned datasets the LightGBM built-ins of one run share per split (``select`` gives one
+        dict per run; ``None``: each fit bins its own).
     """
 
     n_rounds: int = 1000
@@ -47,6 +50,7 @@ class TrainSettings:
     num_threads: int | None = None
     seed: int = 0
     band: tuple[float, float] | None = None
+    shared: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -193,12 +197,22 @@ def _lightgbm_fit(objective: str, **extra: Any) -> FitFn:
         if s.num_threads is not None:
             params["num_threads"] = s.num_threads
         ranking = objective in ("lambdarank", "rank_xendcg")
-        dtrain, valids = lgbm.datasets(
-            cast(Any, train.X),  # a dense array (LightGBM takes it as it is)
-            train.y,
-            group=train.group if ranking else None,
-            eval_sets=[(valid.X, valid.y, valid.group if ranking else None, None)],
-        )
+        # The built-ins of a run share one binned Dataset per split (LightGBM bins once; the
+        # objective is not a Dataset parameter). The entry holds the parts themselves, so that
+        # an id is never reused while it is cached (click labels make new parts per fit).
+        key = (id(train), id(valid), ranking, s.seed, repr(sorted(s.tree_params.items())))
+        entry = None if s.shared is None else s.shared.get(key)
+        if entry is not None and entry[0] is train and entry[1] is valid:
+            dtrain, valids = entry[2], entry[3]
+        else:
+            dtrain, valids = lgbm.datasets(
+                cast(Any, train.X),  # a dense array (LightGBM takes it as it is)
+                train.y,
+                group=train.group if ranking else None,
+                eval_sets=[(valid.X, valid.y, valid.group if ranking else None, None)],
+            )
+            if s.shared is not None:
+                s.shared[key] = (train, valid, dtrain, valids)
         metric = ndcg_metric(valid.y, valid.group, s.k) if ranking else _rmse_metric(valid.y)
         booster, best, history = lgbm.boost(
             params,

@@ -516,6 +516,7 @@ def select(
     started = time.perf_counter()
     cpu_started = _cpu_seconds()
     test_ids = sorted({f.test_id for f in loaded})
+    shared: dict[Any, Any] = {}  # the LightGBM built-ins' binned datasets, per split
     settings_of = {
         si: TrainSettings(
             n_rounds=n_rounds,
@@ -527,6 +528,7 @@ def select(
             num_threads=num_threads,
             seed=seed + si,
             band=band_t,
+            shared=shared,
         )
         for si in range(n_seeds)
     }
@@ -541,7 +543,7 @@ def select(
     signature = {
         "data": source.name,
         "protocol": source.protocol,
-        "settings": {k: repr(v) for k, v in vars(settings_of[0]).items()},
+        "settings": {k: repr(v) for k, v in vars(settings_of[0]).items() if k != "shared"},
         "n_seeds": n_seeds,
         "clicks": clicks_sessions,
     }
