@@ -1,4 +1,4 @@
-"""Command line: ``selrank train | predict | evaluate | sensitivity | losses | datasets | demo``.
+"""Command line: ``selrank train | predict | evaluate | sensitivity | losses | datasets | select | demo``.
 
 ``selrank train`` is the library's main job, on packaged data or on the user's own files (a
 LETOR / MSLR folder ``--data DIR``, a public benchmark by name, or ``--train F --valid F
@@ -965,6 +965,9 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("datasets", help="list the packaged datasets")
     d.set_defaults(func=_datasets)
 
+    from .selection import add_select_command
+
+    add_select_command(sub)  # `selrank select`: the selection report (selrank.selection)
     m = sub.add_parser("demo", help="a short demonstration of links and losses")
     m.set_defaults(func=_demo)
     return p

@@ -39,6 +39,7 @@ SLOW = {
     "torch.md",
     "estimators.md",
     "gbdt.md",
+    "selection.md",
 }
 
 BLOCK = re.compile(

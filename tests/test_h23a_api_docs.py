@@ -35,6 +35,7 @@ API_PAGES = {
     "selrank.dwell": "dwell",
     "selrank.paper": "paper",
     "selrank.plots": "plots",
+    "selrank.selection": "selection",
 }
 ROLE_TEXT = re.compile(r":(class|func|meth|mod|data|attr|math|obj|exc):(`|<code>)")
 
