@@ -137,7 +137,9 @@ def to_onnx(model: Any) -> Any:
 
     Input ``"X"``: float32 ``[n, n_features]``; output ``"score"``: float32 ``[n]`` (one
     output) or ``[n, n_classes]``. GBDT models go through onnxmltools (trees evaluated in
-    float32 by onnxruntime: about 1e-6 relative to ``decision_function``); a
+    float32 by onnxruntime; LightGBM's thresholds become the largest float32 at or below
+    each, so every float32 input takes LightGBM's branches and scores agree to about 1e-6
+    relative to ``decision_function``); a
     :class:`~selrank.estimators.NeuralRanker` (or a ``backend="torch"`` ranker) through
     :func:`torch.onnx.export`, feature standardisation included.
     """
@@ -154,9 +156,76 @@ def to_onnx(model: Any) -> Any:
             "the ONNX export needs onnxmltools: pip install 'selrank[export]'"
         ) from None
     booster, backend = _booster(model)
+    rounds = _n_rounds(model)
+    if backend.name == "lightgbm":
+        # onnxruntime compares float32 inputs with float32 thresholds: give it the ones that
+        # send every float32 value where LightGBM's double comparison sends it
+        booster = _lightgbm_float32_thresholds(booster, rounds)
+        rounds = None
     inputs = [("X", FloatTensorType([None, int(model.n_features_in_)]))]
-    onx, k = backend.to_onnx(booster, _n_rounds(model), inputs, ONNX_OPSET)
+    onx, k = backend.to_onnx(booster, rounds, inputs, ONNX_OPSET)
     return _raw_score_graph(onx, k)
+
+
+def float32_down(values: Any) -> Any:
+    """The largest float32 at or below each value (as float64; ``-inf`` stays ``-inf``).
+
+    For a float32 ``x`` and a double threshold ``t``, ``x <= t`` (LightGBM's comparison, in
+    double) holds exactly when ``x <= float32_down(t)`` does in float32, which is the
+    comparison an ONNX runtime makes. Rounding to the *nearest* float32 instead sends the
+    inputs between ``t`` and ``float32(t) > t`` down the wrong branch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = 0.1  # float32(0.1) = 0.10000000149 > 0.1
+    >>> x = np.float32(0.1)
+    >>> bool(float(x) <= t), bool(x <= np.float32(t)), bool(x <= np.float32(float32_down(t)))
+    (False, True, False)
+    """
+    import numpy as np
+
+    t = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        t32 = t.astype(np.float32)
+    up = t32.astype(np.float64) > t
+    t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
+    return t32.astype(np.float64)
+
+
+def _lightgbm_float32_thresholds(booster: Any, n_rounds: int | None) -> Any:
+    """A copy of a LightGBM booster whose numerical thresholds are :func:`float32_down`.
+
+    For float32 inputs the copy takes every branch the original takes (categorical splits
+    and everything else are kept as written); the ONNX converter then casts each threshold
+    to float32 without changing it.
+    """
+    import lightgbm as lgb
+
+    lines = booster.model_to_string(num_iteration=n_rounds).split("\n")
+    # the tree sizes (in characters) change with the numbers; LightGBM parses without them
+    lines = [line for line in lines if not line.startswith("tree_sizes=")]
+    threshold_at = None
+    for i, line in enumerate(lines):
+        if line.startswith("Tree="):
+            threshold_at = None
+        elif line.startswith("threshold="):
+            threshold_at = i
+        elif line.startswith("decision_type=") and threshold_at is not None:
+            values = lines[threshold_at][len("threshold=") :].split(" ")
+            kinds = line[len("decision_type=") :].split(" ")
+            if len(kinds) != len(values):
+                raise ValueError("LightGBM model text whose thresholds and decision types differ")
+            down = float32_down([float(v) for v in values])
+            lines[threshold_at] = "threshold=" + " ".join(
+                v if int(kind) & 1 else repr(float(d))  # bit 0: categorical (an index, kept)
+                for v, kind, d in zip(values, kinds, down)
+            )
+            threshold_at = None
+    copy = lgb.Booster(model_str="\n".join(lines))
+    for key, value in booster.params.items():
+        copy.params.setdefault(key, value)
+    return copy
 
 
 def _raw_score_graph(onx, k: int):
