@@ -29,12 +29,14 @@ Scores are the model's raw scores (``decision_function``: score space, intercept
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any
 
+from .._files import check_output_path, open_write
 from ._backend import Backend
 from .backends import get_backend
 
-__all__ = ["EXPORT_FORMATS", "export_model", "to_onnx"]
+__all__ = ["EXPORT_FORMATS", "SUFFIX_FORMATS", "check_export_suffix", "export_model", "to_onnx"]
 
 EXPORT_FORMATS = (
     "lightgbm",
@@ -80,6 +82,11 @@ def export_model(model: Any, path: str | os.PathLike, format: str) -> str:
         :class:`~selrank.SelectiveClassifier` (GBDT backends), or a fitted
         :class:`~selrank.estimators.NeuralRanker` / ``backend="torch"`` ranker (``"onnx"``).
     path : str or path-like
+        A name ending in ``.gz`` is written gzip-compressed, as every file selrank writes
+        (the serving runtimes read the uncompressed file: decompress it first); a suffix that
+        names another format (``.json`` for ``"xgboost-ubj"``, ``.txt`` for ``"onnx"``,
+        ``.pkl``; see :data:`SUFFIX_FORMATS`) is refused before anything is written. The
+        file appears under its name only once it is complete.
     format : str
         One of :data:`EXPORT_FORMATS` (see the module docstring).
 
@@ -103,21 +110,75 @@ def export_model(model: Any, path: str | os.PathLike, format: str) -> str:
     if format not in EXPORT_FORMATS:
         raise ValueError(f"`format` must be one of {EXPORT_FORMATS}; got {format!r}")
     path = os.fspath(path)
+    check_export_suffix(path, format)
+    check_output_path(path, "export path")
     if format == "onnx":
-        onx = to_onnx(model)
-        with open(path, "wb") as fh:
-            fh.write(onx.SerializeToString())
-        return path
-    booster, backend = _booster(model)
-    rounds = _n_rounds(model)
-    if format not in backend.export_formats:
-        library = "a LightGBM" if format.startswith("lightgbm") else "an XGBoost"
-        raise ValueError(f"format={format!r} needs {library} model; this one is {backend.name}")
-    if format == "treelite":
-        to_treelite(model).serialize(path)
-    else:  # the library's own files
-        backend.export(booster, path, format, rounds)
+        data = to_onnx(model).SerializeToString()
+    else:
+        booster, backend = _booster(model)
+        rounds = _n_rounds(model)
+        if format not in backend.export_formats:
+            library = "a LightGBM" if format.startswith("lightgbm") else "an XGBoost"
+            raise ValueError(f"format={format!r} needs {library} model; this one is {backend.name}")
+        if format == "treelite":
+            data = bytes(to_treelite(model).serialize_bytes())
+        else:  # the library's own files, written by the backend to a scratch file first
+            with tempfile.TemporaryDirectory(prefix="selrank-export-") as scratch:
+                tmp = os.path.join(scratch, "model")
+                backend.export(booster, tmp, format, rounds)
+                with open(tmp, "rb") as fh:
+                    data = fh.read()
+    # the package's one rule (selrank._files): gzip under a ``.gz`` name, and the final name
+    # appears only once the whole file is written
+    with open_write(path) as out:
+        out.write(data)
     return path
+
+
+#: File name suffixes that name a format, and the export formats each may hold.
+SUFFIX_FORMATS: dict[str, tuple[str, ...]] = {
+    ".json": ("lightgbm-json", "xgboost-json"),
+    ".ubj": ("xgboost-ubj",),
+    ".onnx": ("onnx",),
+    ".txt": ("lightgbm", "lightgbm-json", "xgboost-json"),
+    ".pkl": (),
+    ".pickle": (),
+    ".joblib": (),
+    ".pt": (),
+    ".pth": (),
+}
+
+
+def check_export_suffix(path: str | os.PathLike, format: str) -> None:
+    """Refuse a file name whose suffix names another format than ``format``.
+
+    A trailing ``.gz`` is the package's compression rule (the file is written gzip-compressed)
+    and is looked through: ``model.txt.gz`` names LightGBM text. Suffixes that name no format
+    (``.bin``, ``.model``, none) are accepted for every format.
+
+    Examples
+    --------
+    >>> check_export_suffix("model.ubj", "xgboost-ubj")
+    >>> check_export_suffix("model.json", "xgboost-ubj")
+    Traceback (most recent call last):
+    ...
+    ValueError: model.json: the suffix '.json' names another format than 'xgboost-ubj' ...
+    """
+    name = os.path.basename(os.fspath(path)).lower()
+    if name.endswith(".gz"):
+        name = name[: -len(".gz")]
+    suffix = os.path.splitext(name)[1]
+    allowed = SUFFIX_FORMATS.get(suffix)
+    if allowed is None or format in allowed:
+        return
+    fits = [s for s, formats in SUFFIX_FORMATS.items() if format in formats and s not in (".txt",)]
+    fits = fits or [".txt" if format == "lightgbm" else ".bin"]
+    what = ", ".join(repr(f) for f in allowed) if allowed else "a pickle / torch file"
+    raise ValueError(
+        f"{os.fspath(path)}: the suffix {suffix!r} names another format than {format!r} "
+        f"({suffix!r} is read as {what}; a runtime choosing its parser by the name would fail); "
+        f"name the file e.g. 'model{fits[0]}' for format={format!r}"
+    )
 
 
 def to_treelite(model):

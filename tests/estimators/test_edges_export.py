@@ -4,6 +4,9 @@ that say which format they hold."""
 
 from __future__ import annotations
 
+import gzip
+import json
+
 import numpy as np
 import pytest
 
@@ -13,7 +16,7 @@ ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxmltools")
 treelite = pytest.importorskip("treelite")
 
-from selrank import SelectiveRanker  # noqa: E402
+from selrank import SelectiveRanker, SelectiveRegressor  # noqa: E402
 from selrank.datasets import load_letor  # noqa: E402
 from selrank.estimators.export import export_model, float32_down  # noqa: E402
 
@@ -127,3 +130,79 @@ def test_every_route_scores_nan_extremes_and_one_row_like_the_model(letor, tmp_p
 
 def _suffix(fmt: str) -> str:
     return {"lightgbm": "txt", "xgboost-json": "json", "xgboost-ubj": "ubj"}.get(fmt, fmt)
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    y = 30 + X[:, 0]
+    return X, {
+        "lightgbm": SelectiveRegressor(n_estimators=3, num_threads=1).fit(X, y),
+        "xgboost": SelectiveRegressor(n_estimators=3, backend="xgboost", nthread=1).fit(X, y),
+    }
+
+
+@pytest.mark.parametrize(
+    ("backend", "name", "fmt"),
+    [
+        ("xgboost", "model.json", "xgboost-ubj"),
+        ("xgboost", "model.json.gz", "xgboost-ubj"),
+        ("xgboost", "model.ubj", "xgboost-json"),
+        ("xgboost", "model.onnx", "xgboost-json"),
+        ("lightgbm", "model.json", "lightgbm"),
+        ("lightgbm", "model.ubj", "lightgbm"),
+        ("lightgbm", "model.txt", "onnx"),
+        ("lightgbm", "model.onnx", "treelite"),
+        ("lightgbm", "model.pkl", "lightgbm"),
+    ],
+)
+def test_a_suffix_naming_another_format_is_refused_before_writing(
+    small, tmp_path, backend, name, fmt
+):
+    _, models = small
+    with pytest.raises(ValueError, match="names another format"):
+        export_model(models[backend], tmp_path / name, fmt)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("backend", "fmt", "name"),
+    [
+        ("lightgbm", "lightgbm", "model.txt.gz"),
+        ("lightgbm", "lightgbm-json", "model.json.gz"),
+        ("lightgbm", "onnx", "model.onnx.gz"),
+        ("lightgbm", "treelite", "model.tl.gz"),
+        ("xgboost", "xgboost-json", "model.json.gz"),
+        ("xgboost", "xgboost-ubj", "model.ubj.gz"),
+    ],
+)
+def test_a_gz_name_is_written_gzip_like_every_file_of_the_package(
+    small, tmp_path, backend, fmt, name
+):
+    X, models = small
+    model = models[backend]
+    path = export_model(model, tmp_path / name, fmt)
+    raw = gzip.decompress(open(path, "rb").read())  # gzip, as the package's rule says
+    plain = tmp_path / name[: -len(".gz")]
+    plain.write_bytes(raw)
+    if fmt == "lightgbm-json":  # no loader: a dump to walk
+        assert "tree_info" in json.loads(raw)
+        return
+    got = _score(fmt, plain, X)
+    np.testing.assert_allclose(
+        np.asarray(got, dtype=np.float64).reshape(-1), model.decision_function(X), rtol=1e-5
+    )
+    # and the same name without .gz is the uncompressed file
+    again = export_model(model, tmp_path / ("again-" + plain.name), fmt)
+    assert open(again, "rb").read(2) != b"\x1f\x8b"
+
+
+def test_the_served_regression_file_holds_its_intercept(small, tmp_path):
+    X, models = small
+    for backend, fmt, name in (
+        ("lightgbm", "lightgbm", "m.txt"),
+        ("xgboost", "xgboost-ubj", "m.ubj"),
+    ):
+        served = _score(fmt, export_model(models[backend], tmp_path / name, fmt), X)
+        assert abs(float(np.mean(served)) - 30) < 1
