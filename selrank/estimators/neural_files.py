@@ -21,9 +21,9 @@ import torch
 
 from .._files import open_write
 from ..torch import RankingHead
-from . import persistence
+from . import file_limits
 from ._codec import _decode, _encode
-from .persistence import read_capped
+from .file_limits import read_capped
 
 _FORMAT = "selrank-neural-ranker"
 _FORMAT_VERSION = 2  # 2: with "checksum" (SHA-256 of the JSON fields and every tensor's bytes)
@@ -132,10 +132,10 @@ def _refuse_other_files(data: bytes, path: str | os.PathLike) -> None:
                 total = sum(info.file_size for info in archive.infolist())
         except (zipfile.BadZipFile, ValueError, OSError) as exc:
             raise ValueError(f"{where} is a damaged NeuralRanker file ({exc})") from None
-        if total > persistence.MAX_FILE_BYTES:
+        if total > file_limits.MAX_FILE_BYTES:
             raise ValueError(
                 f"{where} declares {total:,} bytes of tensors (more than "
-                f"{persistence.MAX_FILE_BYTES:,}); "
+                f"{file_limits.MAX_FILE_BYTES:,}); "
                 "refused before allocating them"
             )
         return

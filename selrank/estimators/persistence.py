@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._codec import _decode
+from .file_limits import MAX_FEATURES, MAX_LEAVES, MAX_TREES, read_capped
 
 _FORMAT = "selrank-estimator"
 _FORMAT_VERSION = 2
@@ -111,41 +112,6 @@ def check_document(doc, where: str) -> None:
         check_lightgbm_model(doc["model"], where, n_feat)
     elif backend.name == "xgboost":
         check_xgboost_model(base64.b64decode(doc["model"]), where, n_feat)
-
-
-#: The most bytes a model file may hold once decompressed (a gzip bomb is refused at this size
-#: instead of exhausting memory). 1 GiB: far above any selrank model (a 1,000-tree, 255-leaf
-#: LightGBM model is about 60 MB of text).
-MAX_FILE_BYTES = 1 << 30
-#: Bounds of a LightGBM model's structure checked before LightGBM parses it.
-MAX_TREES = 10_000_000
-MAX_LEAVES = 1 << 24
-MAX_FEATURES = 1 << 24
-
-
-def read_capped(path: str | os.PathLike, where: str, limit: int | None = None) -> bytes:
-    """The (decompressed) bytes of ``path``; ``ValueError`` beyond ``limit`` (:data:`MAX_FILE_BYTES`).
-
-    gzip is recognised by its first bytes; at most ``limit + 1`` bytes are ever decompressed.
-    """
-    import gzip
-    import zlib
-
-    from .._files import open_read
-
-    limit = MAX_FILE_BYTES if limit is None else int(limit)
-    try:
-        with open_read(path) as fh:
-            data = fh.read(limit + 1)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise ValueError(f"{where} is damaged: its gzip stream is broken ({exc})") from None
-    if len(data) > limit:
-        raise ValueError(
-            f"{where} holds more than {limit:,} bytes (decompressed); a model file is refused "
-            "beyond that (a gzip bomb or not a model; raise "
-            "selrank.estimators.persistence.MAX_FILE_BYTES to read it anyway)"
-        )
-    return data
 
 
 def _ints(line: str, key: str, where: str, tree: int) -> list[int]:
@@ -257,13 +223,15 @@ def _check_tree(block: str, t: int, max_feature: int, where: str) -> None:
     if n_leaves == 1:
         return
     n = n_leaves - 1  # internal nodes
-    arrays = {}
+    arrays: dict[str, list[int]] = {}
     for key in ("split_feature", "decision_type", "left_child", "right_child"):
         arrays[key] = _ints(fields.get(key, ""), key, where, t)
     thresholds = _floats(fields.get("threshold", ""), "threshold", where, t)
-    for key, values in (*arrays.items(), ("threshold", thresholds)):
-        if len(values) != n:
-            raise bad(f"has {len(values)} {key} values for num_leaves={n_leaves} (needs {n})")
+    lengths = {key: len(values) for key, values in arrays.items()}
+    lengths["threshold"] = len(thresholds)
+    for key, length in lengths.items():
+        if length != n:
+            raise bad(f"has {length} {key} values for num_leaves={n_leaves} (needs {n})")
     if any(not 0 <= f <= max_feature for f in arrays["split_feature"]):
         raise bad(f"splits on a feature outside 0..{max_feature}")
     if any(not 0 <= d < 16 for d in arrays["decision_type"]):
@@ -379,7 +347,7 @@ def ubjson_decode(data: bytes, where: str, max_depth: int = 64) -> Any:
                 if kind not in _UBJ_NUMBERS:
                     raise bad(f"has a typed array of type {kind!r}")
                 dtype = _UBJ_NUMBERS[kind]
-                return np.frombuffer(take(int(k) * int(dtype[-1])), dtype=dtype)
+                return np.frombuffer(take(int(k or 0) * int(dtype[-1])), dtype=dtype)
             items = []
             if k is not None:
                 for _ in range(k):
@@ -470,9 +438,9 @@ def _check_xgboost_tree(tree: Any, t: int, n_feat: int, bad: Any) -> None:
         raise bad(f"tree {t} lacks its arrays or num_nodes") from None
     if not 1 <= n <= MAX_LEAVES * 2:
         raise bad(f"tree {t} declares num_nodes={n}")
-    for key, a in arrays.items():
-        if a.ndim != 1 or a.shape[0] != n:
-            raise bad(f"tree {t} has {a.size} {key} for num_nodes={n}")
+    for key, array in arrays.items():
+        if array.ndim != 1 or array.shape[0] != n:
+            raise bad(f"tree {t} has {array.size} {key} for num_nodes={n}")
     left = arrays["left_children"].astype(np.int64)
     right = arrays["right_children"].astype(np.int64)
     parents = arrays["parents"].astype(np.int64)

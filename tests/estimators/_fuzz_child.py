@@ -14,10 +14,10 @@ import warnings
 def main() -> None:
     """Load the files named on stdin (run as a script by the fuzz test)."""
     warnings.simplefilter("ignore")
-    from selrank.estimators import NeuralRanker, load, persistence
+    from selrank.estimators import NeuralRanker, file_limits, load
 
     if os.environ.get("SELRANK_TEST_MAX_FILE_BYTES"):
-        persistence.MAX_FILE_BYTES = int(os.environ["SELRANK_TEST_MAX_FILE_BYTES"])
+        file_limits.MAX_FILE_BYTES = int(os.environ["SELRANK_TEST_MAX_FILE_BYTES"])
     for i, line in enumerate(sys.stdin.read().splitlines()):
         print(f"START {i}", flush=True)
         try:
