@@ -116,21 +116,22 @@ def check_document(doc, where: str) -> None:
 
 def _ints(line: str, key: str, where: str, tree: int) -> list[int]:
     try:
-        return [int(v) for v in line.split()] if line.strip() else []
-    except ValueError:
+        values = np.array(line.split(), dtype=np.int64)
+    except (ValueError, OverflowError):
         raise ValueError(
             f"{where} is damaged: tree {tree} of its LightGBM model has a non-integer {key}"
         ) from None
+    return values.tolist()
 
 
-def _floats(line: str, key: str, where: str, tree: int) -> list[float]:
+def _floats(line: str, key: str, where: str, tree: int) -> np.ndarray:
     try:
-        values = [float(v) for v in line.split()] if line.strip() else []
+        values = np.array(line.split(), dtype=np.float64)
     except ValueError:
         raise ValueError(
             f"{where} is damaged: tree {tree} of its LightGBM model has a non-number in {key}"
         ) from None
-    if not all(np.isfinite(values)):
+    if not np.all(np.isfinite(values)):
         raise ValueError(
             f"{where} is damaged: tree {tree} of its LightGBM model has a non-finite {key}"
         )
