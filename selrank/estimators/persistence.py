@@ -532,8 +532,8 @@ def read_document(path: str | os.PathLike, *, isolate: bool | None = None) -> di
     data = read_capped(path, where)  # gzip recognised by its first bytes; bombs refused
     if data[:2] == b"PK":  # a zip archive: what torch.save writes
         raise ValueError(
-            f"{where} holds a saved NeuralRanker (a torch file), not a GBDT estimator: read it "
-            "with selrank.estimators.NeuralRanker.load(path)"
+            f"{where} is a zip archive (what NeuralRanker.save writes), not a saved GBDT "
+            "estimator: read a NeuralRanker with selrank.estimators.NeuralRanker.load(path)"
         )
     try:
         text = data.decode("utf-8")

@@ -251,5 +251,5 @@ def test_the_loaders_name_what_a_file_holds(saved):
         ValueError, match="holds a saved SelectiveRegressor .*selrank.estimators.load"
     ):
         NeuralRanker.load(saved / "lgb_reg.json")
-    with pytest.raises(ValueError, match="holds a saved NeuralRanker .*NeuralRanker.load"):
+    with pytest.raises(ValueError, match="zip archive .*NeuralRanker.save.*NeuralRanker.load"):
         load(saved / "neural.pt")
