@@ -71,6 +71,27 @@ ranker = NeuralRanker("listwise", epochs=3, random_state=0).fit(X.astype("float3
                                                                  group=group)
 assert ranker.predict(X.astype("float32")).shape == (80,)
 """,
+    # LightGBM and XGBoost without NVIDIA's NCCL (xgboost-cpu), and LightGBM alone
+    "gbdt-cpu": """
+absent("torch", "nvidia")
+from selrank import SelectiveRanker
+for backend in ("lightgbm", "xgboost"):
+    model = SelectiveRanker(n_estimators=3, backend=backend).fit(X, y, group=group)
+    assert model.predict(X).shape == (80,)
+""",
+    "lightgbm": """
+absent("torch", "xgboost", "nvidia")
+from selrank import SelectiveRanker
+assert SelectiveRanker(n_estimators=3).fit(X, y, group=group).predict(X).shape == (80,)
+""",
+    # the default GBDT extra (XGBoost's wheel brings NVIDIA's NCCL on Linux)
+    "gbdt": """
+absent("torch")
+from selrank import SelectiveRanker
+for backend in ("lightgbm", "xgboost"):
+    model = SelectiveRanker(n_estimators=3, backend=backend).fit(X, y, group=group)
+    assert model.predict(X).shape == (80,)
+""",
 }
 PINS = {"torch": ["torch==2.13.0"]}
 

@@ -307,7 +307,7 @@ def test_install_table_says_what_each_extra_brings():
     extras = project["optional-dependencies"]
     rows = {}
     for line in _page("docs/install.md").splitlines():
-        m = re.match(r'\| `pip install "?selrank(?:\[(\w+)\])?"?` \|.*\| ([^|]*) \|$', line)
+        m = re.match(r'\| `pip install "?selrank(?:\[([\w-]+)\])?"?` \|.*\| ([^|]*) \|$', line)
         if m:
             rows[m.group(1) or ""] = m.group(2)
     for name in set(extras) - {"notebooks", "docs", "dev"}:

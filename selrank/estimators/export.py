@@ -29,12 +29,14 @@ Scores are the model's raw scores (``decision_function``: score space, intercept
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any
 
+from .._files import check_output_path, open_write
 from ._backend import Backend
 from .backends import get_backend
 
-__all__ = ["EXPORT_FORMATS", "export_model", "to_onnx"]
+__all__ = ["EXPORT_FORMATS", "SUFFIX_FORMATS", "check_export_suffix", "export_model", "to_onnx"]
 
 EXPORT_FORMATS = (
     "lightgbm",
@@ -80,6 +82,11 @@ def export_model(model: Any, path: str | os.PathLike, format: str) -> str:
         :class:`~selrank.SelectiveClassifier` (GBDT backends), or a fitted
         :class:`~selrank.estimators.NeuralRanker` / ``backend="torch"`` ranker (``"onnx"``).
     path : str or path-like
+        A name ending in ``.gz`` is written gzip-compressed, as every file selrank writes
+        (the serving runtimes read the uncompressed file: decompress it first); a suffix that
+        names another format (``.json`` for ``"xgboost-ubj"``, ``.txt`` for ``"onnx"``,
+        ``.pkl``; see :data:`SUFFIX_FORMATS`) is refused before anything is written. The
+        file appears under its name only once it is complete.
     format : str
         One of :data:`EXPORT_FORMATS` (see the module docstring).
 
@@ -103,21 +110,75 @@ def export_model(model: Any, path: str | os.PathLike, format: str) -> str:
     if format not in EXPORT_FORMATS:
         raise ValueError(f"`format` must be one of {EXPORT_FORMATS}; got {format!r}")
     path = os.fspath(path)
+    check_export_suffix(path, format)
+    check_output_path(path, "export path")
     if format == "onnx":
-        onx = to_onnx(model)
-        with open(path, "wb") as fh:
-            fh.write(onx.SerializeToString())
-        return path
-    booster, backend = _booster(model)
-    rounds = _n_rounds(model)
-    if format not in backend.export_formats:
-        library = "a LightGBM" if format.startswith("lightgbm") else "an XGBoost"
-        raise ValueError(f"format={format!r} needs {library} model; this one is {backend.name}")
-    if format == "treelite":
-        to_treelite(model).serialize(path)
-    else:  # the library's own files
-        backend.export(booster, path, format, rounds)
+        data = to_onnx(model).SerializeToString()
+    else:
+        booster, backend = _booster(model)
+        rounds = _n_rounds(model)
+        if format not in backend.export_formats:
+            library = "a LightGBM" if format.startswith("lightgbm") else "an XGBoost"
+            raise ValueError(f"format={format!r} needs {library} model; this one is {backend.name}")
+        if format == "treelite":
+            data = bytes(to_treelite(model).serialize_bytes())
+        else:  # the library's own files, written by the backend to a scratch file first
+            with tempfile.TemporaryDirectory(prefix="selrank-export-") as scratch:
+                tmp = os.path.join(scratch, "model")
+                backend.export(booster, tmp, format, rounds)
+                with open(tmp, "rb") as fh:
+                    data = fh.read()
+    # the package's one rule (selrank._files): gzip under a ``.gz`` name, and the final name
+    # appears only once the whole file is written
+    with open_write(path) as out:
+        out.write(data)
     return path
+
+
+#: File name suffixes that name a format, and the export formats each may hold.
+SUFFIX_FORMATS: dict[str, tuple[str, ...]] = {
+    ".json": ("lightgbm-json", "xgboost-json"),
+    ".ubj": ("xgboost-ubj",),
+    ".onnx": ("onnx",),
+    ".txt": ("lightgbm", "lightgbm-json", "xgboost-json"),
+    ".pkl": (),
+    ".pickle": (),
+    ".joblib": (),
+    ".pt": (),
+    ".pth": (),
+}
+
+
+def check_export_suffix(path: str | os.PathLike, format: str) -> None:
+    """Refuse a file name whose suffix names another format than ``format``.
+
+    A trailing ``.gz`` is the package's compression rule (the file is written gzip-compressed)
+    and is looked through: ``model.txt.gz`` names LightGBM text. Suffixes that name no format
+    (``.bin``, ``.model``, none) are accepted for every format.
+
+    Examples
+    --------
+    >>> check_export_suffix("model.ubj", "xgboost-ubj")
+    >>> check_export_suffix("model.json", "xgboost-ubj")
+    Traceback (most recent call last):
+    ...
+    ValueError: model.json: the suffix '.json' names another format than 'xgboost-ubj' ...
+    """
+    name = os.path.basename(os.fspath(path)).lower()
+    if name.endswith(".gz"):
+        name = name[: -len(".gz")]
+    suffix = os.path.splitext(name)[1]
+    allowed = SUFFIX_FORMATS.get(suffix)
+    if allowed is None or format in allowed:
+        return
+    fits = [s for s, formats in SUFFIX_FORMATS.items() if format in formats and s not in (".txt",)]
+    fits = fits or [".txt" if format == "lightgbm" else ".bin"]
+    what = ", ".join(repr(f) for f in allowed) if allowed else "a pickle / torch file"
+    raise ValueError(
+        f"{os.fspath(path)}: the suffix {suffix!r} names another format than {format!r} "
+        f"({suffix!r} is read as {what}; a runtime choosing its parser by the name would fail); "
+        f"name the file e.g. 'model{fits[0]}' for format={format!r}"
+    )
 
 
 def to_treelite(model):
@@ -137,7 +198,9 @@ def to_onnx(model: Any) -> Any:
 
     Input ``"X"``: float32 ``[n, n_features]``; output ``"score"``: float32 ``[n]`` (one
     output) or ``[n, n_classes]``. GBDT models go through onnxmltools (trees evaluated in
-    float32 by onnxruntime: about 1e-6 relative to ``decision_function``); a
+    float32 by onnxruntime; LightGBM's thresholds become the largest float32 at or below
+    each, so every float32 input takes LightGBM's branches and scores agree to about 1e-6
+    relative to ``decision_function``); a
     :class:`~selrank.estimators.NeuralRanker` (or a ``backend="torch"`` ranker) through
     :func:`torch.onnx.export`, feature standardisation included.
     """
@@ -154,9 +217,76 @@ def to_onnx(model: Any) -> Any:
             "the ONNX export needs onnxmltools: pip install 'selrank[export]'"
         ) from None
     booster, backend = _booster(model)
+    rounds = _n_rounds(model)
+    if backend.name == "lightgbm":
+        # onnxruntime compares float32 inputs with float32 thresholds: give it the ones that
+        # send every float32 value where LightGBM's double comparison sends it
+        booster = _lightgbm_float32_thresholds(booster, rounds)
+        rounds = None
     inputs = [("X", FloatTensorType([None, int(model.n_features_in_)]))]
-    onx, k = backend.to_onnx(booster, _n_rounds(model), inputs, ONNX_OPSET)
+    onx, k = backend.to_onnx(booster, rounds, inputs, ONNX_OPSET)
     return _raw_score_graph(onx, k)
+
+
+def float32_down(values: Any) -> Any:
+    """The largest float32 at or below each value (as float64; ``-inf`` stays ``-inf``).
+
+    For a float32 ``x`` and a double threshold ``t``, ``x <= t`` (LightGBM's comparison, in
+    double) holds exactly when ``x <= float32_down(t)`` does in float32, which is the
+    comparison an ONNX runtime makes. Rounding to the *nearest* float32 instead sends the
+    inputs between ``t`` and ``float32(t) > t`` down the wrong branch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = 0.1  # float32(0.1) = 0.10000000149 > 0.1
+    >>> x = np.float32(0.1)
+    >>> bool(float(x) <= t), bool(x <= np.float32(t)), bool(x <= np.float32(float32_down(t)))
+    (False, True, False)
+    """
+    import numpy as np
+
+    t = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        t32 = t.astype(np.float32)
+    up = t32.astype(np.float64) > t
+    t32[up] = np.nextafter(t32[up], np.float32(-np.inf))
+    return t32.astype(np.float64)
+
+
+def _lightgbm_float32_thresholds(booster: Any, n_rounds: int | None) -> Any:
+    """A copy of a LightGBM booster whose numerical thresholds are :func:`float32_down`.
+
+    For float32 inputs the copy takes every branch the original takes (categorical splits
+    and everything else are kept as written); the ONNX converter then casts each threshold
+    to float32 without changing it.
+    """
+    import lightgbm as lgb
+
+    lines = booster.model_to_string(num_iteration=n_rounds).split("\n")
+    # the tree sizes (in characters) change with the numbers; LightGBM parses without them
+    lines = [line for line in lines if not line.startswith("tree_sizes=")]
+    threshold_at = None
+    for i, line in enumerate(lines):
+        if line.startswith("Tree="):
+            threshold_at = None
+        elif line.startswith("threshold="):
+            threshold_at = i
+        elif line.startswith("decision_type=") and threshold_at is not None:
+            values = lines[threshold_at][len("threshold=") :].split(" ")
+            kinds = line[len("decision_type=") :].split(" ")
+            if len(kinds) != len(values):
+                raise ValueError("LightGBM model text whose thresholds and decision types differ")
+            down = float32_down([float(v) for v in values])
+            lines[threshold_at] = "threshold=" + " ".join(
+                v if int(kind) & 1 else repr(float(d))  # bit 0: categorical (an index, kept)
+                for v, kind, d in zip(values, kinds, down)
+            )
+            threshold_at = None
+    copy = lgb.Booster(model_str="\n".join(lines))
+    for key, value in booster.params.items():
+        copy.params.setdefault(key, value)
+    return copy
 
 
 def _raw_score_graph(onx, k: int):

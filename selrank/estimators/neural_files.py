@@ -12,15 +12,18 @@ import hashlib
 import io
 import json
 import os
+import zipfile
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-from .._files import open_read, open_write
+from .._files import open_write
 from ..torch import RankingHead
+from . import file_limits
 from ._codec import _decode, _encode
+from .file_limits import read_capped
 
 _FORMAT = "selrank-neural-ranker"
 _FORMAT_VERSION = 2  # 2: with "checksum" (SHA-256 of the JSON fields and every tensor's bytes)
@@ -75,10 +78,10 @@ def load_neural_ranker(
     """Read a ranker written by :func:`save_neural_ranker` onto ``device``; it predicts as the
     saved one. ``cls``: NeuralRanker; ``scorer``: its network class (MLPScorer); ``to_device``
     turns ``device`` into a :class:`torch.device`."""
+    data = read_capped(path, repr(os.fspath(path)))  # gzip recognised; bombs refused
+    _refuse_other_files(data, path)
     try:
-        with open_read(path) as fh:  # gzip recognised by its first bytes
-            payload = io.BytesIO(fh.read())
-        doc = torch.load(payload, map_location="cpu", weights_only=True)
+        doc = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
         raise ValueError(
             f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})"
@@ -110,6 +113,7 @@ def load_neural_ranker(
             setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
         est.feature_mean_ = doc["feature_mean"].numpy()
         est.feature_scale_ = doc["feature_scale"].numpy()
+        _check_layer_sizes(doc, est.n_features_in_, hidden)  # before allocating the network
         model = scorer(est.n_features_in_, hidden, est.activation, float(est.dropout))
         model.load_state_dict(doc["state"])
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
@@ -117,6 +121,72 @@ def load_neural_ranker(
     est.model_ = model.to(to_device(device)).eval()
     est.head_ = est._make_head()
     return est
+
+
+def _refuse_other_files(data: bytes, path: str | os.PathLike) -> None:
+    """Name what a file holds when it is not a torch file (a GBDT estimator's JSON, text)."""
+    where = repr(os.fspath(path))
+    if data[:2] == b"PK":  # a zip archive, as torch.save writes: its declared sizes are capped
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                total = sum(info.file_size for info in archive.infolist())
+        except (zipfile.BadZipFile, ValueError, OSError) as exc:
+            raise ValueError(f"{where} is a damaged NeuralRanker file ({exc})") from None
+        if total > file_limits.MAX_FILE_BYTES:
+            raise ValueError(
+                f"{where} declares {total:,} bytes of tensors (more than "
+                f"{file_limits.MAX_FILE_BYTES:,}); "
+                "refused before allocating them"
+            )
+        return
+    head = data[:4096].lstrip()
+    if head[:1] == b"{":
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            doc = None
+        if isinstance(doc, dict) and doc.get("format") == "selrank-estimator":
+            name = doc.get("estimator") if isinstance(doc.get("estimator"), str) else "GBDT"
+            backend = (doc.get("params") or {}).get("backend", "lightgbm")
+            raise ValueError(
+                f"{where} holds a saved {name} (a GBDT estimator, backend {backend!r}), not a "
+                f"NeuralRanker: read it with selrank.estimators.load(path) or {name}.load(path)"
+            )
+    raise ValueError(
+        f"{where} is not a saved NeuralRanker (a torch file written by NeuralRanker.save "
+        f"was expected; the file starts with {data[:16]!r})"
+    )
+
+
+def _check_layer_sizes(doc: dict, n_features: Any, hidden: Any) -> None:
+    """The declared network (``n_features_in_``, ``hidden_layers``) must be the stored weights.
+
+    A forged file may declare layers of a billion units; the network would be allocated
+    before ``load_state_dict`` compared it with the weights. The parameter count the
+    declaration implies must equal what the file holds (bounded by the file's size).
+    """
+    if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
+        raise ValueError(f"n_features_in_ must be a positive integer; got {n_features!r}")
+    widths = [n_features, *(int(h) for h in hidden), 1]
+    if any(w < 1 for w in widths):
+        raise ValueError(f"the hidden layers {list(hidden)!r} are not positive widths")
+    want = [(b, a) for a, b in zip(widths, widths[1:])]
+    weights = [
+        tuple(t.shape)
+        for k, t in doc["state"].items()
+        if str(k).endswith("weight") and t.dim() == 2
+    ]
+    held = sum(int(t.numel()) for t in doc["state"].values())
+    declared = sum(b * a + b for b, a in want)
+    if weights != want or held != declared:
+        raise ValueError(
+            f"it declares a network of layers {widths} ({declared:,} parameters) but holds "
+            f"weights of shapes {weights} ({held:,} parameters)"
+        )
+    if tuple(doc["feature_mean"].shape) != (n_features,) or tuple(doc["feature_scale"].shape) != (
+        n_features,
+    ):
+        raise ValueError(f"its feature scaling does not have {n_features} entries")
 
 
 def _checksum(doc: dict) -> str:

@@ -270,6 +270,10 @@ class LightGBMObjective(GBDTObjective):
         validated here, before training); validation sets get the same constant, so metrics
         see the same starting point.
 
+        :func:`lightgbm.train` keeps ``init_score`` outside the booster it returns: call
+        :meth:`~GBDTObjective.fold_intercept` on that booster before saving or serving it
+        (:meth:`train` does both steps and folds the intercept itself).
+
         Examples
         --------
         >>> import numpy as np, lightgbm as lgb
@@ -638,9 +642,13 @@ def _require_checked_labels(dataset) -> None:
     raise ValueError(
         "this lightgbm.Dataset reached the selrank objective without its labels checked: LightGBM "
         "replaces NaN labels with 0 (and infinite ones with +-1e300) when it builds the Dataset, "
-        "so the objective cannot see them. Call obj.set_init_score(train_set, *valid_sets) before "
-        "lightgbm.train (it checks the labels and sets the starting constant), or train with "
-        "obj.train(params, train_set, ...)"
+        "so the objective cannot see them. Train with obj.train(params, train_set, ...): it "
+        "checks the labels, starts from the optimal constant and puts that intercept inside the "
+        "booster, so its saved file serves the right scores. With lightgbm.train, call "
+        "obj.set_init_score(train_set, *valid_sets) before it (checks the labels, sets the "
+        "starting constant) and obj.fold_intercept(booster) after it, before saving or serving "
+        "the booster: lightgbm.train keeps init_score outside the model, and its file alone "
+        "would serve scores without the intercept"
     )
 
 

@@ -28,8 +28,9 @@ def _clip_at_zero(value, xp):
 
     A divergence is 0 at its minimum; ``maximum(value, 0)`` would split the gradient between
     the two equal arguments there and halve autograd's Hessian (``h'`` at ``z_hat == z``).
+    A NaN stays NaN (``value < 0`` is false for it): a NaN score gives a NaN loss.
     """
-    return xp.where(value >= 0, value, xp.zeros_like(value))
+    return xp.where(value < 0, xp.zeros_like(value), value)
 
 
 class Link(Params):

@@ -106,6 +106,37 @@ class FusedGradient(torch.autograd.Function):
         return grad.mul_(scale), None, None, None, None, None
 
 
+class NaNGradient(torch.autograd.Function):
+    """Identity whose backward puts NaN at the scores that were NaN (at real items).
+
+    A loss of a NaN score is NaN, but autograd can still hand back a finite gradient for
+    it: a piecewise link (SmeLU, a capped link) or a ``where`` selects a constant branch
+    for NaN, whose derivative is 0. Training would go on silently; the NumPy losses (and
+    the analytic gradients) give NaN. Applied to the scores of every head when a real item
+    is NaN, so the class is covered whatever the head computes.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, z: torch.Tensor, nan_at: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(nan_at)
+        return z.view_as(z)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        (nan_at,) = ctx.saved_tensors
+        return grad.masked_fill(nan_at, math.nan), None
+
+
+def _guard_nan(z: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    """``z``, whose gradient is NaN wherever a real item's score is NaN (see :class:`NaNGradient`)."""
+    if not (z.requires_grad and torch.is_grad_enabled()):
+        return z
+    if z.device.type == "cpu" and not math.isnan(z.sum().item()):
+        return z  # (one pass: a sum is NaN when any item is NaN, or +inf and -inf meet)
+    nan_at = torch.isnan(z.detach()) & valid
+    return NaNGradient.apply(z, nan_at)
+
+
 def _no_autocast(device_type: str):
     """``autocast(enabled=False)`` where autocast is on; a no-op context otherwise."""
     try:
@@ -143,6 +174,9 @@ class RankingHead(nn.Module):
     padding_value : float or None
         Sentinel label of padded items (used when neither ``mask`` nor ``lengths`` is
         passed). ``None``: no sentinel.
+    ignore_index : float, optional
+        PyTorch's name for the same thing (``CrossEntropyLoss(ignore_index=-100)``): items
+        whose label equals it are padding. When given it replaces ``padding_value``.
 
     Attributes
     ----------
@@ -154,9 +188,21 @@ class RankingHead(nn.Module):
     #: Accepted numbers of dimensions of ``y_pred``.
     ndims: tuple[int, ...] = (2,)
 
-    def __init__(self, *, reduction: str = "mean", padding_value: float | None = -1.0):
+    def __init__(
+        self,
+        *,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
+    ):
         super().__init__()
         self.reduction = check_reduction(reduction, type(self).__name__)
+        if ignore_index is not None:
+            if isinstance(ignore_index, bool):
+                raise TypeError(
+                    f"`ignore_index` of {type(self).__name__} must be a number; got {ignore_index!r}"
+                )
+            padding_value = ignore_index
         if padding_value is not None:
             try:
                 padding_value = float(padding_value)
@@ -313,6 +359,7 @@ class RankingHead(nn.Module):
         y = self._targets(y_true, z)
         valid = padding_mask(y, mask=mask, lengths=lengths, padding_value=self.padding_value)
         full = mask_all(valid)
+        z = _guard_nan(z, valid)
         if y.device.type == "cpu" and not math.isfinite(y.sum().item()):
             # the sum decides in one pass; the search for the culprit runs only when it fails
             bad = valid & ~torch.isfinite(y)

@@ -151,9 +151,16 @@ class ListMLELoss(RankingHead):
     """
 
     def __init__(
-        self, *, ties: str = "random", reduction: str = "mean", padding_value: float | None = -1.0
+        self,
+        *,
+        ties: str = "random",
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
     ):
-        super().__init__(reduction=reduction, padding_value=padding_value)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index
+        )
         if ties not in ("random", "stable"):
             raise ValueError(f"`ties` of ListMLELoss must be 'random' or 'stable'; got {ties!r}")
         self.ties = ties
@@ -212,9 +219,16 @@ class RankNetLoss(RankingHead):
     """
 
     def __init__(
-        self, *, sigma: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0
+        self,
+        *,
+        sigma: float = 1.0,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
     ):
-        super().__init__(reduction=reduction, padding_value=padding_value)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index
+        )
         self.sigma = positive_float(sigma, "sigma", "RankNetLoss")
 
     def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:
@@ -295,8 +309,11 @@ class LambdaLoss(RankingHead):
         mu: float = 10.0,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
     ):
-        super().__init__(reduction=reduction, padding_value=padding_value)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index
+        )
         if weighting not in LAMBDA_WEIGHTINGS:
             raise ValueError(
                 f"`weighting` of LambdaLoss must be one of {sorted(LAMBDA_WEIGHTINGS)}; got {weighting!r}"
@@ -362,9 +379,16 @@ class ApproxNDCGLoss(RankingHead):
     """
 
     def __init__(
-        self, *, alpha: float = 1.0, reduction: str = "mean", padding_value: float | None = -1.0
+        self,
+        *,
+        alpha: float = 1.0,
+        reduction: str = "mean",
+        padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
     ):
-        super().__init__(reduction=reduction, padding_value=padding_value)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index
+        )
         self.alpha = positive_float(alpha, "alpha", "ApproxNDCGLoss")
 
     def unit_values(self, z: torch.Tensor, y: torch.Tensor, lists: MaskedLists) -> torch.Tensor:

@@ -60,9 +60,12 @@ class CoreLoss(RankingHead):
         *,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
         **params: Any,
     ) -> None:
-        super().__init__(reduction=reduction, padding_value=padding_value)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index
+        )
         self.core = get_loss(loss, **params)
         self.structure = self.core.structure
         if self.structure == "pointwise":

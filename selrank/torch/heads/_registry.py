@@ -72,8 +72,11 @@ class CombinedLoss(RankingHead):
         weights: Sequence[float] | None = None,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
     ) -> None:
-        super().__init__(reduction=reduction, padding_value=padding_value)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index
+        )
         if isinstance(losses, Combined):
             if weights is None:
                 weights = losses.weights
@@ -87,7 +90,9 @@ class CombinedLoss(RankingHead):
                 f"`losses` of CombinedLoss must be a non-empty sequence or a Combined; got {losses!r}"
             )
         heads = [
-            get_head(h) if isinstance(h, RankingHead) else get_head(h, padding_value=padding_value)
+            get_head(h)
+            if isinstance(h, RankingHead)
+            else get_head(h, padding_value=self.padding_value)
             for h in losses
         ]
         w = (

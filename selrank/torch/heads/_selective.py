@@ -97,10 +97,13 @@ class PointwiseLoss(AnalyticHead):
         target: str = "score",
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
         grad: str = "analytic",
         **link_params: Any,
     ) -> None:
-        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index, grad=grad
+        )
         self.core = _core(
             Pointwise,
             link,
@@ -174,10 +177,13 @@ class ListwiseLoss(AnalyticHead):
         target: str = "score",
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
         grad: str = "analytic",
         **scaling_params: Any,
     ) -> None:
-        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index, grad=grad
+        )
         self.core = _core(
             Listwise,
             scaling,
@@ -262,11 +268,14 @@ class PairwiseLoss(AnalyticHead):
         seed: int = 0,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
         grad: str = "analytic",
         chunk_pairs: int = 1 << 18,
         **link_params: Any,
     ) -> None:
-        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index, grad=grad
+        )
         self.core = _core(
             Pairwise,
             link,
@@ -302,6 +311,8 @@ class PairwiseLoss(AnalyticHead):
             self._kernel is not None
             and z.device.type == "cpu"
             and not (z.requires_grad and torch.is_grad_enabled())
+            # a NaN score takes the tensor path, where it stays NaN in the loss and gradient
+            and not math.isnan(z.sum().item())
         )
 
     def terms(
@@ -365,10 +376,13 @@ class MulticlassLoss(AnalyticHead):
         *,
         reduction: str = "mean",
         padding_value: float | None = -1.0,
+        ignore_index: float | None = None,
         grad: str = "analytic",
         **params: Any,
     ) -> None:
-        super().__init__(reduction=reduction, padding_value=padding_value, grad=grad)
+        super().__init__(
+            reduction=reduction, padding_value=padding_value, ignore_index=ignore_index, grad=grad
+        )
         core = get_loss(loss, **params)
         if not isinstance(core, CompositeSoftmax | Decomposed):
             raise TypeError(

@@ -80,7 +80,8 @@ def softmax_terms(
     logit is NaN. The lists where that happens are evaluated again in float64 (where the
     same scores stay finite) and the gradient is brought back clamped to the dtype's finite
     range: finite gradients (the loss itself may exceed the dtype and read ``inf``), for one
-    extra reduction over the gradient (or the values) when nothing overflows.
+    extra reduction over the gradient (or the values) when nothing overflows. A NaN (or
+    infinite) score gives NaN in float64 as well, and stays NaN.
     """
     values, grad = _softmax_terms(scaling, gamma, target, z, y, lists, with_grad)
     check = grad if with_grad else values
@@ -96,7 +97,9 @@ def softmax_terms(
     (rows,) = torch.nonzero(bad, as_tuple=True)
     if with_grad:
         big = torch.finfo(z.dtype).max
-        g64 = torch.nan_to_num(g64, nan=0.0, posinf=big, neginf=-big).clamp(-big, big)
+        # clamped into the dtype's range; a NaN stays NaN (a NaN or infinite score at a real
+        # item gives a NaN gradient in float64 too: float32 must not hide it as 0)
+        g64 = g64.clamp(-big, big)
         return values.index_put((rows,), v64.to(z.dtype)), grad.index_put((rows,), g64.to(z.dtype))
     # through autograd: the overflowing lists leave the float32 graph (their NaN partials
     # would reach the other lists' gradient through 0 * NaN), the rest is evaluated again
