@@ -409,7 +409,9 @@ def _ids(clicks, column: str, name: str):
                 f"{clicks[column][bad]!r}"
             )
         return col.cast(pl.Int64)
-    as_int = clicks.select(pl.col(column).cast(pl.String).str.strip_chars().cast(pl.Int64, strict=False))
+    as_int = clicks.select(
+        pl.col(column).cast(pl.String).str.strip_chars().cast(pl.Int64, strict=False)
+    )
     if as_int.null_count().item() == 0:
         return pl.col(column).cast(pl.String).str.strip_chars().cast(pl.Int64)
     # opaque ids (e.g. UUIDs): a stable 64-bit hash keeps equal ids equal across both logs

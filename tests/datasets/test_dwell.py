@@ -268,7 +268,9 @@ def test_a_missing_id_is_refused_naming_the_row_for_every_kind_of_id(kind, colum
     ids=["int", "whole float", "numeric string", "string", "categorical"],
 )
 def test_complete_ids_of_every_kind_give_the_same_sessions(ids):
-    tr = pl.DataFrame({"session": ids, "item": [5, 6, 5, 5, 7], "time": [0.0, 10.0, 40.0, 20.0, 22.0]})
+    tr = pl.DataFrame(
+        {"session": ids, "item": [5, 6, 5, 5, 7], "time": [0.0, 10.0, 40.0, 20.0, 22.0]}
+    )
     te = pl.DataFrame({"session": [9, 9], "item": [5, 7], "time": [100.0, 160.0]})
     ds = dwell_dataset(tr, te)
     assert ds.train.seconds.tolist() == [10.0, 2.0]
