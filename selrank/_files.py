@@ -25,13 +25,14 @@ import io
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
     "GZIP_MAGIC",
     "check_distinct_outputs",
+    "check_outputs_not_inputs",
     "check_output_path",
     "default_file_mode",
     "is_gzip_file",
@@ -191,7 +192,7 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> Path:
     return p
 
 
-def check_distinct_outputs(paths: dict[str, str | os.PathLike | None]) -> None:
+def check_distinct_outputs(paths: Mapping[str, str | os.PathLike | None]) -> None:
     """Refuse two outputs that name the same file (one would silently replace the other).
 
     ``paths`` maps an option name (e.g. ``"--save"``) to its path or ``None``.
@@ -215,3 +216,49 @@ def check_distinct_outputs(paths: dict[str, str | os.PathLike | None]) -> None:
                 "the other"
             )
         seen[key] = option
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # hard links too
+    except OSError:  # pragma: no cover - a file removed meanwhile
+        return False
+
+
+def check_outputs_not_inputs(
+    outputs: Mapping[str, str | os.PathLike | None],
+    inputs: Mapping[str, Any],
+) -> None:
+    """Refuse an output that names one of the inputs (writing it would destroy the input).
+
+    ``outputs`` maps an option to its path or ``None``; ``inputs`` maps an option (or a
+    description) to a path, a list of paths, or ``None``. ``"-"`` (standard input or
+    output) is never a file. Paths are compared resolved (symbolic links followed) and by
+    device and inode (hard links).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+    >>> _ = f.write_text("q1 Q0 d1 1 1.0 x\\n")
+    >>> check_outputs_not_inputs({"--json": str(f)}, {"--run": [str(f)]})
+    Traceback (most recent call last):
+    ...
+    ValueError: --json ...run.txt is the input file of --run; writing it would destroy the input: choose another name
+    """
+    for option, value in outputs.items():
+        if value is None or os.fspath(value) == "-":
+            continue
+        out = Path(os.fspath(value)).expanduser()
+        for source, given in inputs.items():
+            items = given if isinstance(given, list | tuple) else [given]
+            for item in items:
+                if item is None or os.fspath(item) == "-":
+                    continue
+                if _same_file(out, Path(os.fspath(item)).expanduser()):
+                    raise ValueError(
+                        f"{option} {value} is the input file of {source}; writing it would "
+                        "destroy the input: choose another name"
+                    )

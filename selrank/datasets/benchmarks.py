@@ -43,6 +43,7 @@ import numpy as np
 from .._files import GZIP_MAGIC
 from ._containers import RankingDataset, RankingSplit, float_dtype
 from .letor import _check_fold, _pad, _user_files
+from .lightgbm_files import is_lightgbm_ranking_file, read_lightgbm_ranking
 from .svmlight import read_svmlight
 
 __all__ = [
@@ -305,7 +306,8 @@ def _read_entry(entry: Path, meta: dict[str, Any]) -> RankingSplit | None:
     except (FileNotFoundError, NotADirectoryError):
         return None  # no entry (or one being replaced by another process: parse instead)
     except OSError as exc:
-        return _damaged(entry, exc)
+        _damaged(entry, exc)
+        return None
     try:
         stored = json.loads(text)
         if stored.get("key") != meta:
@@ -321,7 +323,8 @@ def _read_entry(entry: Path, meta: dict[str, Any]) -> RankingSplit | None:
     except FileNotFoundError:
         return None  # removed by another process while we read it
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
-        return _damaged(entry, exc)
+        _damaged(entry, exc)
+        return None
     return RankingSplit(
         X=X,
         y=y,
@@ -337,7 +340,7 @@ def _damaged(entry: Path, exc: BaseException) -> None:
         f"ignoring a damaged cache entry {entry} ({type(exc).__name__}: {exc}); "
         "reading the text file again",
         RuntimeWarning,
-        stacklevel=5,
+        stacklevel=4,
     )
     return None
 
@@ -462,6 +465,8 @@ def read_svmlight_cached(
     path = Path(path).expanduser()
     dt = float_dtype(dtype)
     root = _resolve_cache(cache)
+    if path.is_file() and is_lightgbm_ranking_file(path):  # rank.train + rank.train.query
+        return read_lightgbm_ranking(path, n_features=n_features, dtype=dt)
     if root is None or not path.is_file():
         split = read_svmlight(path, n_features=n_features, keep_comments=docids, dtype=dt)
         return _docid_only(split, docids)
