@@ -431,6 +431,7 @@ class _Stdin:
     def close(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
+        self._tmp = self.path = None
 
 
 _STDIN = _Stdin()
