@@ -196,7 +196,9 @@ def test_out_dash_writes_the_run_to_stdout_and_run_dash_reads_stdin(
     assert "TREC run written to standard output" in got.err and not Path("-").exists()
 
     _stdin(monkeypatch, fitted["run"].read_bytes())
-    assert main(["evaluate", "--qrels", str(fitted["qrels"]), "--run", "-", "--json", "e.json"]) == 0
+    assert (
+        main(["evaluate", "--qrels", str(fitted["qrels"]), "--run", "-", "--json", "e.json"]) == 0
+    )
     from_stdin = json.loads(Path("e.json").read_text())["runs"]["-"]["summary"]
     assert main(["evaluate", "--qrels", str(fitted["qrels"]), "--run", str(fitted["run"])]) == 0
     capsys.readouterr()
@@ -239,9 +241,7 @@ def test_evaluate_json_holds_the_comparison_it_prints(fitted, tmp_path, capsys):
     other.write_text("\n".join(reversed(lines)) + "\n")  # same scores, file order reversed
     flip = tmp_path / "flip.txt"
     flip.write_text(
-        "\n".join(
-            " ".join([*ln.split()[:4], str(-float(ln.split()[4])), "flip"]) for ln in lines
-        )
+        "\n".join(" ".join([*ln.split()[:4], str(-float(ln.split()[4])), "flip"]) for ln in lines)
         + "\n"
     )
     out = tmp_path / "e.json"

@@ -25,7 +25,7 @@ def _write(root: Path, *, first_index: int = 1, n_queries: int = 40, seed: int =
     sizes = rng.integers(3, 15, size=n_queries)
     n = int(sizes.sum())
     lines = []
-    for i in range(n):
+    for _ in range(n):
         feats = [(j, round(float(rng.normal()), 4)) for j in range(6) if rng.random() < 0.8]
         toks = " ".join(f"{j + first_index}:{v:g}" for j, v in feats)
         lines.append(f"{int(rng.integers(0, 5))} {toks}".rstrip())
@@ -61,7 +61,9 @@ def test_the_query_file_rule_and_gzip(tmp_path):
     (tmp_path / "rank.train.gz.query").write_bytes((tmp_path / "rank.train.query").read_bytes())
     np.testing.assert_array_equal(read_lightgbm_ranking(gz).X, read_lightgbm_ranking(f).X)
     # through the cached reader and the folder loader too
-    np.testing.assert_array_equal(read_svmlight_cached(f, cache=tmp_path / "c").X, read_lightgbm_ranking(f).X)
+    np.testing.assert_array_equal(
+        read_svmlight_cached(f, cache=tmp_path / "c").X, read_lightgbm_ranking(f).X
+    )
 
 
 def test_sizes_that_do_not_add_up_and_bad_lines_name_file_and_line(tmp_path):
