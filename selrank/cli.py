@@ -517,16 +517,16 @@ class _QuietFds:
             os.close(fd)
 
 
-def _probe_parameters(args, kwargs: dict, tree_params: dict, label_gain: list | None) -> None:
-    """Fit one round of every system on a tiny data set, so that a parameter the backend
-    refuses (``--backend-param num_leaves=1``) is one line and exit 2 before any training,
-    not a traceback after it."""
+def _probe_parameters(args, kwargs: dict, tree_params: dict, n_features: int) -> None:
+    """Fit one round of every system on a tiny data set as wide as the data, so that a
+    parameter the backend refuses (``--backend-param num_leaves=1``) is one line and exit 2
+    before any training, not a traceback after it."""
     import warnings
 
     from .estimators import SelectiveRanker
 
     rng = np.random.default_rng(0)
-    X = rng.random((120, 4))
+    X = rng.random((120, max(1, int(n_features))))
     y = rng.integers(0, 3, 120).astype(np.float64)
     group = [10] * 12
     systems: list[tuple[str, Callable[[], Any]]] = [
@@ -541,8 +541,6 @@ def _probe_parameters(args, kwargs: dict, tree_params: dict, label_gain: list | 
         import lightgbm as lgb
 
         params = {"objective": "lambdarank", "verbosity": -1, "num_threads": 1, **tree_params}
-        if label_gain is not None:
-            params["label_gain"] = label_gain
         for key in ("n_estimators", "early_stopping_rounds"):
             params.pop(key, None)
         systems.append(
@@ -610,7 +608,7 @@ def _train(args) -> int:
     # the same gain (the report's 2^rel - 1) for every grade present
     if baselines and top_label > 30 and "label_gain" not in tree_params:
         tree_params["label_gain"] = [float(2.0**i - 1.0) for i in range(top_label + 1)]
-    _probe_parameters(args, kwargs, tree_params, None)
+    _probe_parameters(args, kwargs, tree_params, loaded[folds[0]].train.n_features)
 
     bar = _progress(len(folds) * len(systems), source.name)
     per_fold: list[dict] = []

@@ -349,3 +349,15 @@ def test_cli_outputs_follow_the_umask(fitted, tmp_path, capsys):
         os.umask(old)
     for f in (run, js, tmp_path / "q"):
         assert stat.S_IMODE(f.stat().st_mode) == 0o640, f  # mkstemp's 0600 before
+
+
+def test_the_parameter_probe_is_as_wide_as_the_data(tmp_path, capsys):
+    """A parameter tied to the width (monotone constraints, one per feature) passes the probe."""
+    data = _folder(tmp_path / "d", n_features=6)
+    mono = "monotone_constraints=1,0,0,0,0,-1"
+    assert main(["train", "--data", str(data), *FAST, "--backend-param", mono]) == 0
+    assert (
+        main(["train", "--data", str(data), *FAST, "--backend-param", "monotone_constraints=1,0"])
+        == 2
+    )
+    assert "monotone" in _err(capsys).lower()
