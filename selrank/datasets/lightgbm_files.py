@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,16 @@ def read_lightgbm_ranking(
         )
     sizes = _query_sizes(qfile)
     dt = float_dtype(dtype)
+    sidecars = [Path(f"{path}.{x}") for x in ("weight", "init")]
+    ignored = [f.name for f in sidecars if f.is_file()]
+    if ignored:  # LightGBM would use them: say so rather than drop them silently
+        warnings.warn(
+            f"{path}: LightGBM would also read {' and '.join(ignored)} (row weights / initial "
+            "scores); read_lightgbm_ranking reads the data and query files only: load them "
+            "with numpy and pass sample_weight= / init_score= yourself",
+            UserWarning,
+            stacklevel=2,
+        )
     with tempfile.TemporaryDirectory(prefix="selrank_lgb_") as tmp:
         converted = Path(tmp) / "data.txt"
         n_rows, shifted = _with_query_ids(path, sizes, qfile, converted)

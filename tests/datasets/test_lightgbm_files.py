@@ -103,3 +103,10 @@ def test_a_folder_of_lightgbm_files_loads(tmp_path):
     ds = load_ranking_folder(tmp_path, cache=False)
     np.testing.assert_array_equal(ds.train.X, read_lightgbm_ranking(f).X)
     assert ds.validation is not None and ds.test.n_rows > 0
+
+
+def test_weight_and_init_files_are_named_not_dropped_silently(tmp_path):
+    f = _write(tmp_path)
+    (tmp_path / "rank.train.weight").write_text("1\n" * 10)
+    with pytest.warns(UserWarning, match=r"rank.train.weight .*read_lightgbm_ranking reads"):
+        read_lightgbm_ranking(f)
