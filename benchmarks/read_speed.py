@@ -58,9 +58,16 @@ print(json.dumps({"seconds": seconds, "peak_rss": peak, "base_rss": base, "out_b
 """
 
 
-def measure(path: Path, reader: str) -> dict:
+def measure(path: Path, reader: str, pythonpath: str | None = None) -> dict:
+    import os
+
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), reader], check=True, capture_output=True, text=True
+        [sys.executable, "-c", CHILD, str(path), reader],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -76,6 +83,12 @@ def main(argv: list[str] | None = None) -> None:
         "--cache", action="store_true", help="time parsing against the cache's second load"
     )
     parser.add_argument("--out", type=Path, default=None, help="JSON (with --cache)")
+    parser.add_argument(
+        "--before",
+        metavar="PYTHONPATH",
+        help="with --cache: also time the cache of another selrank (e.g. an older version "
+        "extracted with `git archive <commit> selrank | tar -x -C DIR`), interleaved",
+    )
     args = parser.parse_args(argv)
     if args.cache:
         return cache_speed(args)
@@ -145,10 +158,15 @@ def cache_speed(args) -> None:
         loads = [os.getloadavg()[0]]
         first = measure(path, f"cached:{cache}")  # parse + write the cache (not compared)
         print(json.dumps({"first_load_with_cache_write_s": round(first["seconds"], 2)}))
-        runs: dict[str, list[dict]] = {"parse": [], "cached": []}
+        steps = [("parse", "selrank", None), ("cached", f"cached:{cache}", None)]
+        if args.before:
+            before_cache = Path(tmp) / "cache_before"
+            measure(path, f"cached:{before_cache}", args.before)  # fill the older cache
+            steps.append(("cached_before", f"cached:{before_cache}", args.before))
+        runs: dict[str, list[dict]] = {name: [] for name, _, _ in steps}
         for _ in range(args.repeat):
-            for name, reader in (("parse", "selrank"), ("cached", f"cached:{cache}")):
-                r = measure(path, reader)
+            for name, reader, pythonpath in steps:
+                r = measure(path, reader, pythonpath)
                 runs[name].append(r)
                 loads.append(os.getloadavg()[0])
                 print(json.dumps({"step": name, "seconds": round(r["seconds"], 3)}), flush=True)
@@ -173,6 +191,17 @@ def cache_speed(args) -> None:
         "cached_peak_rss_MB": [round(r["peak_rss"] / 1e6) for r in runs["cached"]],
         "ratio_median": round(ratio_med, 1),
         "ratio_best": round(ratio_best, 1),
+        **(
+            {
+                "before_pythonpath": args.before,
+                "cached_before_second_load_s": [round(x, 3) for x in sec["cached_before"]],
+                "ratio_median_before": round(
+                    statistics.median(sec["parse"]) / statistics.median(sec["cached_before"]), 1
+                ),
+            }
+            if args.before
+            else {}
+        ),
         "note": "each measurement a fresh process; parse and cached load interleaved; the "
         "cached load maps the arrays and verifies every byte's checksum",
     }
