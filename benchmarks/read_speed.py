@@ -1,6 +1,12 @@
 """Read speed and peak memory of ``selrank.datasets.read_svmlight`` on a large synthetic file.
 
     python benchmarks/read_speed.py [--rows 200000] [--features 136] [--gzip] [--sklearn]
+    python benchmarks/read_speed.py --cache --rows 1200192 --repeat 3   # parse vs cached load
+
+``--cache`` times, instead, ``read_svmlight`` (parsing the text) against the second load of
+``read_svmlight_cached`` (the memory-mapped, checksum-verified ``.npy`` cache filled by a first
+load that is not timed), interleaved (parse, cached, parse, cached, ...) each in a fresh
+process, and writes ``benchmarks/results/read_speed_cache.json`` with the load average.
 
 Writes an MSLR-shaped file (``make_mslr_like`` + ``write_svmlight``, dense lines as in
 MSLR-WEB30K) to a temporary folder, then reads it in a fresh process per measurement so that
@@ -40,6 +46,9 @@ base = high_water()
 t = time.perf_counter()
 if reader == "selrank":
     X = read_svmlight(path).X
+elif reader.startswith("cached:"):
+    from selrank.datasets import read_svmlight_cached
+    X = read_svmlight_cached(path, cache=reader.split(":", 1)[1]).X
 else:
     X = load_svmlight_file(path, query_id=True)[0]
     X = X.data  # CSR values: the bulk of its memory
@@ -49,9 +58,16 @@ print(json.dumps({"seconds": seconds, "peak_rss": peak, "base_rss": base, "out_b
 """
 
 
-def measure(path: Path, reader: str) -> dict:
+def measure(path: Path, reader: str, pythonpath: str | None = None) -> dict:
+    import os
+
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), reader], check=True, capture_output=True, text=True
+        [sys.executable, "-c", CHILD, str(path), reader],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -63,7 +79,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gzip", action="store_true", help="also time a gzip-compressed copy")
     parser.add_argument("--sklearn", action="store_true", help="also time scikit-learn's reader")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--cache", action="store_true", help="time parsing against the cache's second load"
+    )
+    parser.add_argument("--out", type=Path, default=None, help="JSON (with --cache)")
+    parser.add_argument(
+        "--before",
+        metavar="PYTHONPATH",
+        help="with --cache: also time the cache of another selrank (e.g. an older version "
+        "extracted with `git archive <commit> selrank | tar -x -C DIR`), interleaved",
+    )
     args = parser.parse_args(argv)
+    if args.cache:
+        return cache_speed(args)
 
     from selrank.datasets import make_mslr_like, write_svmlight
 
@@ -103,6 +131,88 @@ def main(argv: list[str] | None = None) -> None:
             }
             results.append(row)
             print(json.dumps(row))
+
+
+def cache_speed(args) -> None:
+    """Parse vs second cached load, interleaved in fresh processes; prints and writes JSON."""
+    import os
+    import platform
+    import shutil
+    import statistics
+
+    from selrank.datasets import make_mslr_like, write_svmlight
+
+    out = args.out or Path(__file__).resolve().parent / "results" / "read_speed_cache.json"
+    with tempfile.TemporaryDirectory(prefix="selrank_read_speed_") as tmp:
+        path = Path(tmp) / "mslr_like.txt"
+        cache = Path(tmp) / "cache"
+        data = make_mslr_like(args.rows, args.features, seed=0)
+        t = time.perf_counter()
+        write_svmlight(path, data.X, data.y, data.qid)
+        write_s = time.perf_counter() - t
+        del data
+        mb = path.stat().st_size / 1e6
+        print(
+            f"{args.rows:,} rows x {args.features}: {mb:.0f} MB of text (written in {write_s:.0f} s)"
+        )
+        loads = [os.getloadavg()[0]]
+        first = measure(path, f"cached:{cache}")  # parse + write the cache (not compared)
+        print(json.dumps({"first_load_with_cache_write_s": round(first["seconds"], 2)}))
+        steps = [("parse", "selrank", None), ("cached", f"cached:{cache}", None)]
+        if args.before:
+            before_cache = Path(tmp) / "cache_before"
+            measure(path, f"cached:{before_cache}", args.before)  # fill the older cache
+            steps.append(("cached_before", f"cached:{before_cache}", args.before))
+        runs: dict[str, list[dict]] = {name: [] for name, _, _ in steps}
+        for _ in range(args.repeat):
+            for name, reader, pythonpath in steps:
+                r = measure(path, reader, pythonpath)
+                runs[name].append(r)
+                loads.append(os.getloadavg()[0])
+                print(json.dumps({"step": name, "seconds": round(r["seconds"], 3)}), flush=True)
+        entry_mb = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file()) / 1e6
+        shutil.rmtree(cache, ignore_errors=True)
+    sec = {k: [r["seconds"] for r in v] for k, v in runs.items()}
+    ratio_med = statistics.median(sec["parse"]) / statistics.median(sec["cached"])
+    ratio_best = min(sec["parse"]) / min(sec["cached"])
+    doc = {
+        "benchmark": "read_speed --cache",
+        "command": "python benchmarks/read_speed.py " + " ".join(sys.argv[1:]),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_average_1min": {"min": min(loads), "max": max(loads), "samples": loads},
+        "rows": args.rows,
+        "features": args.features,
+        "text_MB": round(mb, 1),
+        "cache_entry_MB": round(entry_mb, 1),
+        "first_load_with_cache_write_s": round(first["seconds"], 2),
+        "parse_s": [round(x, 3) for x in sec["parse"]],
+        "cached_second_load_s": [round(x, 3) for x in sec["cached"]],
+        "parse_peak_rss_MB": [round(r["peak_rss"] / 1e6) for r in runs["parse"]],
+        "cached_peak_rss_MB": [round(r["peak_rss"] / 1e6) for r in runs["cached"]],
+        "ratio_median": round(ratio_med, 1),
+        "ratio_best": round(ratio_best, 1),
+        **(
+            {
+                "before_pythonpath": args.before,
+                "cached_before_second_load_s": [round(x, 3) for x in sec["cached_before"]],
+                "ratio_median_before": round(
+                    statistics.median(sec["parse"]) / statistics.median(sec["cached_before"]), 1
+                ),
+            }
+            if args.before
+            else {}
+        ),
+        "note": "each measurement a fresh process; parse and cached load interleaved; the "
+        "cached load maps the arrays and verifies every byte's checksum",
+    }
+    print(
+        f"parse {statistics.median(sec['parse']):.2f} s, cached second load "
+        f"{statistics.median(sec['cached']):.2f} s (medians): {ratio_med:.1f}x "
+        f"(best against best {ratio_best:.1f}x); load average {min(loads):.1f}-{max(loads):.1f}"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"written to {out}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,11 @@
 * **Reading**: gzip is recognised by its first two bytes (``1f 8b``), whatever the name, so a
   file written under a ``.gz`` name reads back, and so does a file someone compressed
   without renaming it.
+* **Permissions**: a new file gets the mode every other tool gives it, ``0o666`` less the
+  user's umask (``-rw-r--r--`` under the usual ``022``); the temporary file of an atomic write
+  (``mkstemp`` creates it ``0600``) is given that mode before it takes the final name (or the
+  mode of the file it replaces, as a shell's ``>`` keeps it), so an atomic write never
+  narrows who can read the result (:func:`default_file_mode`).
 * **Output paths** are checked before any work starts (:func:`check_output_path`): the
   folder must exist and be writable, and the path must not be a directory.
 """
@@ -18,15 +23,18 @@ import contextlib
 import gzip
 import io
 import os
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
     "GZIP_MAGIC",
     "check_distinct_outputs",
+    "check_outputs_not_inputs",
     "check_output_path",
+    "default_file_mode",
     "is_gzip_file",
     "open_read",
     "open_write",
@@ -45,6 +53,28 @@ def writes_gzip(path: str | os.PathLike) -> bool:
     (True, False, True)
     """
     return os.fspath(path).lower().endswith(".gz")
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it and setting it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def default_file_mode(*, directory: bool = False) -> int:
+    """The mode ``open()`` (``0o666``) or ``mkdir`` (``0o777``) gives a new file or folder under
+    the current umask: what every other tool creates, e.g. ``0o644`` under umask ``022``.
+
+    Examples
+    --------
+    >>> import os
+    >>> old = os.umask(0o027)
+    >>> oct(default_file_mode()), oct(default_file_mode(directory=True))
+    ('0o640', '0o750')
+    >>> _ = os.umask(old)
+    """
+    return (0o777 if directory else 0o666) & ~current_umask()
 
 
 def is_gzip_file(path: str | os.PathLike) -> bool:
@@ -90,6 +120,11 @@ def open_write(
         raise FileNotFoundError(f"cannot write {target}: the folder {target.parent} does not exist")
     if atomic:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        # mkstemp creates 0600: give the file the mode open() would give it (0o666 less the
+        # umask), or, when it replaces a file, that file's mode (as `>` in a shell keeps it)
+        with contextlib.suppress(OSError, AttributeError):  # no fchmod / modes (Windows)
+            mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else default_file_mode()
+            os.fchmod(fd, mode)
         raw: IO[bytes] = os.fdopen(fd, "wb")
     else:
         tmp = ""
@@ -157,7 +192,7 @@ def check_output_path(path: str | os.PathLike, what: str = "output") -> Path:
     return p
 
 
-def check_distinct_outputs(paths: dict[str, str | os.PathLike | None]) -> None:
+def check_distinct_outputs(paths: Mapping[str, str | os.PathLike | None]) -> None:
     """Refuse two outputs that name the same file (one would silently replace the other).
 
     ``paths`` maps an option name (e.g. ``"--save"``) to its path or ``None``.
@@ -181,3 +216,49 @@ def check_distinct_outputs(paths: dict[str, str | os.PathLike | None]) -> None:
                 "the other"
             )
         seen[key] = option
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)  # hard links too
+    except OSError:  # pragma: no cover - a file removed meanwhile
+        return False
+
+
+def check_outputs_not_inputs(
+    outputs: Mapping[str, str | os.PathLike | None],
+    inputs: Mapping[str, Any],
+) -> None:
+    """Refuse an output that names one of the inputs (writing it would destroy the input).
+
+    ``outputs`` maps an option to its path or ``None``; ``inputs`` maps an option (or a
+    description) to a path, a list of paths, or ``None``. ``"-"`` (standard input or
+    output) is never a file. Paths are compared resolved (symbolic links followed) and by
+    device and inode (hard links).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+    >>> _ = f.write_text("q1 Q0 d1 1 1.0 x\\n")
+    >>> check_outputs_not_inputs({"--json": str(f)}, {"--run": [str(f)]})
+    Traceback (most recent call last):
+    ...
+    ValueError: --json ...run.txt is the input file of --run; writing it would destroy the input: choose another name
+    """
+    for option, value in outputs.items():
+        if value is None or os.fspath(value) == "-":
+            continue
+        out = Path(os.fspath(value)).expanduser()
+        for source, given in inputs.items():
+            items = given if isinstance(given, list | tuple) else [given]
+            for item in items:
+                if item is None or os.fspath(item) == "-":
+                    continue
+                if _same_file(out, Path(os.fspath(item)).expanduser()):
+                    raise ValueError(
+                        f"{option} {value} is the input file of {source}; writing it would "
+                        "destroy the input: choose another name"
+                    )

@@ -165,15 +165,26 @@ def _progress(total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="fit", file=sys.stderr, leave=False)
 
 
-def _fit_baseline(objective: str, split, tree_params: dict, seed: int, n_rounds: int, esr: int):
+def _fit_baseline(
+    objective: str,
+    split,
+    tree_params: dict,
+    seed: int,
+    n_rounds: int,
+    esr: int,
+    threads: int | None = None,
+):
     """LightGBM's built-in ``objective`` through the estimators' LightGBM backend: the same
     datasets, parameters and early stopping (selrank's NDCG@10 on the validation split) as
     ``SelectiveRanker``; returns the test scores and the rounds kept."""
+    from ._threads import default_threads, user_threads
     from .estimators.backends import LightGBMBackend, ndcg_metric
 
     lgbm = LightGBMBackend()
     tr, va = split.train, split.validation
     params = {"objective": objective, **lgbm.base_params(LEARNING_RATE, seed=seed), **tree_params}
+    if not user_threads(params):  # as the estimators: physical cores, fewer for small data
+        params["num_threads"] = threads or default_threads(len(tr.y))
     dtrain, valids = lgbm.datasets(
         tr.X, tr.y, group=tr.group, eval_sets=[(va.X, va.y, va.group, None)]
     )
@@ -200,6 +211,12 @@ def _selrank_kwargs(args) -> dict:
     if loss_params:
         kwargs["loss_params"] = loss_params
     kwargs["random_state"] = args.seed
+    if getattr(args, "threads", None) is not None:
+        from ._threads import user_threads
+
+        if user_threads(backend_params):
+            raise CLIError("--threads and a thread --backend-param both set the threads; give one")
+        kwargs["num_threads" if args.backend == "lightgbm" else "n_jobs"] = args.threads
     return kwargs
 
 
@@ -223,6 +240,18 @@ class _Source:
     folds: list[int]
     load: Callable[[int], Any]
     describe: dict[str, Any] = field(default_factory=dict)
+    #: the train / validation / test files of a fold (None: packaged data or no such split)
+    files: Callable[[int], list[Path | None]] = lambda k: [None, None, None]
+
+
+def _printer(*outputs: Any) -> Callable[..., None]:
+    """``print`` for the human-readable report: to stderr when a data output is stdout."""
+    stream = sys.stderr if _to_stdout(*outputs) else None
+
+    def say(*values: Any) -> None:
+        print(*values, file=stream if stream is not None else sys.stdout)
+
+    return say
 
 
 def _cache_option(args) -> Any:
@@ -264,7 +293,8 @@ def _source(args) -> _Source:
             paths[0].stem,
             [1],
             lambda k: load_ranking_files(*paths, cache=cache),
-            {
+            files=lambda k: list(paths),
+            describe={
                 "kind": "files",
                 "train": str(paths[0]),
                 "valid": str(paths[1]),
@@ -277,6 +307,13 @@ def _source(args) -> _Source:
             raise CLIError(
                 f"--dataset {args.dataset} is packaged with selrank: drop --data, or name the "
                 f"benchmark your folder holds ({', '.join(BENCHMARK_NAMES)}), or give --data alone"
+            )
+        if root.exists() and not root.is_dir():
+            raise CLIError(
+                f"--data {root} is a file; --data takes a folder (holding Fold1 ... Fold5, "
+                "train.txt / vali.txt / test.txt, or LightGBM's rank.train / rank.vali / "
+                "rank.test with their .query files). For single files give --train FILE "
+                "--valid FILE --test FILE"
             )
         if not root.is_dir():
             raise CLIError(
@@ -295,6 +332,7 @@ def _source(args) -> _Source:
                 folds,
                 lambda k: load_benchmark(name, root, k, cache=cache, verify=verify),
                 {"kind": "benchmark", "path": str(root), "verified": verify},
+                files=lambda k: list(benchmark_files(name, root, k)),
             )
         if args.fold is not None:
             folds = [args.fold]
@@ -312,6 +350,7 @@ def _source(args) -> _Source:
             folds,
             lambda k: load_ranking_folder(root, k, cache=cache),
             {"kind": "folder", "path": str(root)},
+            files=lambda k: list(ranking_folder_files(root, k)),
         )
     name = args.dataset or "mq2008"
     if name in BENCHMARK_NAMES:
@@ -323,30 +362,224 @@ def _source(args) -> _Source:
     return _Source(name, folds, lambda k: load_letor(name, fold=k), {"kind": "packaged"})
 
 
-def _check_outputs(outputs: dict[str, str | os.PathLike | None]) -> None:
-    """Every output path writable and distinct, before any work starts."""
-    from ._files import check_distinct_outputs, check_output_path
+STDIO = "-"  # standard input / output, as trec_eval and most tools take it
 
-    for option, value in outputs.items():
-        if value is not None:
-            check_output_path(value, option)
-    check_distinct_outputs(outputs)
+
+def _check_outputs(
+    outputs: dict[str, str | os.PathLike | None], inputs: dict[str, Any] | None = None
+) -> None:
+    """Every output path writable, distinct and none of the inputs, before any work starts;
+    ``-`` (standard output) for at most one of them."""
+    from ._files import check_distinct_outputs, check_output_path, check_outputs_not_inputs
+
+    to_stdout = [o for o, v in outputs.items() if v is not None and os.fspath(v) == STDIO]
+    if len(to_stdout) > 1:
+        raise CLIError(
+            f"{' and '.join(to_stdout)} both write to standard output (-); give one a file name"
+        )
+    files = {o: v for o, v in outputs.items() if v is not None and os.fspath(v) != STDIO}
+    for option, value in files.items():
+        check_output_path(value, option)
+    check_distinct_outputs(files)
+    if inputs:
+        check_outputs_not_inputs(files, inputs)
+
+
+def _to_stdout(*values: Any) -> bool:
+    return any(v is not None and os.fspath(v) == STDIO for v in values)
 
 
 def _write_json(path: str, doc: dict) -> None:
     from ._files import open_write
 
+    if path == STDIO:
+        json.dump(doc, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return
     with open_write(path, text=True) as fh:
         json.dump(doc, fh, indent=2, default=str)
+
+
+class _Stdin:
+    """``-`` among the inputs: standard input copied once to a temporary file named ``stdin``
+    (so the readers see a file: gzip is recognised, errors name its lines); messages name it
+    ``<stdin>``."""
+
+    def __init__(self) -> None:
+        self._tmp: Any = None
+        self.path: Path | None = None
+
+    def resolve(self, option: str, value: str) -> str:
+        if value != STDIO:
+            return value
+        if self.path is not None:
+            raise CLIError(f"{option} -: standard input is already read by another option")
+        import shutil
+        import tempfile
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="selrank_stdin_")
+        self.path = Path(self._tmp.name) / "stdin"
+        with open(self.path, "wb") as fh:
+            shutil.copyfileobj(sys.stdin.buffer, fh)
+        return str(self.path)
+
+    def message(self, exc: BaseException) -> str:
+        text = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        return text if self.path is None else text.replace(str(self.path), "<stdin>")
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+        self._tmp = self.path = None
+
+
+_STDIN = _Stdin()
+
+
+def _line_of_row(path: Path, row: int) -> int | None:
+    """The line of data row ``row`` (from 0) of a text file: blank and ``#`` lines are not rows."""
+    from ._files import open_read
+
+    seen = -1
+    try:
+        with open_read(path) as fh:
+            for lineno, raw in enumerate(fh, 1):
+                text = raw.strip()
+                if text and not text.startswith(b"#"):
+                    seen += 1
+                    if seen == row:
+                        return lineno
+    except OSError:  # pragma: no cover - the file went away
+        return None
+    return None
+
+
+def _where(files: list[Path | None], k: int, row: int, fold: int, split: str) -> str:
+    f = files[k] if k < len(files) else None
+    if f is None:
+        return f"fold {fold} {split} split, row {row + 1}"
+    line = _line_of_row(Path(f), row)
+    return f"{f}, line {line}" if line is not None else f"{f}, data row {row + 1}"
+
+
+def _check_labels(source: _Source, fold: int, ds: Any, baselines: list[str]) -> int:
+    """Refuse, before any training, labels the report or the baselines cannot take; returns
+    the largest label of the training and validation splits.
+
+    Every split: finite and >= 0 (NDCG's gain; early stopping and the report use it). With the
+    LightGBM baselines: whole numbers in the training and validation splits (LightGBM's
+    lambdarank and rank_xendcg refuse fractional grades)."""
+    files = source.files(fold)
+    top = 0
+    for k, (split_name, split) in enumerate(
+        (("train", ds.train), ("validation", ds.validation), ("test", ds.test))
+    ):
+        y = np.asarray(split.y, dtype=np.float64)
+        bad = ~np.isfinite(y) | (y < 0)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise CLIError(
+                f"{_where(files, k, r, fold, split_name)}: label {y[r]:g}; selrank train needs "
+                "relevance labels >= 0 in every split (NDCG, used for early stopping and the "
+                "report, takes gain 2^label - 1)"
+            )
+        if baselines and split_name != "test":
+            frac = y != np.floor(y)
+            if frac.any():
+                r = int(np.flatnonzero(frac)[0])
+                raise CLIError(
+                    f"{_where(files, k, r, fold, split_name)}: label {y[r]:g} is not a whole "
+                    "number; LightGBM's lambdarank and rank_xendcg (the baselines) take integer "
+                    "relevance grades. Round the labels, or pass --no-baseline to train selrank "
+                    "alone"
+                )
+            top = max(top, int(y.max()) if y.size else 0)
+    return top
+
+
+class _QuietFds:
+    """Silence file descriptors 1 and 2 (LightGBM's C++ logs write to them directly)."""
+
+    def __enter__(self) -> _QuietFds:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._saved = [os.dup(1), os.dup(2)]
+        self._null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(self._null, 1)
+        os.dup2(self._null, 2)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        os.dup2(self._saved[0], 1)
+        os.dup2(self._saved[1], 2)
+        for fd in (*self._saved, self._null):
+            os.close(fd)
+
+
+def _probe_parameters(args, kwargs: dict, tree_params: dict, n_features: int) -> None:
+    """Fit one round of every system on a tiny data set as wide as the data, so that a
+    parameter the backend refuses (``--backend-param num_leaves=1``) is one line and exit 2
+    before any training, not a traceback after it."""
+    import warnings
+
+    from .estimators import SelectiveRanker
+
+    rng = np.random.default_rng(0)
+    X = rng.random((120, max(1, int(n_features))))
+    y = rng.integers(0, 3, 120).astype(np.float64)
+    group = [10] * 12
+    systems: list[tuple[str, Callable[[], Any]]] = [
+        (
+            "the selrank model",
+            lambda: SelectiveRanker(**{**kwargs, "n_estimators": 1}).fit(
+                X, y, group=group, eval_set=[(X, y)], eval_group=[group]
+            ),
+        )
+    ]
+    if not args.no_baseline:
+        import lightgbm as lgb
+
+        params = {"objective": "lambdarank", "verbosity": -1, "num_threads": 1, **tree_params}
+        for key in ("n_estimators", "early_stopping_rounds"):
+            params.pop(key, None)
+        systems.append(
+            (
+                "the LightGBM baselines",
+                lambda: lgb.train(params, lgb.Dataset(X, y, group=group), num_boost_round=1),
+            )
+        )
+    for what, fit in systems:
+        try:
+            with warnings.catch_warnings(), _QuietFds():
+                warnings.simplefilter("ignore")
+                fit()
+        except Exception as exc:  # noqa: BLE001 - the backend's own error, shown in one line
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            given = " ".join(f"--backend-param {p}" for p in args.backend_param or [])
+            raise CLIError(
+                f"{given or 'the parameters'}: {what} cannot be trained with them: "
+                f"{type(exc).__name__}: {first}"
+            ) from None
 
 
 def _train(args) -> int:
     from .estimators import SelectiveRanker
     from .metrics import format_comparison, paired_comparison
 
-    _check_outputs({"--save": args.save, "--json": args.json})
+    if args.save == STDIO:
+        raise CLIError("--save -: a model is saved to a file; give a file name")
+    outputs = {"--save": args.save, "--json": args.json}
+    _check_outputs(outputs)
     _check_loss_for_ranking(args.loss)
     source = _source(args)
+    inputs = {
+        f"fold {k} {name}": f
+        for k in source.folds
+        for name, f in zip(("train", "validation", "test"), source.files(k))
+    }
+    _check_outputs(outputs, inputs)
+    say = _printer(args.json)
     kwargs = _selrank_kwargs(args)
     backend_params = _parse_params(args.backend_param, "--backend-param")
     tree_params = (
@@ -363,12 +596,19 @@ def _train(args) -> int:
     # Read (and, for a benchmark, verify) every fold before the first fit, so that a damaged
     # file is reported before any training; with the cache on, the loop re-reads arrays.
     loaded = {}
+    top_label = 0
     for fold in folds:
         ds = source.load(fold)
         if ds.train is None or ds.validation is None or ds.test is None:
             raise CLIError(f"{source.name} fold {fold} lacks a train, validation or test split")
+        top_label = max(top_label, _check_labels(source, fold, ds, baselines))
         if fold == folds[0]:
             loaded[fold] = ds
+    # LightGBM's lambdarank / rank_xendcg know grades 0..30 (label_gain 2^i - 1): above that,
+    # the same gain (the report's 2^rel - 1) for every grade present
+    if baselines and top_label > 30 and "label_gain" not in tree_params:
+        tree_params["label_gain"] = [float(2.0**i - 1.0) for i in range(top_label + 1)]
+    _probe_parameters(args, kwargs, tree_params, loaded[folds[0]].train.n_features)
 
     bar = _progress(len(folds) * len(systems), source.name)
     per_fold: list[dict] = []
@@ -396,7 +636,7 @@ def _train(args) -> int:
         for b in baselines:
             t0 = time.perf_counter()
             scores[f"LightGBM {b}"], r = _fit_baseline(
-                b, split, tree_params, args.seed, n_rounds, esr
+                b, split, tree_params, args.seed, n_rounds, esr, args.threads
             )
             seconds[f"LightGBM {b}"] += time.perf_counter() - t0
             rounds[f"LightGBM {b}"].append(r)
@@ -440,7 +680,7 @@ def _train(args) -> int:
     where = f"fold {folds[0]}" if len(folds) == 1 else f"{len(folds)} folds"
     if source.describe["kind"] == "files":
         where = "one split"
-    print(
+    say(
         f"{source.name}, {where}: {n_queries} test queries"
         + ("" if len(folds) == 1 else " (each fold's test split, pooled)")
     )
@@ -449,15 +689,15 @@ def _train(args) -> int:
         + "".join(f"{'NDCG@' + str(k):>9s}" for k in NDCG_AT)
         + f"{'rounds':>8s}{'seconds':>9s}"
     )
-    print(header)
-    print("-" * len(header))
+    say(header)
+    say("-" * len(header))
     for s in systems:
-        print(
+        say(
             f"{s:28s}"
             + "".join(f"{means[s][f'ndcg@{k}']:9.4f}" for k in NDCG_AT)
             + f"{np.mean(rounds[s]):8.0f}{seconds[s]:9.1f}"
         )
-    print(
+    say(
         "(mean over test queries; gain 2^rel - 1, a query without relevant documents scores 1;"
         " rounds: mean trees after early stopping)"
     )
@@ -507,16 +747,17 @@ def _train(args) -> int:
             no_relevant=_METRIC["no_relevant"],
         )
         doc["comparisons"] = cmp.drop("test").to_dicts()
-        print()
-        print(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")))
-        print(
+        say()
+        say(format_comparison(cmp.filter(cmp["metric"] == "ndcg@10")))
+        say(
             "(Δ: mean per-query difference over the test queries; [95% bootstrap CI]; p: paired t-test, "
             "Holm-adjusted over the baselines; better/worse: CI excludes 0 and p < 0.05, "
             "otherwise parity = no significant difference)"
         )
     if args.json:
         _write_json(args.json, doc)
-        print(f"results written to {args.json}")
+        if args.json != STDIO:
+            say(f"results written to {args.json}")
     return 0
 
 
@@ -549,17 +790,39 @@ def _load_model(path: str):
     )
 
 
+def _write_to_stdout(write: Callable[[str], None]) -> None:
+    """Run a writer that takes a path into a temporary file and copy it to standard output."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="selrank_stdout_") as tmp:
+        path = str(Path(tmp) / "out.txt")
+        write(path)
+        with open(path, "rb") as fh:
+            sys.stdout.flush()
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+
+
 def _predict(args) -> int:
     from .datasets import read_svmlight
+    from .datasets.lightgbm_files import is_lightgbm_ranking_file, read_lightgbm_ranking
     from .metrics import labels_to_qrels, scores_to_run, write_qrels, write_run
 
-    _check_outputs({"--out": args.out, "--qrels-out": args.qrels_out})
+    outputs = {"--out": args.out, "--qrels-out": args.qrels_out}
+    _check_outputs(outputs, {"--model": args.model, "--data": args.data})
+    say = _printer(args.out, args.qrels_out)
     model = _load_model(args.model)
-    data = Path(args.data).expanduser()
+    data = Path(_STDIN.resolve("--data", args.data)).expanduser()
+    if data.is_dir():
+        raise CLIError(f"--data {data} is a folder; predict scores one SVMlight file")
     if not data.is_file():
         raise CLIError(f"--data {data}: no such file")
     width = int(model.n_features_in_)
-    split = read_svmlight(data, n_features=width, keep_comments=True)
+    if is_lightgbm_ranking_file(data):  # LightGBM's rank.test + rank.test.query
+        split = read_lightgbm_ranking(data, n_features=width)
+    else:
+        split = read_svmlight(data, n_features=width, keep_comments=True)
     docid = split.docid
     named = docid is not None and bool(np.all(docid != ""))
     docno = docid if named else None  # else each row's index in the file, as labels_to_qrels
@@ -567,17 +830,24 @@ def _predict(args) -> int:
     scores = np.asarray(model.predict(split.X), dtype=np.float64)
     seconds = time.perf_counter() - t0
     run = scores_to_run(scores, split.group, qid=split.qid, docno=docno, tag=args.tag)
-    write_run(run, args.out)
-    print(
+    if args.out == STDIO:
+        _write_to_stdout(lambda path: write_run(run, path))
+    else:
+        write_run(run, args.out)
+    shown = "standard output" if args.out == STDIO else args.out
+    say(
         f"{split.n_rows} documents of {split.n_queries} queries scored in {seconds:.2f} s; "
-        f"TREC run written to {args.out} (documents named by "
+        f"TREC run written to {shown} (documents named by "
         f"{'their #docid' if named else 'their row in the file, from 0'})"
     )
     if args.qrels_out:
-        write_qrels(
-            labels_to_qrels(split.y, split.group, qid=split.qid, docno=docno), args.qrels_out
-        )
-        print(f"the file's labels written as qrels to {args.qrels_out}")
+        qrels = labels_to_qrels(split.y, split.group, qid=split.qid, docno=docno)
+        if args.qrels_out == STDIO:
+            _write_to_stdout(lambda path: write_qrels(qrels, path))
+        else:
+            write_qrels(qrels, args.qrels_out)
+        shown = "standard output" if args.qrels_out == STDIO else args.qrels_out
+        say(f"the file's labels written as qrels to {shown}")
     return 0
 
 
@@ -594,15 +864,27 @@ def _metric_names(items: Sequence[str] | None) -> list[str]:
 
 
 def _evaluate(args) -> int:
-    from .metrics import evaluate_run, read_qrels, read_run
+    from .metrics import compare, evaluate_run, read_qrels, read_run, trec_report
 
-    _check_outputs({"--json": args.json})
+    _check_outputs({"--json": args.json}, {"--qrels": args.qrels, "--run": list(args.run)})
     metrics = _metric_names(args.metrics)
-    for option, value in [("--qrels", args.qrels)] + [("--run", r) for r in args.run]:
+    if len(set(args.run)) != len(args.run):
+        raise CLIError(f"--run names a file twice: {args.run}")
+    if args.reference is not None and args.reference not in args.run:
+        raise CLIError(f"--reference {args.reference}: not one of the --run files {args.run}")
+    qrels_path = _STDIN.resolve("--qrels", args.qrels)
+    run_paths = {r: _STDIN.resolve("--run", r) for r in args.run}
+    for option, value in [("--qrels", qrels_path)] + [("--run", r) for r in run_paths.values()]:
+        if Path(value).expanduser().is_dir():
+            raise CLIError(f"{option} {value} is a folder; give the file")
         if not Path(value).expanduser().is_file():
             raise CLIError(f"{option} {value}: no such file")
-    qrels = read_qrels(args.qrels)
-    runs = {r: read_run(r) for r in args.run}
+    # stdout holds only the data when it is asked for: the JSON (--json -), or the table in
+    # the chosen format (--format markdown / latex); the rest goes to stderr
+    data_only = args.json == STDIO or args.format != "text"
+    say = _printer(STDIO if data_only else None)
+    qrels = read_qrels(qrels_path)
+    runs = {r: read_run(p) for r, p in run_paths.items()}
     options = {
         "metrics": metrics,
         "relevance_level": args.relevance_level,
@@ -611,46 +893,62 @@ def _evaluate(args) -> int:
     }
     frames = {r: evaluate_run(qrels, run, **options) for r, run in runs.items()}
     width = max(12, *(len(r) for r in runs))
-    print(f"{'run':{width}s}" + "".join(f"{m:>13s}" for m in metrics) + f"{'queries':>9s}")
+    say(f"{'run':{width}s}" + "".join(f"{m:>13s}" for m in metrics) + f"{'queries':>9s}")
     doc: dict[str, Any] = {"qrels": args.qrels, "options": options, "runs": {}}
     for r, frame in frames.items():
         means = dict(zip(frame["metric"].to_list(), frame["mean"].to_list()))
         n = int(frame["n_queries"].to_numpy().max())
-        print(f"{r:{width}s}" + "".join(f"{means[m]:13.4f}" for m in metrics) + f"{n:9d}")
+        say(f"{r:{width}s}" + "".join(f"{means[m]:13.4f}" for m in metrics) + f"{n:9d}")
         doc["runs"][r] = {"summary": frame.to_dicts()}
         if args.per_query:
             doc["runs"][r]["per_query"] = evaluate_run(
                 qrels, runs[r], **options, per_query=True
             ).to_dicts()
-    print(
+    say(
         f"(mean over the queries of the qrels{'' if args.queries == 'qrels' else ' and the run'}; "
         f"trec_eval's conventions: {args.gain} gain, relevant at level >= {args.relevance_level}, "
         "ties by decreasing docno)"
     )
     if args.per_query:
         for r in runs:
-            print(f"\nper query, {r}:")
+            say(f"\nper query, {r}:")
             table = evaluate_run(qrels, runs[r], **options, per_query=True)
-            print("".join(f"{c:>13s}" for c in table.columns))
+            say("".join(f"{c:>13s}" for c in table.columns))
             for row in table.iter_rows():
-                print(
-                    "".join(f"{v:>13.4f}" if isinstance(v, float) else f"{v!s:>13s}" for v in row)
-                )
+                say("".join(f"{v:>13.4f}" if isinstance(v, float) else f"{v!s:>13s}" for v in row))
+    table_out = print if args.format != "text" and args.json != STDIO else say
     if len(runs) > 1:
-        from .metrics import trec_report
-
         reference = args.reference if args.reference is not None else args.run[0]
-        if reference not in runs:
-            raise CLIError(f"--reference {reference}: not one of the --run files {list(runs)}")
-        named = {r: runs[r] for r in runs}
-        print(f"\npaired comparison against {reference} (per-query differences, Holm):")
-        print(
+        report = compare(
+            dict(runs),
+            qrels,
+            metrics=metrics,
+            baseline=reference,
+            test="t",
+            relevance_level=args.relevance_level,
+            gain=args.gain,
+            queries=args.queries,
+        )
+        say(f"\npaired comparison against {reference} (per-query differences, Holm):")
+        if args.format == "markdown":
+            table_out(report.to_markdown())
+        elif args.format == "latex":
+            table_out(report.to_latex())
+        else:
+            say(str(report))
+        doc["comparison"] = {
+            "reference": reference,
+            "test": "paired t-test, Holm-adjusted over the systems compared on each metric",
+            "confidence": report.confidence,
+            "rows": report.table.to_dicts(),
+        }
+    elif args.format != "text":  # one run: its summary as a Markdown or LaTeX table
+        table_out(
             trec_report(
                 qrels,
-                named,
+                next(iter(runs.values())),
                 metrics=metrics,
                 fmt=args.format,
-                reference=reference,
                 relevance_level=args.relevance_level,
                 gain=args.gain,
                 queries=args.queries,
@@ -658,7 +956,8 @@ def _evaluate(args) -> int:
         )
     if args.json:
         _write_json(args.json, doc)
-        print(f"results written to {args.json}")
+        if args.json != STDIO:
+            say(f"results written to {args.json}")
     return 0
 
 
@@ -805,6 +1104,16 @@ def _demo(args) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with the one error format of the command: ``selrank: error: ...``, status 2."""
 
@@ -835,7 +1144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         metavar="DIR",
         help="a LETOR / MSLR folder: Fold1..Fold5/{train,vali,test}.txt (or train.txt directly; "
-        "each may be .gz)",
+        "each may be .gz), or LightGBM's rank.train / rank.vali / rank.test with .query files",
     )
     t.add_argument("--train", metavar="FILE", help="training file (with --valid and --test)")
     t.add_argument("--valid", metavar="FILE", help="validation file (early stopping)")
@@ -875,6 +1184,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="backend/tree parameter, repeatable; LightGBM tree parameters also apply to the baselines",
     )
+    t.add_argument(
+        "--threads",
+        type=_positive_int,
+        metavar="N",
+        help="threads of every fit (default: one per 20,000 training rows, at most the "
+        "physical cores; LightGBM's own default is every logical CPU)",
+    )
     t.add_argument("--seed", type=int, default=0)
     t.add_argument(
         "--n-resamples",
@@ -890,7 +1206,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--json",
         metavar="PATH",
-        help="write every result (per fold, comparisons, parameters) as JSON",
+        help="write every result (per fold, comparisons, parameters) as JSON (- : standard "
+        "output, the report then goes to standard error)",
     )
     t.add_argument("--no-baseline", action="store_true", help="skip the LightGBM baselines")
     t.set_defaults(func=_train)
@@ -899,8 +1216,16 @@ def build_parser() -> argparse.ArgumentParser:
         "predict", help="score an SVMlight / LETOR file with a saved model; write a TREC run"
     )
     pr.add_argument("--model", required=True, metavar="PATH", help="a file written by save()")
-    pr.add_argument("--data", required=True, metavar="FILE", help="SVMlight file (plain or .gz)")
-    pr.add_argument("--out", required=True, metavar="PATH", help="the TREC run (.gz: gzip)")
+    pr.add_argument(
+        "--data",
+        required=True,
+        metavar="FILE",
+        help="SVMlight file (plain or .gz; LightGBM's rank.test with rank.test.query; - : "
+        "standard input)",
+    )
+    pr.add_argument(
+        "--out", required=True, metavar="PATH", help="the TREC run (.gz: gzip; - : standard output)"
+    )
     pr.add_argument("--tag", default="selrank", help="the run's name (last column)")
     pr.add_argument(
         "--qrels-out", metavar="PATH", help="also write the file's labels as TREC qrels"
@@ -908,8 +1233,16 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=_predict)
 
     ev = sub.add_parser("evaluate", help="evaluate TREC runs against qrels, as trec_eval does")
-    ev.add_argument("--qrels", required=True, metavar="PATH")
-    ev.add_argument("--run", required=True, nargs="+", metavar="PATH", help="one or more runs")
+    ev.add_argument(
+        "--qrels", required=True, metavar="PATH", help="qrels file (- : standard input)"
+    )
+    ev.add_argument(
+        "--run",
+        required=True,
+        nargs="+",
+        metavar="PATH",
+        help="one or more runs (- : standard input, for one of --qrels / --run)",
+    )
     ev.add_argument(
         "--metrics",
         action="append",
@@ -935,9 +1268,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=["text", "markdown", "latex"],
         default="text",
-        help="with several runs: the comparison table as text, Markdown or LaTeX",
+        help="the table as text, Markdown or LaTeX (markdown / latex: standard output holds "
+        "only that table, the rest goes to standard error)",
     )
-    ev.add_argument("--json", metavar="PATH", help="write the results as JSON (.gz: gzip)")
+    ev.add_argument(
+        "--json",
+        metavar="PATH",
+        help="write the results (and the comparison) as JSON (.gz: gzip; - : standard output)",
+    )
     ev.set_defaults(func=_evaluate)
 
     s = sub.add_parser("sensitivity", help="h, h', loss curves and BUST of a link or scaling")
@@ -985,9 +1323,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"selrank: error: {message}", file=sys.stderr)
+        print(f"selrank: error: {_STDIN.message(exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        # a backend's own error (LightGBMError, XGBoostError) is a user error in one line
+        if type(exc).__name__ not in ("LightGBMError", "XGBoostError"):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"selrank: error: {type(exc).__name__}: {first}", file=sys.stderr)
+        return 2
+    finally:
+        _STDIN.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -761,6 +761,35 @@ def _within_session_loss(loss):
     return built
 
 
+def _refuse_missing_sessions(s: np.ndarray, name: str) -> None:
+    """Refuse a missing session id (None, NaN, pandas' NA, an empty string), naming the row:
+    the same check for every kind of id, as selrank.datasets.dwell_dataset makes."""
+    if s.dtype.kind == "f":
+        missing = np.isnan(s)
+    elif s.dtype.kind in "OUS":
+        missing = np.fromiter(
+            (
+                v is None
+                or (isinstance(v, float) and v != v)
+                or (isinstance(v, str | bytes) and not v.strip())
+                or type(v).__name__ in ("NAType", "NaTType")
+                for v in s.tolist()
+            ),
+            dtype=bool,
+            count=s.size,
+        )
+    else:
+        return
+    if missing.any():
+        bad = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"`{name}` has a missing session id at row {bad} ({s[bad]!r}; "
+            f"{int(missing.sum())} of {s.size} rows have none): rows without a session cannot "
+            "be grouped, and treating them as one session would mix unrelated users; drop them "
+            "or give them ids"
+        )
+
+
 def _session_ids(session, n_rows: int, name: str) -> np.ndarray:
     """Per-row session ids, each session's rows adjacent (what the group losses need)."""
     if session is None:
@@ -774,6 +803,7 @@ def _session_ids(session, n_rows: int, name: str) -> np.ndarray:
         raise ValueError(
             f"`{name}` must hold one session id per row, shape ({n_rows},); got shape {s.shape}"
         )
+    _refuse_missing_sessions(s, name)
     try:
         as_groups(None, n_rows, qid=s, require_contiguous=True)
     except ValueError as exc:

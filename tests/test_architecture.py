@@ -200,7 +200,7 @@ def test_import_contract():
 #: Root modules that every module may use, private names included: the bottom of the layers.
 BASE_MODULES = frozenset(
     ["_array", "_validation", "_affine", "_functions", "_groups", "_numba", "_display", "_repr"]
-    + ["_files"]
+    + ["_files", "_threads"]
 )
 
 #: Cross-package private imports that a named branch of issue 19 removes: ``(importer, private

@@ -46,6 +46,7 @@ from .dwell import (
     read_session_clicks,
 )
 from .letor import LETOR_DATASETS, fold_subsets, load_letor
+from .lightgbm_files import lightgbm_query_file, read_lightgbm_ranking
 from .svmlight import read_svmlight, write_svmlight
 from .synthetic import (
     MSLR_LABEL_PROPORTIONS,
@@ -96,6 +97,8 @@ __all__ = [
     "ranking_folder_folds",
     "read_session_clicks",
     "read_svmlight_cached",
+    "read_lightgbm_ranking",
+    "lightgbm_query_file",
     "read_svmlight",
     "write_svmlight",
 ]

@@ -351,19 +351,71 @@ def _time_ms(clicks, name: str):
     return clicks.with_columns((pl.col("time") * 1000.0).round(0).cast(pl.Int64).alias("time_ms"))
 
 
-def _ids(clicks, column: str, name: str):
-    """An int64 id column; string ids that are not integers are hashed (the same id, the same hash)."""
+def _refuse_missing_ids(clicks, column: str, name: str) -> None:
+    """Refuse an id column with a missing id, naming the first row: the same check for every
+    kind of id (integer, float, string, categorical), before any conversion.
+
+    Missing is a null (``None``, pandas' ``NaN`` / ``pd.NA``), a float ``NaN``, or a string
+    that is empty or only spaces. Such clicks have no session (or item): hashing or casting
+    them would make every id-less click one session, and their dwell times would be gaps
+    between unrelated users.
+    """
     pl = _pl()
     dt = clicks.schema[column]
+    col = pl.col(column)
+    missing = col.is_null()
+    if dt.is_float():
+        missing = missing | col.is_nan()
+    elif dt in (pl.String, pl.Categorical) or isinstance(dt, pl.Enum):
+        missing = missing | (col.cast(pl.String).str.strip_chars() == "")
+    bad = clicks.select(missing.fill_null(True).arg_true().first()).item()
+    if bad is None:
+        return
+    n_bad = clicks.select(missing.fill_null(True).sum()).item()
+    value = clicks[column][bad]
+    raise ValueError(
+        f"`{name}` column {column!r} has a missing id at row {bad} ({value!r}; {n_bad} of "
+        f"{clicks.height} rows have none): a click without a {column} id cannot be placed, and "
+        "treating the id-less clicks as one session would make their dwell times gaps between "
+        "unrelated users. Drop those rows (e.g. clicks.drop_nulls(...)) or give them ids"
+    )
+
+
+def _ids(clicks, column: str, name: str):
+    """An int64 id column, every kind of id through one path: a missing id is refused (naming
+    the row) first; integers are kept, whole floats (pandas turns integer ids with missing
+    values into floats) become integers, strings and categoricals that all read as integers
+    become those integers, and other strings (e.g. UUIDs) a stable 64-bit hash (the same id,
+    the same hash, in both logs)."""
+    pl = _pl()
+    dt = clicks.schema[column]
+    if not (
+        dt.is_integer()
+        or dt.is_float()
+        or dt in (pl.String, pl.Categorical)
+        or isinstance(dt, pl.Enum)
+    ):
+        raise TypeError(f"`{name}` column {column!r} must hold integer or string ids; got {dt}")
+    _refuse_missing_ids(clicks, column, name)
     if dt.is_integer():
         return pl.col(column).cast(pl.Int64)
-    if dt in (pl.String, pl.Categorical) or isinstance(dt, pl.Enum):
-        as_int = clicks.select(pl.col(column).cast(pl.String).cast(pl.Int64, strict=False))
-        if as_int.null_count().item() == clicks.select(pl.col(column).null_count()).item():
-            return pl.col(column).cast(pl.String).cast(pl.Int64)
-        # opaque ids (e.g. UUIDs): a stable 64-bit hash keeps equal ids equal across both logs
-        return pl.col(column).cast(pl.String).hash(seed=0).reinterpret(signed=True)
-    raise TypeError(f"`{name}` column {column!r} must hold integer or string ids; got {dt}")
+    if dt.is_float():
+        col = pl.col(column)
+        frac = clicks.select((col != col.round(0)) | (col.abs() >= 2.0**53)).to_series()
+        if frac.any():
+            bad = int(frac.arg_true()[0])
+            raise ValueError(
+                f"`{name}` column {column!r} must hold integer or string ids; row {bad} holds "
+                f"{clicks[column][bad]!r}"
+            )
+        return col.cast(pl.Int64)
+    as_int = clicks.select(
+        pl.col(column).cast(pl.String).str.strip_chars().cast(pl.Int64, strict=False)
+    )
+    if as_int.null_count().item() == 0:
+        return pl.col(column).cast(pl.String).str.strip_chars().cast(pl.Int64)
+    # opaque ids (e.g. UUIDs): a stable 64-bit hash keeps equal ids equal across both logs
+    return pl.col(column).cast(pl.String).hash(seed=0).reinterpret(signed=True)
 
 
 def _as_polars(clicks: Any, name: str):

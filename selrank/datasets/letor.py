@@ -95,6 +95,14 @@ def _find(base: Path, names: list[str]) -> Path | None:
     return None
 
 
+def _lightgbm_stem(root: Path) -> str | None:
+    """``rank`` when ``root`` holds LightGBM's ``rank.train`` and ``rank.train.query``."""
+    for f in sorted(root.glob("*.train")):
+        if Path(f"{f}.query").is_file():
+            return f.name[: -len(".train")]
+    return None
+
+
 def _user_files(root: Path, fold: int) -> tuple[Path, Path | None, Path]:
     """Train / validation / test files of ``fold`` under ``root`` (several layouts)."""
     if not root.is_dir():
@@ -108,11 +116,19 @@ def _user_files(root: Path, fold: int) -> tuple[Path, Path | None, Path]:
         base, names = root, yahoo
     elif fold == 1 and _find(root, plain[0]) is not None:
         base, names = root, plain  # a single split without Fold folders reads as fold 1
+    elif fold == 1 and _lightgbm_stem(root) is not None:
+        stem = _lightgbm_stem(root)  # LightGBM's rank.train / rank.test (+ .query files)
+        base = root
+        names = (
+            [f"{stem}.train"],
+            [f"{stem}.{v}" for v in ("vali", "valid", "validation")],
+            [f"{stem}.test"],
+        )
     else:
         raise FileNotFoundError(
             f"no fold {fold} under {root}: expected {fold_dir}/train.txt (MSLR, Istella, LETOR), "
             f"{root}/set{fold}.train.txt (Yahoo), or, for fold 1, {root}/train.txt "
-            "(each optionally .gz)"
+            "(each optionally .gz) or LightGBM's rank.train with rank.train.query"
         )
     train, vali, test = (_find(base, n) for n in names)
     if train is None or test is None:

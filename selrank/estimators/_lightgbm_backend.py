@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._threads import default_threads, user_threads
 from ..gbdt import (
     LIGHTGBM_MIN_DATA_ALIASES,
     LightGBMObjective,
@@ -195,6 +196,8 @@ class LightGBMBackend(GBDTBackend):
             lr, seed=as_seed(est.random_state), verbose=verbose, n_classes=n_classes
         )
         p.update(params)
+        if not user_threads(p):  # OpenMP's one per logical CPU wastes CPU on small data
+            p["num_threads"] = default_threads(X.n_rows)
         if not any(params.get(k) is not None for k in LIGHTGBM_MIN_DATA_ALIASES) and X.n_rows < 40:
             # LightGBM's default min_data_in_leaf=20 allows no split below 40 rows
             p["min_data_in_leaf"] = max(1, X.n_rows // 10)

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._threads import default_threads, user_threads
 from ..gbdt import XGBoostObjective, import_xgboost, xgboost_progress
 from ._gbdt_backend import GBDTBackend
 from ._validation import Features, as_seed, is_verbose
@@ -75,6 +76,8 @@ class XGBoostBackend(GBDTBackend):
         if n_classes:
             p["num_class"] = int(n_classes)
         p.update(params)
+        if not user_threads(p):  # OpenMP's one per logical CPU wastes CPU on small data
+            p["nthread"] = default_threads(X.n_rows)
         device = str(p.get("device", "cpu"))
         data = None
         if device.startswith("cuda") and isinstance(X.data, np.ndarray | type(None)) is not False:

@@ -211,8 +211,89 @@ def test_dwell_dataset_validates():
         dwell_dataset({"session": [1]}, good)
     with pytest.raises(ValueError, match=r"missing \['item'\]"):
         dwell_dataset(good.drop("item"), good)
-    with pytest.raises(ValueError, match="missing values"):
+    with pytest.raises(ValueError, match="column 'item' has a missing id at row 0"):
         dwell_dataset(good.with_columns(pl.lit(None, pl.Int64).alias("item")), good)
+    with pytest.raises(ValueError, match="missing values"):  # a missing time
+        dwell_dataset(good.with_columns(pl.lit(None, pl.Float64).alias("time")), good)
     with pytest.raises(ValueError, match="unknown dwell dataset 'x'"):
         load_dwell("x")
     assert dwell_dataset(good, good, dtype=np.float32).train.X.dtype == np.float32
+
+
+def _ids_of_every_kind():
+    """Session ids of five clicks, the third and fifth missing, in every form a user has."""
+    import pandas as pd
+
+    yield "int", pl.Series([1, 1, None, 2, None], dtype=pl.Int64)
+    yield "float", pl.Series([1.0, 1.0, float("nan"), 2.0, float("nan")])
+    yield "string", pl.Series(["a", "a", None, "b", None])
+    yield "empty string", pl.Series(["a", "a", "", "b", "  "])
+    yield "categorical", pl.Series(["a", "a", None, "b", None]).cast(pl.Categorical)
+    yield "enum", pl.Series(["a", "a", None, "b", None]).cast(pl.Enum(["a", "b"]))
+    yield "pandas object", pd.Series(["a", "a", None, "b", np.nan], dtype=object)
+    yield "pandas float", pd.Series([1.0, 1.0, np.nan, 2.0, np.nan])
+    yield "pandas Int64", pd.Series([1, 1, None, 2, None], dtype="Int64")
+    yield "pandas string", pd.Series(["a", "a", None, "b", None], dtype="string")
+    yield "pandas category", pd.Series(["a", "a", None, "b", None], dtype="category")
+
+
+@pytest.mark.parametrize("kind", [k for k, _ in _ids_of_every_kind()])
+@pytest.mark.parametrize("column", ["session", "item"])
+def test_a_missing_id_is_refused_naming_the_row_for_every_kind_of_id(kind, column):
+    """Before: string (and categorical) ids were hashed, a missing id hashed to one value, so the
+    id-less clicks became one session whose dwell times were gaps between unrelated users."""
+    import pandas as pd
+
+    ids = dict(_ids_of_every_kind())[kind]
+    other = [1, 1, 3, 2, 2] if column == "item" else [5, 6, 5, 5, 7]
+    data = {"session": other, "item": other, "time": [0.0, 10.0, 40.0, 20.0, 22.0]}
+    data[column] = ids
+    frame = pd.DataFrame(data) if kind.startswith("pandas") else pl.DataFrame(data)
+    test = pl.DataFrame({"session": [9, 9], "item": [5, 7], "time": [100.0, 160.0]})
+    with pytest.raises(ValueError, match=f"column '{column}' has a missing id at row 2 .*2 of 5"):
+        dwell_dataset(frame, test)
+    with pytest.raises(ValueError, match=f"`test_clicks` column '{column}' has a missing id"):
+        dwell_dataset(test, frame)
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        pl.Series([1, 1, 3, 2, 2]),
+        pl.Series([1.0, 1.0, 3.0, 2.0, 2.0]),
+        pl.Series(["1", "1", "3", "2", "2"]),
+        pl.Series(["s1", "s1", "s3", "s2", "s2"]),
+        pl.Series(["s1", "s1", "s3", "s2", "s2"]).cast(pl.Categorical),
+    ],
+    ids=["int", "whole float", "numeric string", "string", "categorical"],
+)
+def test_complete_ids_of_every_kind_give_the_same_sessions(ids):
+    tr = pl.DataFrame(
+        {"session": ids, "item": [5, 6, 5, 5, 7], "time": [0.0, 10.0, 40.0, 20.0, 22.0]}
+    )
+    te = pl.DataFrame({"session": [9, 9], "item": [5, 7], "time": [100.0, 160.0]})
+    ds = dwell_dataset(tr, te)
+    assert ds.train.seconds.tolist() == [10.0, 2.0]
+    assert np.unique(ds.train.session).size == 2
+
+
+def test_fractional_float_ids_are_refused():
+    tr = pl.DataFrame({"session": [1.0, 1.5], "item": [5, 6], "time": [0.0, 10.0]})
+    with pytest.raises(ValueError, match="integer or string ids; row 1 holds 1.5"):
+        dwell_dataset(tr, tr)
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        np.array(["a", "a", None, "b"], dtype=object),
+        np.array([1.0, 1.0, np.nan, 2.0]),
+        np.array(["a", "a", "", "b"]),
+    ],
+    ids=["None", "NaN", "empty string"],
+)
+def test_the_estimators_session_ids_refuse_a_missing_id(session):
+    from selrank.dwell import _session_ids
+
+    with pytest.raises(ValueError, match="missing session id at row 2"):
+        _session_ids(session, 4, "session")
