@@ -582,7 +582,13 @@ class GBDTObjective:
         """
         self.hessian_scale_ = None
         b = self.bind(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
-        check_degenerate_start(self, b, label, n_classes)
+        if b.full is not None:
+            check_degenerate_start(
+                b,
+                self.targets(label, n_classes),
+                loss=self.loss,
+                label_scale=self.label_scale,
+            )
         self.intercept_ = b.intercept
         self.hessian_scale_ = b.ref
         self._fitted_intercepts.append(np.asarray(b.intercept, dtype=np.float64).copy())
