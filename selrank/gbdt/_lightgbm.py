@@ -18,6 +18,7 @@ from .. import _array as A
 from .._array import Array
 from .._numba import planned_calls
 from ..losses import Loss
+from ._lightgbm_params import PARAMETER_ALIASES
 from ._objective import GBDTObjective, _Binding, _intercept_value, distinct_constants
 
 if TYPE_CHECKING:
@@ -25,22 +26,11 @@ if TYPE_CHECKING:
 
 __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 
-# LightGBM parameter aliases (docs: Parameters.rst) for the two leaf minimums the floor uses
-_MIN_HESS_ALIASES = (
-    "min_sum_hessian_in_leaf",
-    "min_sum_hessian_per_leaf",
-    "min_sum_hessian",
-    "min_hessian",
-    "min_child_weight",
-)
-_MIN_ROWS_ALIASES = (
-    "min_data_in_leaf",
-    "min_data_per_leaf",
-    "min_data",
-    "min_child_samples",
-    "min_samples_leaf",
-)
-_NUM_CLASS_ALIASES = ("num_class", "num_classes")
+# LightGBM parameter aliases (the local copy of LightGBM's table, _lightgbm_params.py) for the
+# two leaf minimums the floor uses and the class count
+_MIN_HESS_ALIASES = PARAMETER_ALIASES["min_sum_hessian_in_leaf"]
+_MIN_ROWS_ALIASES = PARAMETER_ALIASES["min_data_in_leaf"]
+_NUM_CLASS_ALIASES = PARAMETER_ALIASES["num_class"]
 _MAX_BINDINGS = 16
 #: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
 _INTERCEPT_LINE = "selrank_intercept:"
@@ -396,14 +386,10 @@ class LightGBMObjective(GBDTObjective):
         valid_sets = list(valid_sets or [])
         self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
         intercept = self.intercept_
-        # construct with the training parameters (as lightgbm.train would) to see which features remain
-        if (
-            init_model is None
-        ):  # (continued training sets a predictor on the unconstructed data set)
-            train_set._update_params(
-                {**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"}
-            )  # noqa: SLF001
-            train_set.construct()
+        # construct with the training parameters (as lightgbm.train would) to see which features
+        # remain (continued training sets a predictor on the unconstructed data set)
+        if init_model is None:
+            _construct_with(train_set, p)
         if init_model is None and _usable_features(train_set) == 0:
             _warn(
                 _no_feature_message(train_set, train_set.params or {})
@@ -433,10 +419,9 @@ class LightGBMObjective(GBDTObjective):
 
     @staticmethod
     def parameter_names(params: dict | None = None) -> frozenset[str]:
-        """Every LightGBM parameter name and alias (LightGBM's own table)."""
-        lgb = import_lightgbm()
-        aliases = lgb.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001
-        return frozenset(set(aliases).union(*aliases.values()))
+        """Every LightGBM parameter name and alias (a copy of LightGBM's own table,
+        ``selrank/gbdt/_lightgbm_params.py``; no private LightGBM name is read)."""
+        return _LIGHTGBM_PARAMETER_NAMES
 
     @staticmethod
     def feature_gain(booster: lgb.Booster, n_features: int) -> np.ndarray:
@@ -527,6 +512,29 @@ def _check_subset_keeps_queries(dataset) -> None:
 
 def _warn(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=3)
+
+
+_LIGHTGBM_PARAMETER_NAMES = frozenset(
+    name for aliases in PARAMETER_ALIASES.values() for name in aliases
+)
+
+
+def _construct_with(dataset, params: dict) -> None:
+    """Construct ``dataset`` with the training parameters, as :func:`lightgbm.train` would.
+
+    Public API only: an unconstructed data set takes the parameters through its public
+    ``params`` attribute (the one ``lightgbm.Dataset(params=...)`` sets); one constructed
+    already keeps its own, and :func:`lightgbm.train` checks them against ``params`` as usual.
+    """
+    lgb = import_lightgbm()
+    try:
+        dataset.num_data()  # raises before construction
+        return
+    except lgb.basic.LightGBMError:
+        pass
+    given = {k: v for k, v in params.items() if not callable(v)}
+    dataset.params = {**(dataset.params or {}), **given, "objective": "none"}
+    dataset.construct()
 
 
 def _usable_features(dataset) -> int:
