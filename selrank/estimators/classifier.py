@@ -12,7 +12,7 @@ from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
-from ._validation import _as_labels, _as_sample_weight
+from ._validation import _as_labels, _as_sample_weight, refuse_dask
 from .base import ClassifierMixin, _eval_sets, _SelectiveEstimator
 
 
@@ -127,6 +127,14 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         from sklearn.utils.multiclass import check_classification_targets
 
         self._check_config()
+        refuse_dask(
+            f"{type(self).__name__}.fit",
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_sample_weight=eval_sample_weight,
+        )
         feats = self._features(X, reset=True)
         n = feats.n_rows
         labels = _as_labels(y, n)

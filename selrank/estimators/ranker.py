@@ -15,6 +15,7 @@ from ._validation import (
     _as_float_labels,
     _as_group,
     _as_query_or_row_weight,
+    refuse_dask,
     refuse_ungrouped_scoring,
 )
 from .base import RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
@@ -210,6 +211,18 @@ class SelectiveRanker(_SelectiveEstimator):
         self
         """
         self._check_config()
+        refuse_dask(
+            f"{type(self).__name__}.fit",
+            X=X,
+            y=y,
+            group=group,
+            qid=qid,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_sample_weight=eval_sample_weight,
+        )
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)

@@ -11,7 +11,7 @@ from .. import _array as A
 from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
-from ._validation import _as_float_labels, _as_group, _as_sample_weight
+from ._validation import _as_float_labels, _as_group, _as_sample_weight, refuse_dask
 from .base import RegressorMixin, _eval_sets, _SelectiveEstimator
 
 
@@ -111,6 +111,18 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         training from (backend ``"lightgbm"``). Returns ``self``.
         """
         self._check_config()
+        refuse_dask(
+            f"{type(self).__name__}.fit",
+            X=X,
+            y=y,
+            group=group,
+            qid=qid,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_sample_weight=eval_sample_weight,
+        )
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)
