@@ -14,9 +14,40 @@ if TYPE_CHECKING:
 
 class BackendEstimator:
     """Base of the estimators that train through a backend (``_SelectiveEstimator``), so a
-    backend recognises one (LightGBM's ``init_model=``) without importing the estimators."""
+    backend recognises one (LightGBM's ``init_model=``) without importing the estimators.
+
+    It declares the seam from the backend's side: the public hooks a backend may call on the
+    estimator it trains (besides the constructor parameters and the fitted attributes it
+    sets). A backend reads no private attribute of the estimator.
+    """
 
     backend: str
+    #: The estimator's kind, checked against :attr:`Backend.kinds`.
+    kind: ClassVar[str] = "estimator"
+
+    def backend_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments given for the backend (``num_leaves=``, ``epochs=``, ...)."""
+        raise NotImplementedError
+
+    def eval_ks(self) -> list[int]:
+        """The checked cut-offs of ``eval_at`` (the first drives early stopping)."""
+        raise NotImplementedError
+
+    def rounds_without_eval(self) -> int:
+        """Boosting rounds when neither ``n_estimators`` nor an ``eval_set`` is given."""
+        raise NotImplementedError
+
+    def parameter_default(self, name: str) -> Any:
+        """The default of the constructor parameter ``name``."""
+        raise NotImplementedError
+
+    def check_fitted(self) -> None:
+        """Raise scikit-learn's ``NotFittedError`` unless the estimator is fitted."""
+        raise NotImplementedError
+
+    def network_estimator_class(self) -> type:
+        """The class the torch backend fits as ``model_`` (:class:`NeuralRanker`; imports torch)."""
+        raise NotImplementedError
 
 
 class Backend:
@@ -32,7 +63,7 @@ class Backend:
 
     #: The value of the estimators' ``backend=`` parameter.
     name: ClassVar[str] = ""
-    #: Estimator kinds (``_SelectiveEstimator._kind``) the backend trains.
+    #: Estimator kinds (``_SelectiveEstimator.kind``) the backend trains.
     kinds: ClassVar[tuple[str, ...]] = ("ranker", "regressor", "classifier")
     #: Whether ``fit`` / ``predict`` take scipy sparse matrices (scikit-learn's input tag).
     sparse: ClassVar[bool] = True

@@ -7,9 +7,10 @@ for a fitted model.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
     the objective, the network's targets, ``predict`` and the saved file use.
     """
 
-    _kind = "estimator"
+    kind: ClassVar[str] = "estimator"
     _default_loss: str | None = "pointwise"
 
     def __init_subclass__(cls, **kwargs):
@@ -148,7 +149,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         self._backend()  # a known backend
         if self.hessian not in HESSIAN_POLICIES:
             raise ValueError(f"`hessian` must be one of {HESSIAN_POLICIES}; got {self.hessian!r}")
-        if not (self.label_scale == "auto" and self._kind == "ranker"):
+        if not (self.label_scale == "auto" and self.kind == "ranker"):
             positive_float(self.label_scale, "label_scale", type(self).__name__)
         positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
         for name in ("n_estimators", "early_stopping_rounds"):
@@ -161,7 +162,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
                 raise ValueError(f"`{name}` must be a positive integer or None; got {v!r}")
         if self.learning_rate is not None:
             positive_float(self.learning_rate, "learning_rate", type(self).__name__)
-        self._eval_ks()
+        self.eval_ks()
         self._check_backend_params()
 
     def _check_backend_params(self) -> None:
@@ -194,7 +195,8 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         self.label_scale_ = resolve_label_scale(self.label_scale, y)
         return self.label_scale_
 
-    def _eval_ks(self) -> list[int]:
+    def eval_ks(self) -> list[int]:
+        """The checked cut-offs of ``eval_at`` (the first drives early stopping); a backend hook."""
         ks = (
             [self.eval_at]
             if isinstance(self.eval_at, int | np.integer)
@@ -239,7 +241,8 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
             params.setdefault(key, value)
         return get_loss(loss, **params)
 
-    def _backend_kwargs(self) -> dict[str, Any]:
+    def backend_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments given for the backend (a copy); a backend hook."""
         return dict(self._backend_params)
 
     # -- features --------------------------------------------------------------------------------------
@@ -287,7 +290,8 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         )
         return self
 
-    def _rounds_without_eval(self) -> int:
+    def rounds_without_eval(self) -> int:
+        """Boosting rounds without ``n_estimators`` and without an ``eval_set``; a backend hook."""
         return 300
 
     # -- notebook display ----------------------------------------------------------------------------------
@@ -322,6 +326,25 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         return html_table(fitted, title=f"fitted {type(self).__name__}") + params
 
     # -- prediction ----------------------------------------------------------------------------------------
+    def parameter_default(self, name: str) -> Any:
+        """The default of the constructor parameter ``name`` (a backend hook)."""
+        return inspect.signature(type(self)).parameters[name].default
+
+    def network_estimator_class(self) -> type:
+        """:class:`~selrank.estimators.NeuralRanker`, which ``backend="torch"`` fits as
+        ``model_`` (imported here, on first use: it needs torch); a backend hook."""
+        try:
+            from .neural import NeuralRanker
+        except ImportError as exc:
+            raise ImportError(
+                f"backend='torch' needs selrank.estimators.NeuralRanker ({exc}): pip install 'selrank[torch]'"
+            ) from None
+        return NeuralRanker
+
+    def check_fitted(self) -> None:
+        """Raise scikit-learn's ``NotFittedError`` unless fitted (a backend hook)."""
+        self._check_fitted()
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "booster_") and not hasattr(self, "model_"):
             from sklearn.exceptions import NotFittedError
@@ -420,6 +443,62 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
             self.label_scale_ = positive_float(self.label_scale, "label_scale", type(self).__name__)
         self._backend().restore(self, doc)
 
+    # -- eval sets ----------------------------------------------------------------------------------------
+    def _eval_sets(
+        self,
+        eval_set,
+        *,
+        eval_group=None,
+        eval_qid=None,
+        eval_sample_weight=None,
+        labels,
+        groups_needed: bool,
+        groups_required: bool = False,
+    ) -> list[dict]:
+        """Checked ``eval_set`` items: features like the training ones, labels, groups, weights."""
+        from ._validation import _as_group, _as_sample_weight, _eval_list, _eval_pairs
+
+        if eval_set is None:
+            for name, value in (
+                ("eval_group", eval_group),
+                ("eval_qid", eval_qid),
+                ("eval_sample_weight", eval_sample_weight),
+            ):
+                if value is not None:
+                    raise ValueError(f"`{name}` was given without `eval_set`")
+            return []
+        pairs = _eval_pairs(eval_set)
+        gs = _eval_list(eval_group, len(pairs), "eval_group")
+        qs = _eval_list(eval_qid, len(pairs), "eval_qid")
+        ws = _eval_list(eval_sample_weight, len(pairs), "eval_sample_weight")
+        out = []
+        for k, ((Xe, ye), g, q, w) in enumerate(zip(pairs, gs, qs, ws)):
+            try:
+                feats = self._features(Xe, reset=False, name=f"eval_set[{k}][0]")
+            except ValueError as exc:
+                raise ValueError(f"eval_set[{k}]: {exc}") from None
+            n = feats.n_rows
+            y = labels(ye, n, f"eval_set[{k}][1]")
+            groups = None
+            if groups_needed:
+                groups = _as_group(
+                    g,
+                    n,
+                    f"eval_group[{k}]",
+                    qid=q,
+                    qid_name=f"eval_qid[{k}]",
+                    required=groups_required,
+                )
+            out.append(
+                {
+                    "X": feats,
+                    "y": y,
+                    "group": groups,
+                    "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]"),
+                }
+            )
+        return out
+
     # -- scikit-learn tags ----------------------------------------------------------------------------------
     #: scikit-learn checks that cannot apply, with the reason (scikit-learn >= 1.6 has no tag for
     #: them: pass ``expected_failed_checks=est._expected_failed_checks()`` to ``check_estimator``).
@@ -439,54 +518,3 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         tags.input_tags.sparse = backend.sparse
         tags.non_deterministic = not backend.deterministic(self)
         return tags
-
-
-def _eval_sets(
-    est,
-    eval_set,
-    *,
-    eval_group=None,
-    eval_qid=None,
-    eval_sample_weight=None,
-    labels,
-    groups_needed: bool,
-    groups_required: bool = False,
-) -> list[dict]:
-    """Checked ``eval_set`` items: features like the training ones, labels, groups, weights."""
-    from ._validation import _as_group, _as_sample_weight, _eval_list, _eval_pairs
-
-    if eval_set is None:
-        for name, value in (
-            ("eval_group", eval_group),
-            ("eval_qid", eval_qid),
-            ("eval_sample_weight", eval_sample_weight),
-        ):
-            if value is not None:
-                raise ValueError(f"`{name}` was given without `eval_set`")
-        return []
-    pairs = _eval_pairs(eval_set)
-    gs = _eval_list(eval_group, len(pairs), "eval_group")
-    qs = _eval_list(eval_qid, len(pairs), "eval_qid")
-    ws = _eval_list(eval_sample_weight, len(pairs), "eval_sample_weight")
-    out = []
-    for k, ((Xe, ye), g, q, w) in enumerate(zip(pairs, gs, qs, ws)):
-        try:
-            feats = est._features(Xe, reset=False, name=f"eval_set[{k}][0]")  # noqa: SLF001
-        except ValueError as exc:
-            raise ValueError(f"eval_set[{k}]: {exc}") from None
-        n = feats.n_rows
-        y = labels(ye, n, f"eval_set[{k}][1]")
-        groups = None
-        if groups_needed:
-            groups = _as_group(
-                g, n, f"eval_group[{k}]", qid=q, qid_name=f"eval_qid[{k}]", required=groups_required
-            )
-        out.append(
-            {
-                "X": feats,
-                "y": y,
-                "group": groups,
-                "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]"),
-            }
-        )
-    return out

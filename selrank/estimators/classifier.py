@@ -13,7 +13,7 @@ from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
 from ._validation import _as_labels, _as_sample_weight, refuse_dask
-from .base import ClassifierMixin, _eval_sets, _SelectiveEstimator
+from .base import ClassifierMixin, _SelectiveEstimator
 
 
 class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
@@ -36,7 +36,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
     n_classes_ : int
     """
 
-    _kind = "classifier"
+    kind = "classifier"
     _default_loss = None
 
     def __init__(
@@ -162,8 +162,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
                 )
             return np.searchsorted(classes, le).astype(np.float64)
 
-        eval_sets = _eval_sets(
-            self,
+        eval_sets = self._eval_sets(
             eval_set,
             eval_sample_weight=eval_sample_weight,
             labels=class_index,

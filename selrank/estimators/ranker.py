@@ -18,7 +18,7 @@ from ._validation import (
     refuse_dask,
     refuse_ungrouped_scoring,
 )
-from .base import RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
+from .base import RANKER_LOSS_DEFAULTS, _SelectiveEstimator
 
 #: Mean documents per query from which ``loss="pairwise"`` (without ``pair_method``) uses
 #: ``pair_method="topk"`` (k = 32) instead of all pairs (see ``SelectiveRanker``).
@@ -92,7 +92,7 @@ class SelectiveRanker(_SelectiveEstimator):
     n_features_in_ : int
     """
 
-    _kind = "ranker"
+    kind = "ranker"
     _EXPECTED_FAILED_CHECKS = {
         **_SelectiveEstimator._EXPECTED_FAILED_CHECKS,
         "check_fit_score_takes_y": (
@@ -229,8 +229,7 @@ class SelectiveRanker(_SelectiveEstimator):
         groups = cast(Groups, _as_group(group, n, qid=qid, required="warn"))  # "warn": never None
         self._resolve_label_scale(y)
         w = _as_query_or_row_weight(sample_weight, groups)
-        eval_sets = _eval_sets(
-            self,
+        eval_sets = self._eval_sets(
             eval_set,
             eval_group=eval_group,
             eval_qid=eval_qid,
@@ -305,7 +304,7 @@ class SelectiveRanker(_SelectiveEstimator):
         if group is None and qid is None:
             refuse_ungrouped_scoring(f"{type(self).__name__}.score", n)
         groups = _as_group(group, n, qid=qid)
-        return float(ndcg(y, scores, groups, k=self._eval_ks()[0]))
+        return float(ndcg(y, scores, groups, k=self.eval_ks()[0]))
 
 
 def ndcg_scorer(k: int | None = 10, **ndcg_options: Any) -> Any:

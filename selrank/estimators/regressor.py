@@ -12,7 +12,7 @@ from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
 from ._validation import _as_float_labels, _as_group, _as_sample_weight, refuse_dask
-from .base import RegressorMixin, _eval_sets, _SelectiveEstimator
+from .base import RegressorMixin, _SelectiveEstimator
 
 
 class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
@@ -29,7 +29,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
     or ``h(score)`` for ``target="link"``.
     """
 
-    _kind = "regressor"
+    kind = "regressor"
     _default_loss = "pointwise"
 
     def __init__(
@@ -135,8 +135,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         group_loss = loss.structure == "group"
         groups = _as_group(group, n, qid=qid) if group_loss else None
         w = _as_sample_weight(sample_weight, n)
-        eval_sets = _eval_sets(
-            self,
+        eval_sets = self._eval_sets(
             eval_set,
             eval_group=eval_group,
             eval_qid=eval_qid,

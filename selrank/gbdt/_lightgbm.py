@@ -409,7 +409,9 @@ class LightGBMObjective(GBDTObjective):
                 callbacks=callbacks,
                 keep_training_booster=keep_training_booster,
             )
-        self._trained(booster, intercept, fold=init_model is None and not keep_training_booster)
+        self.adopt_booster(
+            booster, intercept, fold=init_model is None and not keep_training_booster
+        )
         return booster
 
     @staticmethod
@@ -462,7 +464,7 @@ class LightGBMObjective(GBDTObjective):
             elif line.startswith(_IN_MODEL_LINE):
                 in_model = line[len(_IN_MODEL_LINE) :].strip() == "true"
         if intercept is not None:
-            self._write_intercept(booster, intercept)
+            self.write_intercept(booster, intercept)
             if in_model:
                 self._mark_in_model(booster)
             else:

@@ -297,7 +297,7 @@ class XGBoostObjective(GBDTObjective):
 
         return _intercept_value(json.loads(value))
 
-    def _write_intercept(self, booster, intercept) -> None:
+    def write_intercept(self, booster, intercept) -> None:
         booster.set_attr(
             **{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())}
         )
@@ -329,7 +329,7 @@ class XGBoostObjective(GBDTObjective):
         kept as the booster attribute ``selrank_intercept``.
         """
         if booster.attr(_INTERCEPT_ATTR) is None:
-            self._write_intercept(booster, self.booster_intercept(booster))
+            self.write_intercept(booster, self.booster_intercept(booster))
         self.fold_intercept(booster)
         return bytes(booster.save_raw(raw_format))
 
@@ -436,7 +436,7 @@ class XGBoostObjective(GBDTObjective):
                 callbacks=callbacks,
                 evals_result=evals_result,
             )
-            self._trained(bst, self.intercept_)
+            self.adopt_booster(bst, self.intercept_)
             return bst
         if str(params.get("booster", "gbtree")) == "dart":
             raise ValueError(
@@ -478,7 +478,7 @@ class XGBoostObjective(GBDTObjective):
         bst = container.after_training(bst)
         if evals_result is not None:
             evals_result.update(container.history)
-        self._trained(bst, self.intercept_)
+        self.adopt_booster(bst, self.intercept_)
         return bst
 
 
