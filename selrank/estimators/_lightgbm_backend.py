@@ -308,8 +308,12 @@ def _sizes(group):
 
 
 def stops_early(callbacks) -> bool:
-    """Whether the user's callbacks include LightGBM's early stopping (it replaces the built-in one)."""
-    return any(type(cb).__name__ == "_EarlyStoppingCallback" for cb in callbacks)
+    """Whether the user's callbacks include LightGBM's early stopping (it replaces the built-in one).
+
+    Recognised by the type ``lightgbm.early_stopping`` returns (its class name is private)."""
+    lgb = import_lightgbm()
+    early = type(lgb.early_stopping(1))
+    return any(isinstance(cb, early) for cb in callbacks)
 
 
 def lightgbm_names(names: list[str] | None) -> list[str] | None:

@@ -4,8 +4,9 @@ private method or attribute of LightGBM's classes (``Dataset._update_params``,
 
 The check reads every module of the package (AST): an attribute chain rooted at the
 ``lightgbm`` module (any alias) may not step through a ``_`` name, ``from lightgbm... import``
-may not import one, and no attribute access may name a private member of LightGBM's modules
-or classes that selrank does not define itself.
+may not import one, and no attribute access or string constant (``getattr(x, "_name")``, a
+class-name comparison) may name a private member of LightGBM's modules or classes that selrank
+does not define itself.
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ def lightgbm_private_uses() -> list[str]:
                 parts = (node.module or "").split(".") + [a.name for a in node.names]
                 if any(_is_private(p) for p in parts):
                     found.append(f"{rel}:{node.lineno}: from {node.module} import ...")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if node.value in private:  # getattr(x, "_name"), type(x).__name__ == "_Name"
+                    found.append(f"{rel}:{node.lineno}: {node.value!r} (LightGBM private, as text)")
             elif isinstance(node, ast.Attribute):
                 root, parts = _chain(node)
                 if root in aliases and any(_is_private(p) for p in parts):
