@@ -69,8 +69,10 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 }
 
 try:  # the scikit-learn exception when scikit-learn is installed, so `except` clauses match
+    from sklearn.base import BaseEstimator as _EstimatorBase
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - scikit-learn is optional
+    _EstimatorBase = object  # type: ignore[misc,assignment]
 
     class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """Raised by :meth:`NeuralRanker.predict` before :meth:`NeuralRanker.fit`."""
@@ -144,8 +146,14 @@ def _positive_int(value, name: str, allow_none: bool = False) -> int | None:
 _device = torch_device
 
 
-class NeuralRanker:
+class NeuralRanker(_EstimatorBase):
     """Neural learning-to-rank estimator with a scikit-learn interface.
+
+    A scikit-learn estimator (``BaseEstimator``): ``get_params`` / ``set_params``,
+    ``sklearn.base.clone``, its tags, and metadata routing — ``set_fit_request(qid=True)``
+    routes per-row query ids through ``cross_val_score`` / ``GridSearchCV``
+    (``docs/estimators.md``). It trains with the torch backend's network trainer, as
+    ``SelectiveRanker(backend="torch")`` does (:mod:`selrank.estimators._torch_backend`).
 
     Parameters
     ----------
@@ -280,6 +288,16 @@ class NeuralRanker:
                 )
             setattr(self, key, value)
         return self
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # densified (the network takes dense rows)
+        tags.target_tags.required = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"requires_y": True, "non_deterministic": self.random_state is None}
 
     def __repr__(self) -> str:
         defaults = {
