@@ -72,7 +72,7 @@ try:  # the scikit-learn exception when scikit-learn is installed, so `except` c
     from sklearn.base import BaseEstimator as _EstimatorBase
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - scikit-learn is optional
-    _EstimatorBase = object  # type: ignore[misc,assignment]
+    _EstimatorBase = object
 
     class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """Raised by :meth:`NeuralRanker.predict` before :meth:`NeuralRanker.fit`."""
