@@ -100,16 +100,29 @@ class Backend:
         metric: str,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
-        """Train on checked data and set ``est``'s fitted attributes."""
+        """Train on checked data and set ``est``'s fitted attributes.
+
+        ``options`` holds the LightGBM ``fit`` options given (``eval_names``, ``eval_metric``,
+        ``init_score``, ``eval_init_score``, ``feature_name``, ``categorical_feature``); a
+        backend that has none refuses them (:meth:`refuse_options`)."""
         raise NotImplementedError
+
+    def refuse_options(self, options: dict[str, Any] | None) -> None:
+        """Refuse LightGBM ``fit`` options on a backend that does not take them."""
+        if options:
+            raise ValueError(
+                f"{sorted(options)} are LightGBM fit options (as in LGBMRanker.fit); backend={self.name!r} "
+                "takes none of them: use backend='lightgbm'"
+            )
 
     def predict(self, est: Any, data: Features) -> np.ndarray:
         """Raw scores (score space, intercept included) of checked features ``data``."""
         raise NotImplementedError
 
-    def feature_gain(self, est: Any) -> np.ndarray:
-        """Total split gain per feature (``feature_importances_`` before normalisation)."""
+    def feature_gain(self, est: Any, importance_type: str = "gain") -> np.ndarray:
+        """Per feature: total split gain (``"gain"``) or the number of splits (``"split"``)."""
         raise AttributeError(
             f"feature_importances_ is defined for the GBDT backends, not backend={self.name!r}"
         )

@@ -89,7 +89,9 @@ class TorchBackend(Backend):
         metric: str,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
+        self.refuse_options(options)
         if est.kind not in self.kinds:
             raise ValueError(
                 f"backend='torch' is available for SelectiveRanker only; got it for {type(est).__name__}"

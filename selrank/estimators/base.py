@@ -61,6 +61,28 @@ RANKER_LABEL_SCALE = 0.25
 RANKER_LOSS_DEFAULTS: dict[str, dict[str, Any]] = {"listwise": {"gamma": 4.0}}
 
 
+#: The ``fit`` options the estimators take as ``lightgbm.sklearn``'s ``fit`` does, with their
+#: defaults (backend "lightgbm" only; ``docs/estimators.md``, "LightGBM's fit conventions").
+LIGHTGBM_FIT_OPTIONS: dict[str, Any] = {
+    "eval_names": None,
+    "eval_metric": None,
+    "init_score": None,
+    "eval_init_score": None,
+    "feature_name": "auto",
+    "categorical_feature": "auto",
+}
+
+
+def lightgbm_fit_options(**given: Any) -> dict[str, Any]:
+    """The LightGBM ``fit`` options that differ from their defaults (:data:`LIGHTGBM_FIT_OPTIONS`)."""
+    out = {}
+    for name, value in given.items():
+        default = LIGHTGBM_FIT_OPTIONS[name]
+        if not (value is default or (isinstance(value, str) and value == default)):
+            out[name] = value
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # the shared estimator
 # ----------------------------------------------------------------------------------------------
@@ -99,6 +121,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         eval_at=10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params,
     ):
         self.loss = loss
@@ -116,6 +139,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         self.eval_at = eval_at
         self.random_state = random_state
         self.verbose = verbose
+        self.importance_type = importance_type
         self._backend_params: dict[str, Any] = {}
         self.set_params(**backend_params)
 
@@ -272,8 +296,11 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         metric: str,
         callbacks=None,
         init_model=None,
+        options: dict[str, Any] | None = None,
     ):
-        """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
+        """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers).
+
+        ``options``: the LightGBM ``fit`` options given (:func:`lightgbm_fit_options`)."""
         self._check_config()
         self._backend().fit(
             self,
@@ -287,6 +314,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
             metric=metric,
             callbacks=callbacks,
             init_model=init_model,
+            options=options or {},
         )
         return self
 
@@ -377,10 +405,23 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Total gain of the splits on each feature, normalised to sum to 1 (zeros if no split)."""
-        gain = self._fitted_backend().feature_gain(self)
-        total = gain.sum()
-        return gain / total if total > 0 else gain
+        """Feature importances as ``importance_type`` asks.
+
+        ``None`` (default): the total gain of the splits on each feature, normalised to sum
+        to 1 (zeros if no split). ``"split"`` / ``"gain"``: as LightGBM's
+        ``LGBMModel.feature_importances_`` — the number of splits on each feature, or their
+        total gain, not normalised (XGBoost: ``"weight"`` / ``"total_gain"``).
+        """
+        kind = self.importance_type
+        if kind not in (None, "split", "gain"):
+            raise ValueError(
+                f"`importance_type` must be None, 'split' or 'gain' (as LightGBM's); got {kind!r}"
+            )
+        values = self._fitted_backend().feature_gain(self, kind or "gain")
+        if kind is not None:
+            return values
+        total = values.sum()
+        return values / total if total > 0 else values
 
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:

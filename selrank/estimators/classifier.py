@@ -13,7 +13,7 @@ from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
 from ._validation import _as_labels, _as_sample_weight, refuse_dask
-from .base import ClassifierMixin, _SelectiveEstimator
+from .base import ClassifierMixin, _SelectiveEstimator, lightgbm_fit_options
 
 
 class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
@@ -57,6 +57,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         eval_at: int | Sequence[int] = 10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params: Any,
     ) -> None:
         super().__init__(
@@ -75,6 +76,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             eval_at=eval_at,
             random_state=random_state,
             verbose=verbose,
+            importance_type=importance_type,
             **backend_params,
         )
 
@@ -116,13 +118,22 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         eval_sample_weight: Any = None,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        eval_names: Sequence[str] | None = None,
+        eval_metric: Any = None,
+        init_score: Array | None = None,
+        eval_init_score: Any = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
     ) -> SelectiveClassifier:
         """Fit class labels ``y`` (any hashable values; NaN and continuous targets are refused).
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
         callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
         ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
-        training from (backend ``"lightgbm"``). Returns ``self``.
+        training from (backend ``"lightgbm"``; a path: a LightGBM model file). ``eval_names``,
+        ``eval_metric``, ``init_score``, ``eval_init_score``, ``feature_name`` and
+        ``categorical_feature`` are LightGBM's ``fit`` options (backend ``"lightgbm"``), as in
+        :meth:`SelectiveRanker.fit`. Returns ``self``.
         """
         from sklearn.utils.multiclass import check_classification_targets
 
@@ -179,6 +190,14 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             metric="loss",
             callbacks=callbacks,
             init_model=init_model,
+            options=lightgbm_fit_options(
+                eval_names=eval_names,
+                eval_metric=eval_metric,
+                init_score=init_score,
+                eval_init_score=eval_init_score,
+                feature_name=feature_name,
+                categorical_feature=categorical_feature,
+            ),
         )
 
     def _fitted_extra(self) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from ._validation import (
     refuse_dask,
     refuse_ungrouped_scoring,
 )
-from .base import RANKER_LOSS_DEFAULTS, _SelectiveEstimator
+from .base import RANKER_LOSS_DEFAULTS, _SelectiveEstimator, lightgbm_fit_options
 
 #: Mean documents per query from which ``loss="pairwise"`` (without ``pair_method``) uses
 #: ``pair_method="topk"`` (k = 32) instead of all pairs (see ``SelectiveRanker``).
@@ -71,6 +71,9 @@ class SelectiveRanker(_SelectiveEstimator):
     verbose : bool or int
         ``True`` or a positive number logs training; ``False``, 0 and negative numbers
         (LightGBM's ``verbose=-1``) are silent.
+    importance_type : {None, "split", "gain"}, optional
+        What ``feature_importances_`` holds: ``None`` the normalised total gain; ``"split"``
+        / ``"gain"`` as LightGBM means them (split counts, or total gain, not normalised).
     **backend_params
         Passed to the backend unchanged: LightGBM / XGBoost parameters (``num_leaves``,
         ``min_data_in_leaf``, ``max_depth``, ``device="cuda"``, ...) or NeuralRanker's
@@ -124,6 +127,7 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_at: int | Sequence[int] = 10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params: Any,
     ) -> None:
         super().__init__(
@@ -142,6 +146,7 @@ class SelectiveRanker(_SelectiveEstimator):
             eval_at=eval_at,
             random_state=random_state,
             verbose=verbose,
+            importance_type=importance_type,
             **backend_params,
         )
 
@@ -167,6 +172,12 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_sample_weight: Any = None,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        eval_names: Sequence[str] | None = None,
+        eval_metric: Any = None,
+        init_score: Array | None = None,
+        eval_init_score: Any = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
     ) -> SelectiveRanker:
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
@@ -204,7 +215,17 @@ class SelectiveRanker(_SelectiveEstimator):
             Continue training from this model (LightGBM's ``init_model``; backend
             ``"lightgbm"``): the new trees start from its predictions, intercept included, and
             the fitted model predicts with both (``intercept_`` is then 0: the old intercept
-            is in the first tree's leaves).
+            is in the first tree's leaves). A path is read as a LightGBM model file, as
+            LightGBM's ``init_model`` is.
+        eval_names, eval_metric, init_score, eval_init_score, feature_name, categorical_feature
+            LightGBM's ``fit`` options, as ``LGBMRanker.fit`` takes them (backend
+            ``"lightgbm"`` only): names of the eval sets in ``evals_result_`` and
+            ``best_score_``; further metrics recorded on the eval sets (LightGBM metric names
+            and/or callables ``f(y_true, y_pred[, weight[, group]]) -> (name, value,
+            higher_is_better)``; early stopping stays on NDCG@``eval_at``); training start
+            scores (training then starts from them instead of the intercept, which is 0, and
+            predictions exclude them, as in LightGBM); feature names; categorical columns by
+            index or name. ``docs/estimators.md``, "LightGBM's fit conventions".
 
         Returns
         -------
@@ -252,6 +273,14 @@ class SelectiveRanker(_SelectiveEstimator):
             metric="ndcg",
             callbacks=callbacks,
             init_model=init_model,
+            options=lightgbm_fit_options(
+                eval_names=eval_names,
+                eval_metric=eval_metric,
+                init_score=init_score,
+                eval_init_score=eval_init_score,
+                feature_name=feature_name,
+                categorical_feature=categorical_feature,
+            ),
         )
 
     def _pairs_for_list_length(self, loss: Loss, groups: Groups) -> Loss:

@@ -12,7 +12,7 @@ from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
 from ._validation import _as_float_labels, _as_group, _as_sample_weight, refuse_dask
-from .base import RegressorMixin, _SelectiveEstimator
+from .base import RegressorMixin, _SelectiveEstimator, lightgbm_fit_options
 
 
 class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
@@ -50,6 +50,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_at: int | Sequence[int] = 10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params: Any,
     ) -> None:
         super().__init__(
@@ -68,6 +69,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             eval_at=eval_at,
             random_state=random_state,
             verbose=verbose,
+            importance_type=importance_type,
             **backend_params,
         )
 
@@ -102,13 +104,22 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_sample_weight: Any = None,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        eval_names: Sequence[str] | None = None,
+        eval_metric: Any = None,
+        init_score: Array | None = None,
+        eval_init_score: Any = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
     ) -> SelectiveRegressor:
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
         callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
         ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
-        training from (backend ``"lightgbm"``). Returns ``self``.
+        training from (backend ``"lightgbm"``; a path: a LightGBM model file). ``eval_names``,
+        ``eval_metric``, ``init_score``, ``eval_init_score``, ``feature_name`` and
+        ``categorical_feature`` are LightGBM's ``fit`` options (backend ``"lightgbm"``), as in
+        :meth:`SelectiveRanker.fit`. Returns ``self``.
         """
         self._check_config()
         refuse_dask(
@@ -155,6 +166,14 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             metric="loss",
             callbacks=callbacks,
             init_model=init_model,
+            options=lightgbm_fit_options(
+                eval_names=eval_names,
+                eval_metric=eval_metric,
+                init_score=init_score,
+                eval_init_score=eval_init_score,
+                feature_name=feature_name,
+                categorical_feature=categorical_feature,
+            ),
         )
 
     def predict(self, X: Array) -> np.ndarray:

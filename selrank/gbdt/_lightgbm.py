@@ -323,6 +323,7 @@ class LightGBMObjective(GBDTObjective):
         init_model: str | os.PathLike | lgb.Booster | None = None,
         callbacks: Sequence[Callable[..., Any]] | None = None,
         keep_training_booster: bool = False,
+        init_scores: Sequence[Array | None] | None = None,
     ) -> lgb.Booster:
         """Train with this objective from the optimal constant; the booster keeps its intercept.
 
@@ -341,6 +342,10 @@ class LightGBMObjective(GBDTObjective):
         Thread safety: each call trains with a private copy of the objective, so one objective
         may train in several threads at once; ``intercept_`` then holds the intercept of the
         call that finished last (each booster keeps its own).
+
+        ``init_scores`` (LightGBM's ``init_score`` of ``train_set``, then one per valid set
+        or None): training starts from these scores instead of the intercept; the booster's
+        intercept is then 0 and its predictions exclude them, as LightGBM's do.
 
         Returns
         -------
@@ -365,6 +370,7 @@ class LightGBMObjective(GBDTObjective):
                 init_model=init_model,
                 callbacks=callbacks,
                 keep_training_booster=keep_training_booster,
+                init_scores=init_scores,
             )
         self._adopt(twin)
         return booster
@@ -381,11 +387,18 @@ class LightGBMObjective(GBDTObjective):
         init_model,
         callbacks,
         keep_training_booster: bool,
+        init_scores=None,
     ):
         lgb = import_lightgbm()
         valid_sets = list(valid_sets or [])
-        self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
+        others = [v for v in valid_sets if v is not train_set]
+        self.set_init_score(train_set, *others)  # validates the labels, fits the intercept
         intercept = self.intercept_
+        if init_scores is not None:  # the user's start scores replace the intercept
+            scores = list(init_scores) + [None] * (1 + len(others) - len(init_scores))
+            for ds, start in zip([train_set, *others], scores):
+                ds.set_init_score(start)
+            intercept = np.zeros_like(np.asarray(intercept, dtype=np.float64))
         # construct with the training parameters (as lightgbm.train would) to see which features
         # remain (continued training sets a predictor on the unconstructed data set)
         if init_model is None:
@@ -426,11 +439,13 @@ class LightGBMObjective(GBDTObjective):
         return _LIGHTGBM_PARAMETER_NAMES
 
     @staticmethod
-    def feature_gain(booster: lgb.Booster, n_features: int) -> np.ndarray:
-        """Total split gain of each feature."""
-        return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)[
-            :n_features
-        ]
+    def feature_gain(
+        booster: lgb.Booster, n_features: int, importance_type: str = "gain"
+    ) -> np.ndarray:
+        """Total split gain (``"gain"``) or number of splits (``"split"``) of each feature."""
+        return np.asarray(
+            booster.feature_importance(importance_type=importance_type), dtype=np.float64
+        )[:n_features]
 
     def save_model(self, booster: lgb.Booster, **kwargs: Any) -> str:
         """LightGBM's model text with the booster's intercept (lines LightGBM's parser skips).

@@ -313,11 +313,14 @@ class XGBoostObjective(GBDTObjective):
         return _parameter_names(str((params or {}).get("booster", "gbtree")))
 
     @staticmethod
-    def feature_gain(booster: xgb.Booster, n_features: int) -> np.ndarray:
-        """Total split gain of each feature."""
-        scores = booster.get_score(importance_type="total_gain")
+    def feature_gain(
+        booster: xgb.Booster, n_features: int, importance_type: str = "gain"
+    ) -> np.ndarray:
+        """Total split gain (``"gain"``) or number of splits (``"split"``) of each feature."""
+        kind = {"gain": "total_gain", "split": "weight"}[importance_type]
+        scores = booster.get_score(importance_type=kind)
         names = booster.feature_names or [f"f{i}" for i in range(n_features)]
-        # "total_gain" scores are floats (only gblinear's "weight" gives lists)
+        # tree scores are floats (only gblinear's "weight" gives lists)
         gains = cast("dict[str, float]", scores)
         return np.array([float(gains.get(name, 0.0)) for name in names[:n_features]])
 
