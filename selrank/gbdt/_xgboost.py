@@ -297,7 +297,8 @@ class XGBoostObjective(GBDTObjective):
 
         return _intercept_value(json.loads(value))
 
-    def write_intercept(self, booster, intercept) -> None:
+    def write_intercept(self, booster: xgb.Booster, intercept: Any) -> None:
+        """Record ``intercept`` as a booster attribute (saved with the model)."""
         booster.set_attr(
             **{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())}
         )
