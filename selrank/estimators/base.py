@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._files import open_write
-from .._groups import Groups
 from .._validation import positive_float
 from ..gbdt import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
 from ..losses import Loss, get_loss
@@ -283,41 +282,6 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         return feats
 
     # -- training -----------------------------------------------------------------------------------------
-    def _fit(
-        self,
-        X: Features,
-        y,
-        *,
-        group: Groups | None,
-        sample_weight,
-        eval_sets: list[dict],
-        loss: Loss,
-        n_classes: int | None,
-        metric: str,
-        callbacks=None,
-        init_model=None,
-        options: dict[str, Any] | None = None,
-    ):
-        """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers).
-
-        ``options``: the LightGBM ``fit`` options given (:func:`lightgbm_fit_options`)."""
-        self._check_config()
-        self._backend().fit(
-            self,
-            X,
-            y,
-            group=group,
-            sample_weight=sample_weight,
-            eval_sets=eval_sets,
-            loss=loss,
-            n_classes=n_classes,
-            metric=metric,
-            callbacks=callbacks,
-            init_model=init_model,
-            options=options or {},
-        )
-        return self
-
     def rounds_without_eval(self) -> int:
         """Boosting rounds without ``n_estimators`` and without an ``eval_set``; a backend hook."""
         return 300

@@ -179,7 +179,9 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             labels=class_index,
             groups_needed=False,
         )
-        return self._fit(
+        # straight to the backend (config checked above): one frame fewer to the link
+        self._backend().fit(
+            self,
             feats,
             yi.reshape(-1).astype(np.float64),
             group=None,
@@ -199,6 +201,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
                 categorical_feature=categorical_feature,
             ),
         )
+        return self
 
     def _fitted_extra(self) -> tuple[str, ...]:
         return (*super()._fitted_extra(), "classes_", "n_classes_")

@@ -262,7 +262,9 @@ class SelectiveRanker(_SelectiveEstimator):
         loss = self._build_loss()
         if self._backend().topk_pairs_on_long_lists:
             loss = self._pairs_for_list_length(loss, groups)
-        return self._fit(
+        # straight to the backend (config checked above): one frame fewer to the link
+        self._backend().fit(
+            self,
             feats,
             y,
             group=groups,
@@ -282,6 +284,7 @@ class SelectiveRanker(_SelectiveEstimator):
                 categorical_feature=categorical_feature,
             ),
         )
+        return self
 
     def _pairs_for_list_length(self, loss: Loss, groups: Groups) -> Loss:
         """``loss="pairwise"`` without a ``pair_method``: top-k pairs on long lists.

@@ -155,7 +155,9 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             groups_needed=group_loss,
             groups_required=group_loss,
         )
-        return self._fit(
+        # straight to the backend (config checked above): one frame fewer to the link
+        self._backend().fit(
+            self,
             feats,
             y,
             group=groups,
@@ -175,6 +177,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
                 categorical_feature=categorical_feature,
             ),
         )
+        return self
 
     def predict(self, X: Array) -> np.ndarray:
         """Predictions in the space of ``y`` (``h(score)`` for ``target="link"``)."""
