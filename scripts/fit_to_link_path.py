@@ -62,6 +62,11 @@ def main() -> int:
         "files_selrank": len(files),
         "files": files,
         "frames": [f"{fn}:{line} {name}" for fn, line, name in ours],
+        "other_frames": [
+            f"{os.path.basename(os.path.dirname(fn))}/{os.path.basename(fn)}:{line} {name}"
+            for fn, line, name in path
+            if not fn.startswith(root)
+        ],
     }
     if "--json" in sys.argv:
         print(json.dumps(result, indent=2))
