@@ -52,9 +52,15 @@ def main() -> int:
     # the gradient path: the longest stack into the link during boosting (a grad_hess call)
     grads = [st for st in found if any(name == "grad_hess" for _, _, name in st)] or found
     stack = max(grads, key=len)
-    start = next(i for i, (fn, _, name) in enumerate(stack) if name == "fit" and fn.startswith(root))
+    start = next(
+        i for i, (fn, _, name) in enumerate(stack) if name == "fit" and fn.startswith(root)
+    )
     path = stack[start:]
-    ours = [(os.path.relpath(fn, os.path.dirname(root)), line, name) for fn, line, name in path if fn.startswith(root)]
+    ours = [
+        (os.path.relpath(fn, os.path.dirname(root)), line, name)
+        for fn, line, name in path
+        if fn.startswith(root)
+    ]
     files = list(dict.fromkeys(fn for fn, _, _ in ours))
     result = {
         "frames_total": len(path),
@@ -73,8 +79,10 @@ def main() -> int:
     else:
         for line in result["frames"]:
             print(line)
-        print(f"{result['files_selrank']} selrank files, {result['frames_selrank']} selrank frames "
-              f"({result['frames_total']} frames with LightGBM's)")
+        print(
+            f"{result['files_selrank']} selrank files, {result['frames_selrank']} selrank frames "
+            f"({result['frames_total']} frames with LightGBM's)"
+        )
     return 0
 
 
