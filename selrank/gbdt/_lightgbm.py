@@ -187,7 +187,8 @@ class LightGBMObjective(GBDTObjective):
                 c = np.asarray(flat[0], dtype=np.float64).copy()
                 if not any(c.shape == d.shape and np.array_equal(c, d) for d in starts):
                     starts.append(c)  # distinct constants only
-        super()._check_start(b, y_pred)
+        if not self.__dict__.get("_start_chosen", False):
+            super()._check_start(b, y_pred)
 
     def _starts_key(self) -> str:
         # LightGBM's scikit-learn API trains a deep copy of the objective: the copies share
@@ -399,6 +400,9 @@ class LightGBMObjective(GBDTObjective):
             for ds, start in zip([train_set, *others], scores):
                 ds.set_init_score(start)
             intercept = np.zeros_like(np.asarray(intercept, dtype=np.float64))
+        # a chosen start draws no advice to start from the intercept (kept in the state:
+        # LightGBM may copy the objective, which resets the warnings already given)
+        self._start_chosen = init_scores is not None
         # construct with the training parameters (as lightgbm.train would) to see which features
         # remain (continued training sets a predictor on the unconstructed data set)
         if init_model is None:

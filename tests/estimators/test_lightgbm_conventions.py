@@ -88,6 +88,12 @@ def test_init_score_is_the_start_and_predictions_exclude_it_as_in_lightgbm():
     assert np.max(np.abs(ref.predict(X))) < 1e-6
     without = SelectiveRegressor(n_estimators=10, **FAST).fit(X, y)
     assert abs(np.mean(without.predict(X)) - 10.0) < 0.5
+    import warnings
+
+    with warnings.catch_warnings():  # a chosen constant start draws no "starts from" advice
+        warnings.simplefilter("error")
+        zero = SelectiveRegressor(n_estimators=3, **FAST).fit(X, y, init_score=np.zeros(300))
+    assert zero.intercept_ == 0.0
     with pytest.raises(ValueError, match=r"`init_score` must have shape \(300,\)"):
         SelectiveRegressor(n_estimators=2, **FAST).fit(X, y, init_score=y[:10])
 
