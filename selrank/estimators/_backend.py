@@ -14,9 +14,40 @@ if TYPE_CHECKING:
 
 class BackendEstimator:
     """Base of the estimators that train through a backend (``_SelectiveEstimator``), so a
-    backend recognises one (LightGBM's ``init_model=``) without importing the estimators."""
+    backend recognises one (LightGBM's ``init_model=``) without importing the estimators.
+
+    It declares the seam from the backend's side: the public hooks a backend may call on the
+    estimator it trains (besides the constructor parameters and the fitted attributes it
+    sets). A backend reads no private attribute of the estimator.
+    """
 
     backend: str
+    #: The estimator's kind, checked against :attr:`Backend.kinds`.
+    kind: ClassVar[str] = "estimator"
+
+    def backend_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments given for the backend (``num_leaves=``, ``epochs=``, ...)."""
+        raise NotImplementedError
+
+    def eval_ks(self) -> list[int]:
+        """The checked cut-offs of ``eval_at`` (the first drives early stopping)."""
+        raise NotImplementedError
+
+    def rounds_without_eval(self) -> int:
+        """Boosting rounds when neither ``n_estimators`` nor an ``eval_set`` is given."""
+        raise NotImplementedError
+
+    def parameter_default(self, name: str) -> Any:
+        """The default of the constructor parameter ``name``."""
+        raise NotImplementedError
+
+    def check_fitted(self) -> None:
+        """Raise scikit-learn's ``NotFittedError`` unless the estimator is fitted."""
+        raise NotImplementedError
+
+    def network_estimator_class(self) -> type:
+        """The class the torch backend fits as ``model_`` (:class:`NeuralRanker`; imports torch)."""
+        raise NotImplementedError
 
 
 class Backend:
@@ -32,7 +63,7 @@ class Backend:
 
     #: The value of the estimators' ``backend=`` parameter.
     name: ClassVar[str] = ""
-    #: Estimator kinds (``_SelectiveEstimator._kind``) the backend trains.
+    #: Estimator kinds (``_SelectiveEstimator.kind``) the backend trains.
     kinds: ClassVar[tuple[str, ...]] = ("ranker", "regressor", "classifier")
     #: Whether ``fit`` / ``predict`` take scipy sparse matrices (scikit-learn's input tag).
     sparse: ClassVar[bool] = True
@@ -69,16 +100,29 @@ class Backend:
         metric: str,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
-        """Train on checked data and set ``est``'s fitted attributes."""
+        """Train on checked data and set ``est``'s fitted attributes.
+
+        ``options`` holds the LightGBM ``fit`` options given (``eval_names``, ``eval_metric``,
+        ``init_score``, ``eval_init_score``, ``feature_name``, ``categorical_feature``); a
+        backend that has none refuses them (:meth:`refuse_options`)."""
         raise NotImplementedError
+
+    def refuse_options(self, options: dict[str, Any] | None) -> None:
+        """Refuse LightGBM ``fit`` options on a backend that does not take them."""
+        if options:
+            raise ValueError(
+                f"{sorted(options)} are LightGBM fit options (as in LGBMRanker.fit); backend={self.name!r} "
+                "takes none of them: use backend='lightgbm'"
+            )
 
     def predict(self, est: Any, data: Features) -> np.ndarray:
         """Raw scores (score space, intercept included) of checked features ``data``."""
         raise NotImplementedError
 
-    def feature_gain(self, est: Any) -> np.ndarray:
-        """Total split gain per feature (``feature_importances_`` before normalisation)."""
+    def feature_gain(self, est: Any, importance_type: str = "gain") -> np.ndarray:
+        """Per feature: total split gain (``"gain"``) or the number of splits (``"split"``)."""
         raise AttributeError(
             f"feature_importances_ is defined for the GBDT backends, not backend={self.name!r}"
         )

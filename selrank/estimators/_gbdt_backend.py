@@ -43,7 +43,7 @@ class GBDTBackend(Backend):
 
     def train_params(self, est: Any) -> dict[str, Any]:
         """The estimator's backend keyword arguments with this library's defaults added."""
-        return dict(est._backend_kwargs())  # noqa: SLF001
+        return dict(est.backend_kwargs())
 
     def objective_options(self, params: dict[str, Any]) -> dict[str, Any]:
         """Options of the objective that follow from the training parameters."""
@@ -84,7 +84,9 @@ class GBDTBackend(Backend):
         metric: str,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
+        options = self.check_options(options or {}, X, y, eval_sets, n_classes)
         user_callbacks = user_callback_list(callbacks)
         init_booster = self.init_booster(est, init_model)
         params = self.train_params(est)
@@ -100,7 +102,7 @@ class GBDTBackend(Backend):
         if not eval_sets:
             esr = 0
             if est.n_estimators is None:
-                n_rounds = est._rounds_without_eval()  # noqa: SLF001
+                n_rounds = est.rounds_without_eval()
         booster, best, history = self.train(
             est,
             objective,
@@ -117,16 +119,32 @@ class GBDTBackend(Backend):
             metric=metric,
             user_callbacks=user_callbacks,
             init_model=init_booster,
+            options=options,
         )
-        if init_booster is not None:  # the init model's intercept is in its first trees
-            objective._write_intercept(booster, np.zeros_like(np.asarray(objective.intercept_)))  # noqa: SLF001
+        if (
+            init_booster is not None or "init_score" in options
+        ):  # the init model's intercept is in its first trees
+            objective.write_intercept(booster, np.zeros_like(np.asarray(objective.intercept_)))
         est.objective_ = objective
         est.loss_ = loss
         est.booster_ = booster
         est.best_iteration_ = best
         est.evals_result_ = history
+        est.best_score_ = best_scores(history, best)
         est.intercept_ = objective.booster_intercept(booster)
         est.n_estimators_ = objective.n_rounds(booster) if best is None else best
+
+    def check_options(
+        self,
+        options: dict[str, Any],
+        X: Features,
+        y: np.ndarray,
+        eval_sets: list[dict],
+        n_classes: int | None,
+    ) -> dict[str, Any]:
+        """The LightGBM ``fit`` options, checked (refused by a backend without them)."""
+        self.refuse_options(options)
+        return {}
 
     def train(
         self,
@@ -146,6 +164,7 @@ class GBDTBackend(Backend):
         metric: str,
         user_callbacks: Sequence[Any] = (),
         init_model: Any = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[Any, int | None, dict]:
         """Boost: ``(booster, rounds kept by early stopping or None, metric history)``."""
         raise NotImplementedError
@@ -177,7 +196,7 @@ class GBDTBackend(Backend):
     ) -> Callable[[np.ndarray], tuple[str, float, bool]]:
         """``f(scores) -> (name, value, higher_is_better)`` on one eval set (intercept added)."""
         if metric == "ndcg":
-            return ndcg_metric(ev["y"], ev["group"], est._eval_ks()[0])  # noqa: SLF001
+            return ndcg_metric(ev["y"], ev["group"], est.eval_ks()[0])
         bound = ev["bound"]
         n_classes = bound.n_classes
 
@@ -200,9 +219,12 @@ class GBDTBackend(Backend):
             dtype=np.float64,
         )
 
-    def feature_gain(self, est: Any) -> np.ndarray:
+    def feature_gain(self, est: Any, importance_type: str = "gain") -> np.ndarray:
         return np.asarray(
-            est.objective_.feature_gain(est.booster_, est.n_features_in_), dtype=np.float64
+            est.objective_.feature_gain(
+                est.booster_, est.n_features_in_, importance_type=importance_type
+            ),
+            dtype=np.float64,
         )
 
     # -- the estimator's file ------------------------------------------------------------------
@@ -216,12 +238,25 @@ class GBDTBackend(Backend):
         }
 
     def restore(self, est: Any, doc: dict) -> None:
-        objective: Any = self.make_objective(est, est.loss_, est._backend_kwargs())  # noqa: SLF001
+        objective: Any = self.make_objective(est, est.loss_, est.backend_kwargs())
         model = doc["model"] if self.model_is_text else base64.b64decode(doc["model"])
         est.objective_ = objective
         est.booster_ = objective.load_model(model)
-        objective._write_intercept(est.booster_, est.intercept_)  # noqa: SLF001 (files before 0.2)
+        objective.write_intercept(est.booster_, est.intercept_)  # files before 0.2
         objective.fold_intercept(est.booster_)  # format 1: the model lacked it (no-op in 2)
+
+
+def best_scores(history: dict, best: int | None) -> dict[str, dict[str, float]]:
+    """``{eval set: {metric: value}}`` at the kept round (``best``, else the last), as
+    LightGBM's ``best_score_``."""
+    out: dict[str, dict[str, float]] = {}
+    for name, metrics in history.items():
+        out[name] = {}
+        for metric, values in metrics.items():
+            if len(values):
+                at = len(values) - 1 if best is None else min(int(best), len(values)) - 1
+                out[name][metric] = float(values[at])
+    return out
 
 
 def ndcg_metric(

@@ -106,14 +106,46 @@ def _polars_features(X, name: str) -> Features:
     return Features(data, [str(c) for c in X.columns])
 
 
+def is_dask_collection(x: Any) -> bool:
+    """Whether ``x`` is a Dask collection (``dask.array``, ``dask.dataframe``, dask-expr, dask-cuDF)."""
+    return type(x).__module__.split(".")[0] in ("dask", "dask_expr", "dask_cudf")
+
+
+def refuse_dask(owner: str, **given: Any) -> None:
+    """Refuse Dask collections among ``given`` (name -> value; lists, e.g. ``eval_set``, are searched).
+
+    The estimators train in this process: converting a Dask collection would compute it into
+    local memory without notice. The message names the Dask training functions instead.
+    """
+    for name, value in given.items():
+        items = (
+            [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+            if isinstance(value, list | tuple)
+            else [(name, value)]
+        )
+        for where, item in items:
+            inner = item if isinstance(item, list | tuple) else (item,)
+            if any(is_dask_collection(v) for v in inner):
+                raise TypeError(
+                    f"{owner} got a Dask collection for `{where}`; the estimators train in this process "
+                    "and will not compute it into local memory. Train on the cluster with "
+                    "selrank.gbdt.dask.lightgbm_dask_fit (lightgbm.DaskLGBMRanker / DaskLGBMRegressor / "
+                    "DaskLGBMClassifier with a selrank objective) or selrank.gbdt.dask.xgboost_dask_train "
+                    "(predict with xgboost_dask_predict); or call .compute() first to train locally "
+                    "(docs/gbdt.md, Dask)"
+                )
+
+
 def as_features(X, name: str = "X") -> Features:
     """2-D features: arrays, scipy sparse, device arrays, pandas and polars frames.
 
     Raises ``TypeError`` for non-numeric data (naming the column of a data frame) and
-    ``ValueError`` for a shape that is not 2-D or has no rows or no columns.
+    ``ValueError`` for a shape that is not 2-D or has no rows or no columns; a Dask
+    collection is refused (:func:`refuse_dask`), not computed.
     """
     if X is None:
         raise TypeError(f"`{name}` is required; got None")
+    refuse_dask("the estimator", **{name: X})
     if _is_pandas(X):
         out = _pandas_features(X, name)
     elif _is_polars(X):

@@ -63,6 +63,7 @@ class XGBoostBackend(GBDTBackend):
         metric: str,
         user_callbacks: Sequence[Any] = (),
         init_model: Any = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[Any, int | None, dict]:
         xgb = import_xgboost()
         p: dict[str, Any] = {

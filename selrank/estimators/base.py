@@ -7,14 +7,14 @@ for a fitted model.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._files import open_write
-from .._groups import Groups
 from .._validation import positive_float
 from ..gbdt import DEFAULT_HESSIAN_FLOOR, HESSIAN_POLICIES
 from ..losses import Loss, get_loss
@@ -60,6 +60,28 @@ RANKER_LABEL_SCALE = 0.25
 RANKER_LOSS_DEFAULTS: dict[str, dict[str, Any]] = {"listwise": {"gamma": 4.0}}
 
 
+#: The ``fit`` options the estimators take as ``lightgbm.sklearn``'s ``fit`` does, with their
+#: defaults (backend "lightgbm" only; ``docs/estimators.md``, "LightGBM's fit conventions").
+LIGHTGBM_FIT_OPTIONS: dict[str, Any] = {
+    "eval_names": None,
+    "eval_metric": None,
+    "init_score": None,
+    "eval_init_score": None,
+    "feature_name": "auto",
+    "categorical_feature": "auto",
+}
+
+
+def lightgbm_fit_options(**given: Any) -> dict[str, Any]:
+    """The LightGBM ``fit`` options that differ from their defaults (:data:`LIGHTGBM_FIT_OPTIONS`)."""
+    out = {}
+    for name, value in given.items():
+        default = LIGHTGBM_FIT_OPTIONS[name]
+        if not (value is default or (isinstance(value, str) and value == default)):
+            out[name] = value
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # the shared estimator
 # ----------------------------------------------------------------------------------------------
@@ -72,7 +94,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
     the objective, the network's targets, ``predict`` and the saved file use.
     """
 
-    _kind = "estimator"
+    kind: ClassVar[str] = "estimator"
     _default_loss: str | None = "pointwise"
 
     def __init_subclass__(cls, **kwargs):
@@ -98,6 +120,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         eval_at=10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params,
     ):
         self.loss = loss
@@ -115,6 +138,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         self.eval_at = eval_at
         self.random_state = random_state
         self.verbose = verbose
+        self.importance_type = importance_type
         self._backend_params: dict[str, Any] = {}
         self.set_params(**backend_params)
 
@@ -148,7 +172,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         self._backend()  # a known backend
         if self.hessian not in HESSIAN_POLICIES:
             raise ValueError(f"`hessian` must be one of {HESSIAN_POLICIES}; got {self.hessian!r}")
-        if not (self.label_scale == "auto" and self._kind == "ranker"):
+        if not (self.label_scale == "auto" and self.kind == "ranker"):
             positive_float(self.label_scale, "label_scale", type(self).__name__)
         positive_float(self.hessian_floor, "hessian_floor", type(self).__name__, allow_zero=True)
         for name in ("n_estimators", "early_stopping_rounds"):
@@ -161,7 +185,7 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
                 raise ValueError(f"`{name}` must be a positive integer or None; got {v!r}")
         if self.learning_rate is not None:
             positive_float(self.learning_rate, "learning_rate", type(self).__name__)
-        self._eval_ks()
+        self.eval_ks()
         self._check_backend_params()
 
     def _check_backend_params(self) -> None:
@@ -194,7 +218,8 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         self.label_scale_ = resolve_label_scale(self.label_scale, y)
         return self.label_scale_
 
-    def _eval_ks(self) -> list[int]:
+    def eval_ks(self) -> list[int]:
+        """The checked cut-offs of ``eval_at`` (the first drives early stopping); a backend hook."""
         ks = (
             [self.eval_at]
             if isinstance(self.eval_at, int | np.integer)
@@ -239,7 +264,8 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
             params.setdefault(key, value)
         return get_loss(loss, **params)
 
-    def _backend_kwargs(self) -> dict[str, Any]:
+    def backend_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments given for the backend (a copy); a backend hook."""
         return dict(self._backend_params)
 
     # -- features --------------------------------------------------------------------------------------
@@ -256,38 +282,8 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         return feats
 
     # -- training -----------------------------------------------------------------------------------------
-    def _fit(
-        self,
-        X: Features,
-        y,
-        *,
-        group: Groups | None,
-        sample_weight,
-        eval_sets: list[dict],
-        loss: Loss,
-        n_classes: int | None,
-        metric: str,
-        callbacks=None,
-        init_model=None,
-    ):
-        """Train the backend; ``y`` are the labels the objective sees (class indices for classifiers)."""
-        self._check_config()
-        self._backend().fit(
-            self,
-            X,
-            y,
-            group=group,
-            sample_weight=sample_weight,
-            eval_sets=eval_sets,
-            loss=loss,
-            n_classes=n_classes,
-            metric=metric,
-            callbacks=callbacks,
-            init_model=init_model,
-        )
-        return self
-
-    def _rounds_without_eval(self) -> int:
+    def rounds_without_eval(self) -> int:
+        """Boosting rounds without ``n_estimators`` and without an ``eval_set``; a backend hook."""
         return 300
 
     # -- notebook display ----------------------------------------------------------------------------------
@@ -322,6 +318,25 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         return html_table(fitted, title=f"fitted {type(self).__name__}") + params
 
     # -- prediction ----------------------------------------------------------------------------------------
+    def parameter_default(self, name: str) -> Any:
+        """The default of the constructor parameter ``name`` (a backend hook)."""
+        return inspect.signature(type(self)).parameters[name].default
+
+    def network_estimator_class(self) -> type:
+        """:class:`~selrank.estimators.NeuralRanker`, which ``backend="torch"`` fits as
+        ``model_`` (imported here, on first use: it needs torch); a backend hook."""
+        try:
+            from .neural import NeuralRanker
+        except ImportError as exc:
+            raise ImportError(
+                f"backend='torch' needs selrank.estimators.NeuralRanker ({exc}): pip install 'selrank[torch]'"
+            ) from None
+        return NeuralRanker
+
+    def check_fitted(self) -> None:
+        """Raise scikit-learn's ``NotFittedError`` unless fitted (a backend hook)."""
+        self._check_fitted()
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "booster_") and not hasattr(self, "model_"):
             from sklearn.exceptions import NotFittedError
@@ -354,10 +369,23 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Total gain of the splits on each feature, normalised to sum to 1 (zeros if no split)."""
-        gain = self._fitted_backend().feature_gain(self)
-        total = gain.sum()
-        return gain / total if total > 0 else gain
+        """Feature importances as ``importance_type`` asks.
+
+        ``None`` (default): the total gain of the splits on each feature, normalised to sum
+        to 1 (zeros if no split). ``"split"`` / ``"gain"``: as LightGBM's
+        ``LGBMModel.feature_importances_`` — the number of splits on each feature, or their
+        total gain, not normalised (XGBoost: ``"weight"`` / ``"total_gain"``).
+        """
+        kind = self.importance_type
+        if kind not in (None, "split", "gain"):
+            raise ValueError(
+                f"`importance_type` must be None, 'split' or 'gain' (as LightGBM's); got {kind!r}"
+            )
+        values = self._fitted_backend().feature_gain(self, kind or "gain")
+        if kind is not None:
+            return values
+        total = values.sum()
+        return values / total if total > 0 else values
 
     # -- persistence ----------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
@@ -420,6 +448,62 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
             self.label_scale_ = positive_float(self.label_scale, "label_scale", type(self).__name__)
         self._backend().restore(self, doc)
 
+    # -- eval sets ----------------------------------------------------------------------------------------
+    def _eval_sets(
+        self,
+        eval_set,
+        *,
+        eval_group=None,
+        eval_qid=None,
+        eval_sample_weight=None,
+        labels,
+        groups_needed: bool,
+        groups_required: bool = False,
+    ) -> list[dict]:
+        """Checked ``eval_set`` items: features like the training ones, labels, groups, weights."""
+        from ._validation import _as_group, _as_sample_weight, _eval_list, _eval_pairs
+
+        if eval_set is None:
+            for name, value in (
+                ("eval_group", eval_group),
+                ("eval_qid", eval_qid),
+                ("eval_sample_weight", eval_sample_weight),
+            ):
+                if value is not None:
+                    raise ValueError(f"`{name}` was given without `eval_set`")
+            return []
+        pairs = _eval_pairs(eval_set)
+        gs = _eval_list(eval_group, len(pairs), "eval_group")
+        qs = _eval_list(eval_qid, len(pairs), "eval_qid")
+        ws = _eval_list(eval_sample_weight, len(pairs), "eval_sample_weight")
+        out = []
+        for k, ((Xe, ye), g, q, w) in enumerate(zip(pairs, gs, qs, ws)):
+            try:
+                feats = self._features(Xe, reset=False, name=f"eval_set[{k}][0]")
+            except ValueError as exc:
+                raise ValueError(f"eval_set[{k}]: {exc}") from None
+            n = feats.n_rows
+            y = labels(ye, n, f"eval_set[{k}][1]")
+            groups = None
+            if groups_needed:
+                groups = _as_group(
+                    g,
+                    n,
+                    f"eval_group[{k}]",
+                    qid=q,
+                    qid_name=f"eval_qid[{k}]",
+                    required=groups_required,
+                )
+            out.append(
+                {
+                    "X": feats,
+                    "y": y,
+                    "group": groups,
+                    "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]"),
+                }
+            )
+        return out
+
     # -- scikit-learn tags ----------------------------------------------------------------------------------
     #: scikit-learn checks that cannot apply, with the reason (scikit-learn >= 1.6 has no tag for
     #: them: pass ``expected_failed_checks=est._expected_failed_checks()`` to ``check_estimator``).
@@ -439,54 +523,3 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         tags.input_tags.sparse = backend.sparse
         tags.non_deterministic = not backend.deterministic(self)
         return tags
-
-
-def _eval_sets(
-    est,
-    eval_set,
-    *,
-    eval_group=None,
-    eval_qid=None,
-    eval_sample_weight=None,
-    labels,
-    groups_needed: bool,
-    groups_required: bool = False,
-) -> list[dict]:
-    """Checked ``eval_set`` items: features like the training ones, labels, groups, weights."""
-    from ._validation import _as_group, _as_sample_weight, _eval_list, _eval_pairs
-
-    if eval_set is None:
-        for name, value in (
-            ("eval_group", eval_group),
-            ("eval_qid", eval_qid),
-            ("eval_sample_weight", eval_sample_weight),
-        ):
-            if value is not None:
-                raise ValueError(f"`{name}` was given without `eval_set`")
-        return []
-    pairs = _eval_pairs(eval_set)
-    gs = _eval_list(eval_group, len(pairs), "eval_group")
-    qs = _eval_list(eval_qid, len(pairs), "eval_qid")
-    ws = _eval_list(eval_sample_weight, len(pairs), "eval_sample_weight")
-    out = []
-    for k, ((Xe, ye), g, q, w) in enumerate(zip(pairs, gs, qs, ws)):
-        try:
-            feats = est._features(Xe, reset=False, name=f"eval_set[{k}][0]")  # noqa: SLF001
-        except ValueError as exc:
-            raise ValueError(f"eval_set[{k}]: {exc}") from None
-        n = feats.n_rows
-        y = labels(ye, n, f"eval_set[{k}][1]")
-        groups = None
-        if groups_needed:
-            groups = _as_group(
-                g, n, f"eval_group[{k}]", qid=q, qid_name=f"eval_qid[{k}]", required=groups_required
-            )
-        out.append(
-            {
-                "X": feats,
-                "y": y,
-                "group": groups,
-                "weight": _as_sample_weight(w, n, f"eval_sample_weight[{k}]"),
-            }
-        )
-    return out

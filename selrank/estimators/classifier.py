@@ -12,8 +12,8 @@ from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss, get_loss
 from ..losses.multiclass import CompositeSoftmax
-from ._validation import _as_labels, _as_sample_weight
-from .base import ClassifierMixin, _eval_sets, _SelectiveEstimator
+from ._validation import _as_labels, _as_sample_weight, refuse_dask
+from .base import ClassifierMixin, _SelectiveEstimator, lightgbm_fit_options
 
 
 class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
@@ -36,7 +36,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
     n_classes_ : int
     """
 
-    _kind = "classifier"
+    kind = "classifier"
     _default_loss = None
 
     def __init__(
@@ -57,6 +57,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         eval_at: int | Sequence[int] = 10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params: Any,
     ) -> None:
         super().__init__(
@@ -75,6 +76,7 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             eval_at=eval_at,
             random_state=random_state,
             verbose=verbose,
+            importance_type=importance_type,
             **backend_params,
         )
 
@@ -116,17 +118,34 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
         eval_sample_weight: Any = None,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        eval_names: Sequence[str] | None = None,
+        eval_metric: Any = None,
+        init_score: Array | None = None,
+        eval_init_score: Any = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
     ) -> SelectiveClassifier:
         """Fit class labels ``y`` (any hashable values; NaN and continuous targets are refused).
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
         callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
         ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
-        training from (backend ``"lightgbm"``). Returns ``self``.
+        training from (backend ``"lightgbm"``; a path: a LightGBM model file). ``eval_names``,
+        ``eval_metric``, ``init_score``, ``eval_init_score``, ``feature_name`` and
+        ``categorical_feature`` are LightGBM's ``fit`` options (backend ``"lightgbm"``), as in
+        :meth:`SelectiveRanker.fit`. Returns ``self``.
         """
         from sklearn.utils.multiclass import check_classification_targets
 
         self._check_config()
+        refuse_dask(
+            f"{type(self).__name__}.fit",
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_sample_weight=eval_sample_weight,
+        )
         feats = self._features(X, reset=True)
         n = feats.n_rows
         labels = _as_labels(y, n)
@@ -154,14 +173,15 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
                 )
             return np.searchsorted(classes, le).astype(np.float64)
 
-        eval_sets = _eval_sets(
-            self,
+        eval_sets = self._eval_sets(
             eval_set,
             eval_sample_weight=eval_sample_weight,
             labels=class_index,
             groups_needed=False,
         )
-        return self._fit(
+        # straight to the backend (config checked above): one frame fewer to the link
+        self._backend().fit(
+            self,
             feats,
             yi.reshape(-1).astype(np.float64),
             group=None,
@@ -172,7 +192,16 @@ class SelectiveClassifier(ClassifierMixin, _SelectiveEstimator):
             metric="loss",
             callbacks=callbacks,
             init_model=init_model,
+            options=lightgbm_fit_options(
+                eval_names=eval_names,
+                eval_metric=eval_metric,
+                init_score=init_score,
+                eval_init_score=eval_init_score,
+                feature_name=feature_name,
+                categorical_feature=categorical_feature,
+            ),
         )
+        return self
 
     def _fitted_extra(self) -> tuple[str, ...]:
         return (*super()._fitted_extra(), "classes_", "n_classes_")

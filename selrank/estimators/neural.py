@@ -36,15 +36,21 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without torch
     raise ImportError("NeuralRanker requires torch: pip install 'selrank[torch]'") from exc
 
-from .._groups import Groups, as_groups
-from .._numba import planned_calls
-from .._validation import as_numeric_array, as_vector, as_weight
+from .._groups import as_groups
 from ..torch import RankingHead
+from ._torch_backend import (
+    NetworkSettings,
+    fit_network,
+    network_features,
+    network_labels,
+    predict_network,
+    row_weights,
+    standardize,
+    torch_device,
+)
 from ._validation import (
     _as_group,
-    as_seed,
     check_feature_names,
-    is_verbose,
     refuse_ungrouped_scoring,
 )
 
@@ -63,8 +69,10 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
 }
 
 try:  # the scikit-learn exception when scikit-learn is installed, so `except` clauses match
+    from sklearn.base import BaseEstimator as _EstimatorBase
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - scikit-learn is optional
+    _EstimatorBase = object
 
     class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """Raised by :meth:`NeuralRanker.predict` before :meth:`NeuralRanker.fit`."""
@@ -119,42 +127,10 @@ class MLPScorer(nn.Module):
 
 
 # --------------------------------------------------------------------------------------
-# validation helpers
+# validation helpers (the network's inputs: selrank.estimators._torch_backend)
 # --------------------------------------------------------------------------------------
-
-
-def _features(X, name: str = "X") -> np.ndarray:
-    if hasattr(X, "to_numpy") and not isinstance(X, np.ndarray):
-        X = X.to_numpy()
-    if hasattr(X, "toarray"):  # scipy sparse
-        X = X.toarray()
-    if torch.is_tensor(X):
-        X = X.detach().cpu().numpy()
-    arr = np.asarray(X)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}")
-    if arr.ndim != 2:
-        raise ValueError(f"`{name}` must be 2-D [n_samples, n_features]; got shape {arr.shape}")
-    arr = arr.astype(np.float32, copy=False)
-    if not np.all(np.isfinite(arr)):
-        r, c = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(
-            f"`{name}` must be finite; row {int(r)}, column {int(c)} holds {arr[r, c]!r}"
-        )
-    return arr
-
-
-def _labels(y, n: int, name: str = "y") -> np.ndarray:
-    arr = as_vector(y, name, column_ok=True)
-    if arr.shape != (n,):
-        raise ValueError(
-            f"`{name}` must have shape ({n},), one label per row of X; got {arr.shape}"
-        )
-    arr = arr.astype(np.float32)
-    if not np.all(np.isfinite(arr)):
-        i = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"`{name}` must be finite; row {i} holds {arr[i]!r}")
-    return arr
+_features = network_features
+_labels = network_labels
 
 
 def _positive_int(value, name: str, allow_none: bool = False) -> int | None:
@@ -167,84 +143,17 @@ def _positive_int(value, name: str, allow_none: bool = False) -> int | None:
     return int(value)
 
 
-def _device(device) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise ValueError(
-            f"`device` of NeuralRanker must be 'cpu', 'cuda', 'cuda:N' or 'auto'; got {device!r}"
-        ) from exc
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"`device`={device!r} but CUDA is not available")
-    return dev
+_device = torch_device
 
 
-def _distributed() -> tuple[int, int]:
-    """``(rank, world_size)`` of an initialised default process group, else ``(0, 1)``."""
-    dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
-class _Lists:
-    """Rows of one data set in grouped order with the machinery to cut padded query batches."""
-
-    def __init__(self, X: np.ndarray, y: np.ndarray, groups: Groups, w: np.ndarray | None, device):
-        self.groups = groups
-        self.X = torch.as_tensor(groups.to_grouped(X), device=device)
-        self.y = torch.as_tensor(groups.to_grouped(y), device=device)
-        self.w = (
-            None
-            if w is None
-            else torch.as_tensor(groups.to_grouped(w).astype(np.float32), device=device)
-        )
-        self.sizes = groups.sizes
-        self.offsets = groups.offsets
-        self.device = device
-
-    def batch(self, queries: np.ndarray):
-        """Row indices ``[n_real]``, targets/mask/weights ``[b, L]`` of ``queries``."""
-        if queries.size == 0:  # an empty slice (data parallel): one fully padded list
-            mask = torch.zeros(1, 1, dtype=torch.bool, device=self.device)
-            y = torch.zeros(1, 1, dtype=self.y.dtype, device=self.device)
-            rows = torch.zeros(0, dtype=torch.long, device=self.device)
-            w = (
-                None
-                if self.w is None
-                else torch.zeros(1, 1, dtype=self.w.dtype, device=self.device)
-            )
-            return rows, y, mask, w
-        sizes = self.sizes[queries]
-        L = int(sizes.max())
-        pos = np.arange(L)[None, :]
-        mask_np = pos < sizes[:, None]
-        rows_np = (self.offsets[queries][:, None] + pos)[mask_np]
-        mask = torch.as_tensor(mask_np, device=self.device)
-        rows = torch.as_tensor(rows_np, device=self.device)
-        y = torch.zeros(mask.shape, dtype=self.y.dtype, device=self.device).masked_scatter(
-            mask, self.y[rows]
-        )
-        w = None
-        if self.w is not None:
-            w = torch.zeros(mask.shape, dtype=self.w.dtype, device=self.device).masked_scatter(
-                mask, self.w[rows]
-            )
-        return rows, y, mask, w
-
-
-def _scores(
-    model: nn.Module, X: torch.Tensor, rows: torch.Tensor, mask: torch.Tensor
-) -> torch.Tensor:
-    """Scores of the real rows only, scattered into the padded ``[b, L]`` layout."""
-    s = model(X[rows])
-    return torch.zeros(mask.shape, dtype=s.dtype, device=s.device).masked_scatter(mask, s)
-
-
-class NeuralRanker:
+class NeuralRanker(_EstimatorBase):
     """Neural learning-to-rank estimator with a scikit-learn interface.
+
+    A scikit-learn estimator (``BaseEstimator``): ``get_params`` / ``set_params``,
+    ``sklearn.base.clone``, its tags, and metadata routing — ``set_fit_request(qid=True)``
+    routes per-row query ids through ``cross_val_score`` / ``GridSearchCV``
+    (``docs/estimators.md``). It trains with the torch backend's network trainer, as
+    ``SelectiveRanker(backend="torch")`` does (:mod:`selrank.estimators._torch_backend`).
 
     Parameters
     ----------
@@ -313,6 +222,17 @@ class NeuralRanker:
     (60,)
     """
 
+    # fitted attributes (set by fit, through selrank.estimators._torch_backend.fit_network)
+    model_: MLPScorer
+    head_: RankingHead
+    n_features_in_: int
+    feature_mean_: np.ndarray
+    feature_scale_: np.ndarray
+    evals_result_: dict
+    best_iteration_: int
+    best_score_: float | None
+    n_epochs_: int
+
     def __init__(
         self,
         loss: Any = "listwise",
@@ -368,6 +288,16 @@ class NeuralRanker:
                 )
             setattr(self, key, value)
         return self
+
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # densified (the network takes dense rows)
+        tags.target_tags.required = True
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"requires_y": True, "non_deterministic": self.random_state is None}
 
     def __repr__(self) -> str:
         defaults = {
@@ -493,142 +423,38 @@ class NeuralRanker:
         -------
         self
         """
-        hidden = self._check_params()
-        device = _device(self.device)
+        self._check_params()
+        torch_device(self.device)  # checked before the data
         check_feature_names(self, X, reset=True)
         X = _features(X)
         y = _labels(y, X.shape[0])
         if group is None and qid is None:  # warns, as SelectiveRanker does
             _as_group(None, X.shape[0], required="warn")
         groups = as_groups(group, X.shape[0], qid=qid)
-        w = self._row_weights(sample_weight, groups)
+        w = row_weights(sample_weight, groups)
         evals = self._eval_data(eval_set, eval_group, X.shape[1], eval_qid)
-        head = self._make_head()
-
-        self.n_features_in_ = X.shape[1]
-        if self.standardize:
-            mean = X.mean(axis=0, dtype=np.float64)
-            std = X.std(axis=0, dtype=np.float64)
-            self.feature_mean_ = mean.astype(np.float32)
-            self.feature_scale_ = np.where(std > 0, std, 1.0).astype(np.float32)
-        else:
-            self.feature_mean_ = np.zeros(X.shape[1], dtype=np.float32)
-            self.feature_scale_ = np.ones(X.shape[1], dtype=np.float32)
-        train = _Lists(self._transform(X), y, groups, w, device)
-        evals = [(self._transform(Xe), ye, ge) for Xe, ye, ge in evals]
-
-        rank, world = _distributed()
-        seed = self._seed(rank, world)
-        rng = np.random.default_rng(seed)
-        fork = (
-            [device.index if device.index is not None else torch.cuda.current_device()]
-            if device.type == "cuda"
-            else []
-        )
-        with torch.random.fork_rng(devices=fork):
-            torch.manual_seed(seed)
-            model = MLPScorer(X.shape[1], hidden, self.activation, float(self.dropout)).to(device)
-            # the head's forward passes over the fit: the kernel policy may compile at once
-            batches = -(-train.groups.n_groups // (int(self.batch_queries) * world))
-            with planned_calls(int(self.epochs) * batches):
-                self._train(model, head, train, evals, rng, rank, world, device)
-        self.head_ = head
+        fit_network(self, X, y, groups, w, evals)  # the trainer of backend="torch" too
         return self
 
-    def _seed(self, rank: int, world: int) -> int:
-        seed = as_seed(self.random_state)
-        if seed is None:
-            seed = int(np.random.default_rng().integers(2**62))
-        if world > 1:  # every rank must draw the same query order
-            t = torch.tensor([seed], dtype=torch.int64)
-            torch.distributed.broadcast(t, src=0)
-            seed = int(t.item())
-        return int(seed)
-
-    def _train(self, model, head, train, evals, rng, rank, world, device):
-        from torch.nn.parallel import DistributedDataParallel
-
-        from ..metrics import ndcg
-
-        net = model
-        if world > 1:
-            ids = (
-                [device.index if device.index is not None else torch.cuda.current_device()]
-                if device.type == "cuda"
-                else None
-            )
-            net = DistributedDataParallel(model, device_ids=ids)
-        opt = torch.optim.Adam(
-            model.parameters(), lr=float(self.learning_rate), weight_decay=float(self.weight_decay)
+    def network_settings(self, n_features: int) -> NetworkSettings:
+        """The checked settings :func:`~selrank.estimators._torch_backend.train_network` trains
+        with: the scorer factory (an :class:`MLPScorer` of ``n_features`` inputs), the head,
+        the optimiser and early-stopping options (the torch backend's hook into this estimator)."""
+        hidden = self._check_params()
+        activation, dropout = self.activation, float(self.dropout)
+        return NetworkSettings(
+            make_scorer=lambda: MLPScorer(n_features, hidden, activation, dropout),
+            head=self._make_head(),
+            epochs=int(self.epochs),
+            batch_queries=int(self.batch_queries),
+            learning_rate=float(self.learning_rate),
+            weight_decay=float(self.weight_decay),
+            patience=self.early_stopping_rounds or None,
+            eval_ks=self._eval_ks(),
+            random_state=self.random_state,
+            device=self.device,
+            verbose=self.verbose,
         )
-        bq = int(self.batch_queries)
-        ks = self._eval_ks()
-        keys = [f"ndcg@{k}" if k is not None else "ndcg" for k in ks]
-        patience = self.early_stopping_rounds or None
-        history: dict[str, dict[str, list[float]]] = {"train": {"loss": []}}
-        for i in range(len(evals)):
-            history[f"valid_{i}"] = {key: [] for key in keys}
-        best, best_epoch, best_state, since = -math.inf, 0, None, 0
-        bar = self._progress(rank)
-        n_q = train.groups.n_groups
-        epoch = 0
-        for epoch in range(1, int(self.epochs) + 1):
-            model.train()
-            order = rng.permutation(n_q)
-            total, steps = 0.0, 0
-            for start in range(0, n_q, bq * world):
-                global_q = order[start : start + bq * world]
-                _, y_all, m_all, w_all = train.batch(global_q)
-                denom = head.total_weight(y_all, y_all, mask=m_all, sample_weight=w_all)
-                if not bool((denom > 0).any()):
-                    continue  # nothing to learn from (e.g. only lists without relevant items)
-                local = global_q[rank * bq : (rank + 1) * bq]
-                rows, yb, mb, wb = train.batch(local)
-                scores = _scores(net, train.X, rows, mb)
-                loss = (
-                    head.partial_mean(scores, yb, total_weight=denom, mask=mb, sample_weight=wb)
-                    * world
-                )
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                total += float(loss.detach()) / world
-                steps += 1
-            if world > 1:  # the loss of the global batches: every rank's share, summed
-                t = torch.tensor([total], dtype=torch.float64)
-                torch.distributed.all_reduce(t)
-                total = float(t.item())
-            history["train"]["loss"].append(total / max(steps, 1))
-            stop = False
-            if evals:
-                first = None
-                for i, (Xe, ye, ge) in enumerate(evals):
-                    pred = self._predict_with(model, Xe, device)
-                    for k, key in zip(ks, keys):
-                        value = float(ndcg(ye, pred, ge, k=k))
-                        history[f"valid_{i}"][key].append(value)
-                        first = value if first is None else first
-                if first > best:
-                    best, best_epoch, since = first, epoch, 0
-                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-                else:
-                    since += 1
-                    stop = patience is not None and since >= patience
-                if world > 1:  # rank 0 decides, so all ranks leave the loop together
-                    flag = torch.tensor([int(stop)], dtype=torch.int64)
-                    torch.distributed.broadcast(flag, src=0)
-                    stop = bool(flag.item())
-            bar.update(history, epoch, keys[0])
-            if stop:
-                break
-        bar.close()
-        if best_state is not None:
-            model.load_state_dict(best_state)
-        self.model_ = model.eval()
-        self.evals_result_ = history
-        self.n_epochs_ = epoch
-        self.best_iteration_ = best_epoch if best_state is not None else epoch
-        self.best_score_ = float(best) if best_state is not None else None
 
     def score(
         self, X: Array, y: Array, *, group: Array | None = None, qid: Array | None = None
@@ -679,37 +505,11 @@ class NeuralRanker:
                 f"X has {X.shape[1]} features but NeuralRanker was fitted with {self.n_features_in_}"
             )
         device = next(self.model_.parameters()).device
-        return self._predict_with(self.model_, self._transform(X), device)
-
-    def _predict_with(self, model, X: np.ndarray, device, chunk: int = 65536) -> np.ndarray:
-        was_training = model.training
-        model.eval()
-        out = []
-        with torch.no_grad():
-            for s in range(0, X.shape[0], chunk):
-                out.append(
-                    model(torch.as_tensor(X[s : s + chunk], device=device)).float().cpu().numpy()
-                )
-        model.train(was_training)
-        return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
+        return predict_network(self.model_, self._transform(X), device)
 
     # -- helpers ------------------------------------------------------------------------
     def _transform(self, X: np.ndarray) -> np.ndarray:
-        return ((X - self.feature_mean_) / self.feature_scale_).astype(np.float32)
-
-    @staticmethod
-    def _row_weights(sample_weight, groups: Groups) -> np.ndarray | None:
-        if sample_weight is None:
-            return None
-        w = as_numeric_array(sample_weight, "sample_weight").astype(np.float64).reshape(-1)
-        if w.size == groups.n_groups and w.size != groups.n_rows:
-            w = groups.from_grouped(np.repeat(w, groups.sizes))  # per query -> per row
-        if w.size != groups.n_rows:
-            raise ValueError(
-                f"`sample_weight` must have one weight per row ({groups.n_rows}) or per query "
-                f"({groups.n_groups}); got {w.size}"
-            )
-        return as_weight(w, groups.n_rows, unit="row")
+        return standardize(X, self.feature_mean_, self.feature_scale_)
 
     def _eval_data(self, eval_set, eval_group, n_features: int, eval_qid=None):
         if eval_set is None:
@@ -758,37 +558,3 @@ class NeuralRanker:
                 raise ValueError(f"{name}[{i}]: {exc}") from None
             out.append((Xe, ye, groups))
         return out
-
-    def _progress(self, rank: int):
-        return _Progress(is_verbose(self.verbose) and rank == 0, int(self.epochs))
-
-
-class _Progress:
-    def __init__(self, enabled: bool, total: int):
-        self.bar = None
-        self.enabled = enabled
-        if enabled:
-            try:
-                from tqdm.auto import tqdm
-
-                self.bar = tqdm(total=total, desc="NeuralRanker", unit="epoch")
-            except ImportError:
-                self.bar = None
-
-    def update(self, history, epoch: int, key: str):
-        if not self.enabled:
-            return
-        info = {"loss": f"{history['train']['loss'][-1]:.4g}"}
-        if "valid_0" in history:
-            info[key] = f"{history['valid_0'][key][-1]:.4f}"
-        if self.bar is not None:
-            self.bar.set_postfix(info)
-            self.bar.update(1)
-        else:
-            logger.info(
-                "NeuralRanker epoch %d: %s", epoch, ", ".join(f"{k}={v}" for k, v in info.items())
-            )
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()

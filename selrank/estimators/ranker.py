@@ -15,9 +15,10 @@ from ._validation import (
     _as_float_labels,
     _as_group,
     _as_query_or_row_weight,
+    refuse_dask,
     refuse_ungrouped_scoring,
 )
-from .base import RANKER_LOSS_DEFAULTS, _eval_sets, _SelectiveEstimator
+from .base import RANKER_LOSS_DEFAULTS, _SelectiveEstimator, lightgbm_fit_options
 
 #: Mean documents per query from which ``loss="pairwise"`` (without ``pair_method``) uses
 #: ``pair_method="topk"`` (k = 32) instead of all pairs (see ``SelectiveRanker``).
@@ -70,6 +71,9 @@ class SelectiveRanker(_SelectiveEstimator):
     verbose : bool or int
         ``True`` or a positive number logs training; ``False``, 0 and negative numbers
         (LightGBM's ``verbose=-1``) are silent.
+    importance_type : {None, "split", "gain"}, optional
+        What ``feature_importances_`` holds: ``None`` the normalised total gain; ``"split"``
+        / ``"gain"`` as LightGBM means them (split counts, or total gain, not normalised).
     **backend_params
         Passed to the backend unchanged: LightGBM / XGBoost parameters (``num_leaves``,
         ``min_data_in_leaf``, ``max_depth``, ``device="cuda"``, ...) or NeuralRanker's
@@ -91,7 +95,7 @@ class SelectiveRanker(_SelectiveEstimator):
     n_features_in_ : int
     """
 
-    _kind = "ranker"
+    kind = "ranker"
     _EXPECTED_FAILED_CHECKS = {
         **_SelectiveEstimator._EXPECTED_FAILED_CHECKS,
         "check_fit_score_takes_y": (
@@ -123,6 +127,7 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_at: int | Sequence[int] = 10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params: Any,
     ) -> None:
         super().__init__(
@@ -141,6 +146,7 @@ class SelectiveRanker(_SelectiveEstimator):
             eval_at=eval_at,
             random_state=random_state,
             verbose=verbose,
+            importance_type=importance_type,
             **backend_params,
         )
 
@@ -166,6 +172,12 @@ class SelectiveRanker(_SelectiveEstimator):
         eval_sample_weight: Any = None,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        eval_names: Sequence[str] | None = None,
+        eval_metric: Any = None,
+        init_score: Array | None = None,
+        eval_init_score: Any = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
     ) -> SelectiveRanker:
         """Fit on rows ``X`` with graded labels ``y`` partitioned into queries by ``group`` or ``qid``.
 
@@ -203,21 +215,42 @@ class SelectiveRanker(_SelectiveEstimator):
             Continue training from this model (LightGBM's ``init_model``; backend
             ``"lightgbm"``): the new trees start from its predictions, intercept included, and
             the fitted model predicts with both (``intercept_`` is then 0: the old intercept
-            is in the first tree's leaves).
+            is in the first tree's leaves). A path is read as a LightGBM model file, as
+            LightGBM's ``init_model`` is.
+        eval_names, eval_metric, init_score, eval_init_score, feature_name, categorical_feature
+            LightGBM's ``fit`` options, as ``LGBMRanker.fit`` takes them (backend
+            ``"lightgbm"`` only): names of the eval sets in ``evals_result_`` and
+            ``best_score_``; further metrics recorded on the eval sets (LightGBM metric names
+            and/or callables ``f(y_true, y_pred[, weight[, group]]) -> (name, value,
+            higher_is_better)``; early stopping stays on NDCG@``eval_at``); training start
+            scores (training then starts from them instead of the intercept, which is 0, and
+            predictions exclude them, as in LightGBM); feature names; categorical columns by
+            index or name. ``docs/estimators.md``, "LightGBM's fit conventions".
 
         Returns
         -------
         self
         """
         self._check_config()
+        refuse_dask(
+            f"{type(self).__name__}.fit",
+            X=X,
+            y=y,
+            group=group,
+            qid=qid,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_sample_weight=eval_sample_weight,
+        )
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)
         groups = cast(Groups, _as_group(group, n, qid=qid, required="warn"))  # "warn": never None
         self._resolve_label_scale(y)
         w = _as_query_or_row_weight(sample_weight, groups)
-        eval_sets = _eval_sets(
-            self,
+        eval_sets = self._eval_sets(
             eval_set,
             eval_group=eval_group,
             eval_qid=eval_qid,
@@ -229,7 +262,9 @@ class SelectiveRanker(_SelectiveEstimator):
         loss = self._build_loss()
         if self._backend().topk_pairs_on_long_lists:
             loss = self._pairs_for_list_length(loss, groups)
-        return self._fit(
+        # straight to the backend (config checked above): one frame fewer to the link
+        self._backend().fit(
+            self,
             feats,
             y,
             group=groups,
@@ -240,7 +275,16 @@ class SelectiveRanker(_SelectiveEstimator):
             metric="ndcg",
             callbacks=callbacks,
             init_model=init_model,
+            options=lightgbm_fit_options(
+                eval_names=eval_names,
+                eval_metric=eval_metric,
+                init_score=init_score,
+                eval_init_score=eval_init_score,
+                feature_name=feature_name,
+                categorical_feature=categorical_feature,
+            ),
         )
+        return self
 
     def _pairs_for_list_length(self, loss: Loss, groups: Groups) -> Loss:
         """``loss="pairwise"`` without a ``pair_method``: top-k pairs on long lists.
@@ -292,7 +336,7 @@ class SelectiveRanker(_SelectiveEstimator):
         if group is None and qid is None:
             refuse_ungrouped_scoring(f"{type(self).__name__}.score", n)
         groups = _as_group(group, n, qid=qid)
-        return float(ndcg(y, scores, groups, k=self._eval_ks()[0]))
+        return float(ndcg(y, scores, groups, k=self.eval_ks()[0]))
 
 
 def ndcg_scorer(k: int | None = 10, **ndcg_options: Any) -> Any:

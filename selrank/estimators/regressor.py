@@ -11,8 +11,8 @@ from .. import _array as A
 from .._array import Array
 from ..gbdt import DEFAULT_HESSIAN_FLOOR
 from ..losses import Loss
-from ._validation import _as_float_labels, _as_group, _as_sample_weight
-from .base import RegressorMixin, _eval_sets, _SelectiveEstimator
+from ._validation import _as_float_labels, _as_group, _as_sample_weight, refuse_dask
+from .base import RegressorMixin, _SelectiveEstimator, lightgbm_fit_options
 
 
 class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
@@ -29,7 +29,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
     or ``h(score)`` for ``target="link"``.
     """
 
-    _kind = "regressor"
+    kind = "regressor"
     _default_loss = "pointwise"
 
     def __init__(
@@ -50,6 +50,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_at: int | Sequence[int] = 10,
         random_state: int | None = None,
         verbose: bool = False,
+        importance_type: str | None = None,
         **backend_params: Any,
     ) -> None:
         super().__init__(
@@ -68,6 +69,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             eval_at=eval_at,
             random_state=random_state,
             verbose=verbose,
+            importance_type=importance_type,
             **backend_params,
         )
 
@@ -102,15 +104,36 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         eval_sample_weight: Any = None,
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
+        eval_names: Sequence[str] | None = None,
+        eval_metric: Any = None,
+        init_score: Array | None = None,
+        eval_init_score: Any = None,
+        feature_name: Any = "auto",
+        categorical_feature: Any = "auto",
     ) -> SelectiveRegressor:
         """Fit ``y`` on ``X``; ``group`` (query sizes) or ``qid`` (per-row ids) only for group losses.
 
         ``X`` as in :meth:`SelectiveRanker.fit`; ``callbacks`` are LightGBM's / XGBoost's training
         callbacks (``[lightgbm.early_stopping(20), lightgbm.log_evaluation(10)]``);
         ``init_model`` a fitted estimator of the same class (or a LightGBM booster) to continue
-        training from (backend ``"lightgbm"``). Returns ``self``.
+        training from (backend ``"lightgbm"``; a path: a LightGBM model file). ``eval_names``,
+        ``eval_metric``, ``init_score``, ``eval_init_score``, ``feature_name`` and
+        ``categorical_feature`` are LightGBM's ``fit`` options (backend ``"lightgbm"``), as in
+        :meth:`SelectiveRanker.fit`. Returns ``self``.
         """
         self._check_config()
+        refuse_dask(
+            f"{type(self).__name__}.fit",
+            X=X,
+            y=y,
+            group=group,
+            qid=qid,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_group=eval_group,
+            eval_qid=eval_qid,
+            eval_sample_weight=eval_sample_weight,
+        )
         feats = self._features(X, reset=True)
         n = feats.n_rows
         y = _as_float_labels(y, n)
@@ -123,8 +146,7 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
         group_loss = loss.structure == "group"
         groups = _as_group(group, n, qid=qid) if group_loss else None
         w = _as_sample_weight(sample_weight, n)
-        eval_sets = _eval_sets(
-            self,
+        eval_sets = self._eval_sets(
             eval_set,
             eval_group=eval_group,
             eval_qid=eval_qid,
@@ -133,7 +155,9 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             groups_needed=group_loss,
             groups_required=group_loss,
         )
-        return self._fit(
+        # straight to the backend (config checked above): one frame fewer to the link
+        self._backend().fit(
+            self,
             feats,
             y,
             group=groups,
@@ -144,7 +168,16 @@ class SelectiveRegressor(RegressorMixin, _SelectiveEstimator):
             metric="loss",
             callbacks=callbacks,
             init_model=init_model,
+            options=lightgbm_fit_options(
+                eval_names=eval_names,
+                eval_metric=eval_metric,
+                init_score=init_score,
+                eval_init_score=eval_init_score,
+                feature_name=feature_name,
+                categorical_feature=categorical_feature,
+            ),
         )
+        return self
 
     def predict(self, X: Array) -> np.ndarray:
         """Predictions in the space of ``y`` (``h(score)`` for ``target="link"``)."""

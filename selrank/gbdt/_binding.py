@@ -15,7 +15,7 @@ and weights of a training set once and keeps what every boosting round reuses in
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from .._groups import Groups
 from .._validation import as_weight
 from ..losses import Loss
 from ..losses.inputs import group_weights
-
-if TYPE_CHECKING:
-    from ._objective import GBDTObjective
 
 __all__ = ["row_weights", "bound_blocks", "check_degenerate_start"]
 
@@ -122,17 +119,21 @@ def bound_blocks(
     return out
 
 
-def check_degenerate_start(obj: GBDTObjective, b: _Binding, label, n_classes) -> None:
+def check_degenerate_start(b: _Binding, targets: Any, *, loss: Loss, label_scale: float) -> None:
     """Refuse targets that saturate the loss at its optimal constant (nothing to learn from).
 
     A composite softmax with the exponential scaling and target scores in the tens
     (labels x50, say) has a Hessian ~1e19 times its gradient at the start: every Newton
     step is ~1e-10 and the model stays constant. The mean Newton step ``sum|g| / sum h``
     is compared with the spread of the targets.
+
+    ``targets`` are the objective's target values of the labels
+    (:meth:`GBDTObjective.targets <selrank.gbdt.GBDTObjective.targets>`), ``loss`` its core
+    loss and ``label_scale`` the factor the advice names; the objective itself is not needed.
     """
-    if not A.is_numpy(np.asarray(label)) or b.full is None:
+    if b.full is None:
         return
-    t = np.asarray(A.to_numpy(obj.targets(label, n_classes)), dtype=np.float64)
+    t = np.asarray(A.to_numpy(targets), dtype=np.float64)
     shape = (b.n_rows,) if b.n_classes is None else (b.n_rows, b.n_classes)
     start = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), shape).copy()
     g, h = b.full.grad_hess(start)
@@ -145,15 +146,15 @@ def check_degenerate_start(obj: GBDTObjective, b: _Binding, label, n_classes) ->
     if step >= 1e-6 * spread:
         return
     top = float(np.max(np.abs(t)))
-    if obj.loss.target == "score":
+    if loss.target == "score":
         fix = (
-            f"scale the targets down: label_scale={obj.label_scale * 2.0 / top:.3g} (targets up to 2) instead "
-            f"of {obj.label_scale:g}, or divide the labels"
+            f"scale the targets down: label_scale={label_scale * 2.0 / top:.3g} (targets up to 2) instead "
+            f"of {label_scale:g}, or divide the labels"
         )
     else:
         fix = "rescale the labels"
     raise ValueError(
-        f"{obj.loss!r} is saturated at its optimal constant: target scores reach {top:.3g} and the mean Newton "
+        f"{loss!r} is saturated at its optimal constant: target scores reach {top:.3g} and the mean Newton "
         f"step is {step:.2g} for targets spread over {spread:.3g}, so the trees would learn nothing (a constant "
         f"model). {fix[0].upper() + fix[1:]}"
     )

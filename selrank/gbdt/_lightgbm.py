@@ -18,6 +18,7 @@ from .. import _array as A
 from .._array import Array
 from .._numba import planned_calls
 from ..losses import Loss
+from ._lightgbm_params import PARAMETER_ALIASES
 from ._objective import GBDTObjective, _Binding, _intercept_value, distinct_constants
 
 if TYPE_CHECKING:
@@ -25,22 +26,11 @@ if TYPE_CHECKING:
 
 __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 
-# LightGBM parameter aliases (docs: Parameters.rst) for the two leaf minimums the floor uses
-_MIN_HESS_ALIASES = (
-    "min_sum_hessian_in_leaf",
-    "min_sum_hessian_per_leaf",
-    "min_sum_hessian",
-    "min_hessian",
-    "min_child_weight",
-)
-_MIN_ROWS_ALIASES = (
-    "min_data_in_leaf",
-    "min_data_per_leaf",
-    "min_data",
-    "min_child_samples",
-    "min_samples_leaf",
-)
-_NUM_CLASS_ALIASES = ("num_class", "num_classes")
+# LightGBM parameter aliases (the local copy of LightGBM's table, _lightgbm_params.py) for the
+# two leaf minimums the floor uses and the class count
+_MIN_HESS_ALIASES = PARAMETER_ALIASES["min_sum_hessian_in_leaf"]
+_MIN_ROWS_ALIASES = PARAMETER_ALIASES["min_data_in_leaf"]
+_NUM_CLASS_ALIASES = PARAMETER_ALIASES["num_class"]
 _MAX_BINDINGS = 16
 #: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
 _INTERCEPT_LINE = "selrank_intercept:"
@@ -197,7 +187,8 @@ class LightGBMObjective(GBDTObjective):
                 c = np.asarray(flat[0], dtype=np.float64).copy()
                 if not any(c.shape == d.shape and np.array_equal(c, d) for d in starts):
                     starts.append(c)  # distinct constants only
-        super()._check_start(b, y_pred)
+        if not self.__dict__.get("_start_chosen", False):
+            super()._check_start(b, y_pred)
 
     def _starts_key(self) -> str:
         # LightGBM's scikit-learn API trains a deep copy of the objective: the copies share
@@ -337,6 +328,7 @@ class LightGBMObjective(GBDTObjective):
         init_model: str | os.PathLike | lgb.Booster | None = None,
         callbacks: Sequence[Callable[..., Any]] | None = None,
         keep_training_booster: bool = False,
+        init_scores: Sequence[Array | None] | None = None,
     ) -> lgb.Booster:
         """Train with this objective from the optimal constant; the booster keeps its intercept.
 
@@ -355,6 +347,10 @@ class LightGBMObjective(GBDTObjective):
         Thread safety: each call trains with a private copy of the objective, so one objective
         may train in several threads at once; ``intercept_`` then holds the intercept of the
         call that finished last (each booster keeps its own).
+
+        ``init_scores`` (LightGBM's ``init_score`` of ``train_set``, then one per valid set
+        or None): training starts from these scores instead of the intercept; the booster's
+        intercept is then 0 and its predictions exclude them, as LightGBM's do.
 
         Returns
         -------
@@ -379,6 +375,7 @@ class LightGBMObjective(GBDTObjective):
                 init_model=init_model,
                 callbacks=callbacks,
                 keep_training_booster=keep_training_booster,
+                init_scores=init_scores,
             )
         self._adopt(twin)
         return booster
@@ -395,19 +392,25 @@ class LightGBMObjective(GBDTObjective):
         init_model,
         callbacks,
         keep_training_booster: bool,
+        init_scores=None,
     ):
         lgb = import_lightgbm()
         valid_sets = list(valid_sets or [])
-        self.set_init_score(train_set, *[v for v in valid_sets if v is not train_set])
+        others = [v for v in valid_sets if v is not train_set]
+        self.set_init_score(train_set, *others)  # validates the labels, fits the intercept
         intercept = self.intercept_
-        # construct with the training parameters (as lightgbm.train would) to see which features remain
-        if (
-            init_model is None
-        ):  # (continued training sets a predictor on the unconstructed data set)
-            train_set._update_params(
-                {**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"}
-            )  # noqa: SLF001
-            train_set.construct()
+        if init_scores is not None:  # the user's start scores replace the intercept
+            scores = list(init_scores) + [None] * (1 + len(others) - len(init_scores))
+            for ds, start in zip([train_set, *others], scores):
+                ds.set_init_score(start)
+            intercept = np.zeros_like(np.asarray(intercept, dtype=np.float64))
+        # a chosen start draws no advice to start from the intercept (kept in the state:
+        # LightGBM may copy the objective, which resets the warnings already given)
+        self._start_chosen = init_scores is not None
+        # construct with the training parameters (as lightgbm.train would) to see which features
+        # remain (continued training sets a predictor on the unconstructed data set)
+        if init_model is None:
+            _construct_with(train_set, p)
         if init_model is None and _usable_features(train_set) == 0:
             _warn(
                 _no_feature_message(train_set, train_set.params or {})
@@ -427,7 +430,9 @@ class LightGBMObjective(GBDTObjective):
                 callbacks=callbacks,
                 keep_training_booster=keep_training_booster,
             )
-        self._trained(booster, intercept, fold=init_model is None and not keep_training_booster)
+        self.adopt_booster(
+            booster, intercept, fold=init_model is None and not keep_training_booster
+        )
         return booster
 
     @staticmethod
@@ -437,17 +442,18 @@ class LightGBMObjective(GBDTObjective):
 
     @staticmethod
     def parameter_names(params: dict | None = None) -> frozenset[str]:
-        """Every LightGBM parameter name and alias (LightGBM's own table)."""
-        lgb = import_lightgbm()
-        aliases = lgb.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001
-        return frozenset(set(aliases).union(*aliases.values()))
+        """Every LightGBM parameter name and alias (a copy of LightGBM's own table,
+        ``selrank/gbdt/_lightgbm_params.py``; no private LightGBM name is read)."""
+        return _LIGHTGBM_PARAMETER_NAMES
 
     @staticmethod
-    def feature_gain(booster: lgb.Booster, n_features: int) -> np.ndarray:
-        """Total split gain of each feature."""
-        return np.asarray(booster.feature_importance(importance_type="gain"), dtype=np.float64)[
-            :n_features
-        ]
+    def feature_gain(
+        booster: lgb.Booster, n_features: int, importance_type: str = "gain"
+    ) -> np.ndarray:
+        """Total split gain (``"gain"``) or number of splits (``"split"``) of each feature."""
+        return np.asarray(
+            booster.feature_importance(importance_type=importance_type), dtype=np.float64
+        )[:n_features]
 
     def save_model(self, booster: lgb.Booster, **kwargs: Any) -> str:
         """LightGBM's model text with the booster's intercept (lines LightGBM's parser skips).
@@ -481,7 +487,7 @@ class LightGBMObjective(GBDTObjective):
             elif line.startswith(_IN_MODEL_LINE):
                 in_model = line[len(_IN_MODEL_LINE) :].strip() == "true"
         if intercept is not None:
-            self._write_intercept(booster, intercept)
+            self.write_intercept(booster, intercept)
             if in_model:
                 self._mark_in_model(booster)
             else:
@@ -531,6 +537,29 @@ def _check_subset_keeps_queries(dataset) -> None:
 
 def _warn(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=3)
+
+
+_LIGHTGBM_PARAMETER_NAMES = frozenset(
+    name for aliases in PARAMETER_ALIASES.values() for name in aliases
+)
+
+
+def _construct_with(dataset, params: dict) -> None:
+    """Construct ``dataset`` with the training parameters, as :func:`lightgbm.train` would.
+
+    Public API only: an unconstructed data set takes the parameters through its public
+    ``params`` attribute (the one ``lightgbm.Dataset(params=...)`` sets); one constructed
+    already keeps its own, and :func:`lightgbm.train` checks them against ``params`` as usual.
+    """
+    lgb = import_lightgbm()
+    try:
+        dataset.num_data()  # raises before construction
+        return
+    except lgb.basic.LightGBMError:
+        pass
+    given = {k: v for k, v in params.items() if not callable(v)}
+    dataset.params = {**(dataset.params or {}), **given, "objective": "none"}
+    dataset.construct()
 
 
 def _usable_features(dataset) -> int:

@@ -235,12 +235,13 @@ class GBDTObjective:
     def _init_state(self) -> None:
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_threads = 0  # the pool's size (not read from the executor's private state)
         self._bindings: dict[Any, _Binding] = {}
         self._warned: set[str] = set()
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        for key in ("_lock", "_pool", "_bindings", "_warned"):
+        for key in ("_lock", "_pool", "_pool_threads", "_bindings", "_warned"):
             state.pop(key, None)
         return state
 
@@ -423,10 +424,11 @@ class GBDTObjective:
             for block in b.blocks:
                 run(block)
         else:
-            if self._pool is None or self._pool._max_workers != threads:  # noqa: SLF001
+            if self._pool is None or self._pool_threads != threads:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._pool = ThreadPoolExecutor(threads, thread_name_prefix="selrank-objective")
+                self._pool_threads = threads
             for f in [self._pool.submit(run, block) for block in b.blocks]:
                 f.result()
         return g, h
@@ -582,7 +584,13 @@ class GBDTObjective:
         """
         self.hessian_scale_ = None
         b = self.bind(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
-        check_degenerate_start(self, b, label, n_classes)
+        if b.full is not None:
+            check_degenerate_start(
+                b,
+                self.targets(label, n_classes),
+                loss=self.loss,
+                label_scale=self.label_scale,
+            )
         self.intercept_ = b.intercept
         self.hessian_scale_ = b.ref
         self._fitted_intercepts.append(np.asarray(b.intercept, dtype=np.float64).copy())
@@ -628,7 +636,9 @@ class GBDTObjective:
         value = getattr(booster, "_selrank_intercept", None)
         return None if value is None else _intercept_value(value)
 
-    def _write_intercept(self, booster, intercept) -> None:
+    def write_intercept(self, booster: Any, intercept: Any) -> None:
+        """Record ``intercept`` as the booster's selrank metadata (what :meth:`booster_intercept`
+        reads; it does not change the model: :meth:`fold_intercept` does)."""
         booster._selrank_intercept = _intercept_value(intercept)  # noqa: SLF001
 
     # -- the intercept inside the model (what a serving stack reads) ------------------------
@@ -659,7 +669,7 @@ class GBDTObjective:
         c = self.booster_intercept(booster, intercept)
         ok = self._fold(booster, np.asarray(c, dtype=np.float64))
         if ok:
-            self._write_intercept(booster, c)
+            self.write_intercept(booster, c)
             self._mark_in_model(booster)
         else:
             warnings.warn(
@@ -691,9 +701,10 @@ class GBDTObjective:
             return 0.0
         return self.booster_intercept(booster)
 
-    def _trained(self, booster, intercept, fold: bool = True) -> None:
-        """Record ``intercept`` in a booster that :meth:`train` returns; fold it when asked."""
-        self._write_intercept(booster, intercept)
+    def adopt_booster(self, booster: Any, intercept: Any, fold: bool = True) -> None:
+        """Record ``intercept`` in a booster this objective trained (:meth:`train`, or the Dask
+        functions of :mod:`selrank.gbdt.dask`) and fold it into the model when ``fold``."""
+        self.write_intercept(booster, intercept)
         if fold and self.fold_intercept(booster, intercept):
             with self._lock:  # a fallback for copies of the booster without selrank's metadata
                 if self._fitted_intercepts:

@@ -297,7 +297,8 @@ class XGBoostObjective(GBDTObjective):
 
         return _intercept_value(json.loads(value))
 
-    def _write_intercept(self, booster, intercept) -> None:
+    def write_intercept(self, booster: xgb.Booster, intercept: Any) -> None:
+        """Record ``intercept`` as a booster attribute (saved with the model)."""
         booster.set_attr(
             **{_INTERCEPT_ATTR: json.dumps(np.asarray(intercept, dtype=np.float64).tolist())}
         )
@@ -313,11 +314,14 @@ class XGBoostObjective(GBDTObjective):
         return _parameter_names(str((params or {}).get("booster", "gbtree")))
 
     @staticmethod
-    def feature_gain(booster: xgb.Booster, n_features: int) -> np.ndarray:
-        """Total split gain of each feature."""
-        scores = booster.get_score(importance_type="total_gain")
+    def feature_gain(
+        booster: xgb.Booster, n_features: int, importance_type: str = "gain"
+    ) -> np.ndarray:
+        """Total split gain (``"gain"``) or number of splits (``"split"``) of each feature."""
+        kind = {"gain": "total_gain", "split": "weight"}[importance_type]
+        scores = booster.get_score(importance_type=kind)
         names = booster.feature_names or [f"f{i}" for i in range(n_features)]
-        # "total_gain" scores are floats (only gblinear's "weight" gives lists)
+        # tree scores are floats (only gblinear's "weight" gives lists)
         gains = cast("dict[str, float]", scores)
         return np.array([float(gains.get(name, 0.0)) for name in names[:n_features]])
 
@@ -329,7 +333,7 @@ class XGBoostObjective(GBDTObjective):
         kept as the booster attribute ``selrank_intercept``.
         """
         if booster.attr(_INTERCEPT_ATTR) is None:
-            self._write_intercept(booster, self.booster_intercept(booster))
+            self.write_intercept(booster, self.booster_intercept(booster))
         self.fold_intercept(booster)
         return bytes(booster.save_raw(raw_format))
 
@@ -436,7 +440,7 @@ class XGBoostObjective(GBDTObjective):
                 callbacks=callbacks,
                 evals_result=evals_result,
             )
-            self._trained(bst, self.intercept_)
+            self.adopt_booster(bst, self.intercept_)
             return bst
         if str(params.get("booster", "gbtree")) == "dart":
             raise ValueError(
@@ -478,7 +482,7 @@ class XGBoostObjective(GBDTObjective):
         bst = container.after_training(bst)
         if evals_result is not None:
             evals_result.update(container.history)
-        self._trained(bst, self.intercept_)
+        self.adopt_booster(bst, self.intercept_)
         return bst
 
 

@@ -55,3 +55,34 @@ def test_multiclass_label_rows_need_the_class_count():
         obj.bind(y)
     b = obj.bind(y, n_classes=3)
     assert np.shape(b.intercept) == (3,)
+
+
+def test_binding_module_does_not_import_the_objective():
+    """`_binding` sits below `_objective`: no import of it, not even a type-only one (issue 31)."""
+    import ast
+    from pathlib import Path
+
+    import selrank.gbdt._binding as binding_module
+
+    tree = ast.parse(Path(binding_module.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    }
+    assert "_objective" not in imported and "selrank.gbdt._objective" not in imported
+
+
+def test_degenerate_start_check_takes_the_three_values_not_the_objective():
+    from selrank.gbdt._binding import check_degenerate_start
+
+    obj = GBDTObjective("listwise", label_scale=50.0)
+    label = np.array([0.0, 1.0, 2.0, 0.0, 1.0, 0.0, 2.0, 1.0])
+    group = [4, 4]
+    b = obj.bind(label, group=group)
+    with pytest.raises(ValueError, match=r"saturated.*label_scale=1 .*instead of 50"):
+        check_degenerate_start(b, obj.targets(label), loss=obj.loss, label_scale=obj.label_scale)
+    sane = GBDTObjective("listwise", label_scale=1.0)  # ordinary targets pass
+    check_degenerate_start(
+        sane.bind(label, group=group), sane.targets(label), loss=sane.loss, label_scale=1.0
+    )
