@@ -17,7 +17,7 @@ compiled without a cache instead of failing — each process then compiles again
 When a kernel runs: the kernel policy
 -------------------------------------
 Compiling a kernel costs CPU seconds once per process (without a disk cache; 2.6 s for the
-pairwise kernel, about 11 s for the sampled-pairs and weighted ones, here), while every
+pairwise kernel, about 11 s for the sampled-pairs one and 5.5 s for the weighted one, here), while every
 kernel has a generic NumPy / torch path that is tested equal to it. A short fit on small data
 finishes on the generic path before a compile would pay. :func:`use_kernel` is the one
 decision, called by each dispatch site (``selrank.losses.Pairwise``,
@@ -63,8 +63,6 @@ __all__ = [
     "numba",
     "LazyKernel",
     "caching",
-    "njit_now",
-    "compiled",
     "POLICIES",
     "BREAK_EVEN",
     "GENERIC_PAIR_CAP",
@@ -88,7 +86,9 @@ BREAK_EVEN: dict[str, int] = {
     # benchmarks/cold_start.py, docs/benchmarks.md "Cold start")
     "pairwise": 85_000_000,  # pairs; 2.6 s / 30 ns (Sinh link, 50 documents per query)
     "pairwise_sampled": 75_000_000,  # selected pairs; 10.7 s / 125-165 ns (topk, mean)
-    "weighted_pairwise": 130_000_000,  # pairs; 12 s / 90 ns
+    # pairs; 5.5 s / 120 ns (top-30, 120 documents per query; one kernel per pair method and
+    # link family since issue 29, no library sort: was 12 s / 90 ns)
+    "weighted_pairwise": 45_000_000,
     "exp_bregman": 220_000_000,  # items (+ EXP_BREGMAN_CALL per call); 1.1 s / 5 ns
 }
 """Generic work (pairs, or items) after which :func:`use_kernel` switches to the kernel."""
@@ -276,23 +276,6 @@ def _njit(func, options: dict):
             raise
         _uncached.append(f"{func.__module__}.{func.__name__}")
         return nb.njit(**{**options, "cache": False})(func)
-
-
-def njit_now(func, **options):
-    """``numba.njit(**options)(func)`` at once (for modules that compile on their own first
-    call), with the same fall-back to no disk cache where no location is writable."""
-    return _njit(func, options)
-
-
-def compiled(kernel):
-    """The numba dispatcher of ``kernel`` (a :class:`LazyKernel` of another module is built
-    with its module first), for a module that compiles its own kernels around it; anything
-    else is returned as it is."""
-    if isinstance(kernel, LazyKernel):
-        if kernel.dispatcher is None:
-            _build(kernel.module)
-        return kernel.dispatcher
-    return kernel
 
 
 class LazyKernel:

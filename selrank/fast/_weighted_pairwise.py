@@ -22,10 +22,11 @@ import math
 
 import numpy as np
 
+from .._numba import numba
 from ._links import _GOLDEN, IDENTITY, SINH
 from ._links import _SAFE_EXPONENT as _SAFE
 from ._links import _capped as _link  # the capped link of the pairwise kernels: one definition
-from ._links import mix64 as _mix  # splitmix64's output
+from ._links import _mix64 as _mix  # splitmix64's output
 from ._sampled import _rank_order  # the stable ranking, written out (no library sort)
 
 __all__ = ["weighted_pairwise"]
@@ -357,36 +358,20 @@ def _is_odd(params: tuple, order_target: bool) -> bool:
     return kind in (IDENTITY, SINH) and beta == 0.0 and lo == -hi and not order_target
 
 
-_compiled: dict[str, object] = {}
-
-
-def _compile(which: str):
-    """The numba dispatcher of kernel ``which`` (``"odd"``, ``"pairs"`` or ``"mean"``): each
-    is a function of its own, compiled (or loaded from the disk cache) on its first call, so
-    that a fit compiles only the specialisation its link and pair method use."""
-    if not _compiled:
-        import numba
-
-        from .._numba import compiled, njit_now
-        from . import _links, _sampled
-
-        g = globals()
-        # the link, the mixer and the ranking are selrank.fast's own (one definition each)
-        g["_mix"] = compiled(_links._mix64)
-        g["_link"] = compiled(_links._capped)
-        g["_rank_order"] = compiled(_sampled._rank_order)
-        g["_pair"] = numba.njit(inline="always")(_pair)
-        for name in ("_rerank", "_scratch", "_gather", "_exponentials", "_finish"):
-            g[name] = numba.njit(g[name])
-        # reassociation lets LLVM vectorise the sums (results move by rounding only)
-        # (cache=True, or no disk cache where no location is writable: selrank._numba)
-        options = {"nogil": True, "cache": True, "fastmath": {"reassoc", "contract"}}
-        _compiled.update(
-            odd=njit_now(_kernel_odd, **options),
-            pairs=njit_now(_kernel_pairs, **options),
-            mean=njit_now(_kernel_mean, **options),
-        )
-    return _compiled[which]
+# numba is optional (the "fast" extra): the decorations are lazy, and a kernel is compiled (or
+# loaded from the disk cache) on its first call, for the one signature it is called with
+# (selrank._numba); the link, the mixer and the ranking inlined or called here are
+# selrank.fast._links' and selrank.fast._sampled's own (one definition each)
+_pair = numba.njit(inline="always")(_pair)
+_rerank = numba.njit(_rerank)
+_scratch = numba.njit(_scratch)
+_gather = numba.njit(_gather)
+_exponentials = numba.njit(_exponentials)
+_finish = numba.njit(_finish)
+# reassociation lets LLVM vectorise the sums (results move by rounding only)
+_kernel_odd = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel_odd)
+_kernel_pairs = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel_pairs)
+_kernel_mean = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel_mean)
 
 
 def weighted_pairwise(
@@ -434,17 +419,17 @@ def weighted_pairwise(
     inv_max = np.ascontiguousarray(inv_max, dtype=np.float64)
     outer = int(m) if method == "topk" else 0
     if method == "mean":
-        _compile("mean")(
+        _kernel_mean(
             pred, y, gain, offsets, qw, inv_max, params, bool(order_target), float(sup),
             int(m), np.uint64(key), bool(norm), prev, have_prev, grad, hess,
         )  # fmt: skip
     elif _is_odd(params, bool(order_target)):
-        _compile("odd")(
+        _kernel_odd(
             pred, y, gain, offsets, qw, inv_max, params, outer, bool(norm), prev, have_prev,
             grad, hess,
         )  # fmt: skip
     else:
-        _compile("pairs")(
+        _kernel_pairs(
             pred, y, gain, offsets, qw, inv_max, params, bool(order_target), float(sup),
             outer, bool(norm), prev, have_prev, grad, hess,
         )  # fmt: skip
