@@ -51,8 +51,8 @@ NumPy arrays, or on CPU tensors through NumPy views; needs the ``fast`` extra), 
 fused NumPy code, ``torch`` — in-place torch code.
 
 The numba kernels of ``_pairwise``, ``_sampled`` and ``_weighted_pairwise`` inline the capped
-links of ``_links``; numba's disk cache notices a change to a kernel's own file only, so after
-editing ``_links.py`` run with a fresh ``NUMBA_CACHE_DIR`` (installed copies never change).
+links of ``_links``; their disk cache is keyed on every kernel module their code comes from
+(:mod:`selrank._numba`), so an edit to ``_links.py`` recompiles them.
 
 Examples
 --------
