@@ -322,7 +322,7 @@ def _disk_cache():
     from numba.core import caching
 
     def readable(locator: type) -> type:
-        class Readable(locator):  # type: ignore[valid-type,misc]
+        class Readable(locator):
             def __init__(self, py_func, py_file):
                 super().__init__(py_func, py_file)
                 module = py_func.__module__.rsplit(".", 1)[-1]
