@@ -133,6 +133,7 @@ PREBUILT = {
     "combined, eager, cache from warm_up": "combined, eager",
     "torch head: pairwise, eager, warm_up": "torch head: pairwise, eager",
     "torch head: pointwise, eager, warm_up": "torch head: pointwise, eager",
+    "long: weighted_pairwise, cache from warm_up": "long: weighted_pairwise",
 }
 
 
