@@ -385,6 +385,7 @@ def warm_up(*, torch: bool = True) -> None:
     gain, inv = y.copy(), np.ones(2)
     weighted_pairwise(pred, y, gain, offsets, None, inv, params, False, 0.0, "topk", 2, 0, True)
     sigmoid = kernel_link(Sigmoid())
+    assert sigmoid is not None  # (Sigmoid is a kernel class)
     weighted_pairwise(pred, y, gain, offsets, None, inv, sigmoid, True, 1.0, "topk", 2, 0, True)
     if torch and importlib.util.find_spec("torch") is not None:
         from ._pointwise_torch import warm_up as warm_up_torch
