@@ -98,6 +98,7 @@ CASES: dict[str, tuple[str, str | None]] = {
     "pointwise": (SHORT + GBDT.format(loss="pointwise", rounds=2), None),
     "pairwise": (SHORT + GBDT.format(loss="pairwise", rounds=2), None),
     "pairwise, eager": (SHORT + GBDT.format(loss="pairwise", rounds=2), "eager"),
+    "weighted_pairwise": (SHORT + GBDT.format(loss="weighted_pairwise", rounds=2), None),
     "listwise": (SHORT + GBDT.format(loss="listwise", rounds=2), None),
     "combined": (SHORT + COMBINED, None),
     "combined, eager": (SHORT + COMBINED, "eager"),
@@ -115,6 +116,11 @@ LONG_CASES: dict[str, tuple[str, str | None]] = {
     "long: lightgbm (lambdarank)": (LONG + LIGHTGBM.format(rounds=100), None),
     "long: pairwise": (LONG + GBDT.format(loss="pairwise", rounds=100), None),
     "long: pairwise, eager": (LONG + GBDT.format(loss="pairwise", rounds=100), "eager"),
+    "long: weighted_pairwise": (LONG + GBDT.format(loss="weighted_pairwise", rounds=100), None),
+    "long: weighted_pairwise, eager": (
+        LONG + GBDT.format(loss="weighted_pairwise", rounds=100),
+        "eager",
+    ),
 }
 
 WARM_UP = """
@@ -127,6 +133,7 @@ PREBUILT = {
     "combined, eager, cache from warm_up": "combined, eager",
     "torch head: pairwise, eager, warm_up": "torch head: pairwise, eager",
     "torch head: pointwise, eager, warm_up": "torch head: pointwise, eager",
+    "long: weighted_pairwise, cache from warm_up": "long: weighted_pairwise",
 }
 
 

@@ -10,14 +10,19 @@ On the first call of any kernel of a module, every kernel of that module is turn
 real numba dispatcher, in definition order, and rebound under its module-level names (so a
 jitted function calling another finds a dispatcher when it compiles; numba compiles each
 signature on first use, nothing eagerly). ``cache=True`` asks numba to keep compiled code on
-disk; where no cache location is writable (an arbitrary user id, a read-only home and a
-read-only install: numba's ``cannot cache function ...: no locator available``) the kernel is
-compiled without a cache instead of failing — each process then compiles again.
+disk, keyed on the files of every kernel module the kernel's code comes from (an edit to
+``selrank/fast/_links.py`` makes the pairwise kernels' cached code stale, not only an edit to
+their own files). A location that cannot be written is read where it holds the kernel's
+cache (``selrank.fast.warm_up()`` run into ``NUMBA_CACHE_DIR`` or the install by an image
+build, then made read-only); where no location is usable at all (an arbitrary user id, a
+read-only home and a read-only install: numba's ``cannot cache function ...: no locator
+available``) the kernel is compiled without a cache instead of failing — each process then
+compiles again.
 
 When a kernel runs: the kernel policy
 -------------------------------------
 Compiling a kernel costs CPU seconds once per process (without a disk cache; 2.6 s for the
-pairwise kernel, about 11 s for the sampled-pairs and weighted ones, here), while every
+pairwise kernel, about 11 s for the sampled-pairs one and 5.5 s for the weighted one, here), while every
 kernel has a generic NumPy / torch path that is tested equal to it. A short fit on small data
 finishes on the generic path before a compile would pay. :func:`use_kernel` is the one
 decision, called by each dispatch site (``selrank.losses.Pairwise``,
@@ -38,7 +43,8 @@ binding and the work of one call:
   memory it needs.
 
 Set it with :func:`set_kernel_policy` (also ``selrank.set_kernel_policy``) or the
-environment variable ``SELRANK_KERNELS`` (read at each decision; :func:`set_kernel_policy`
+environment variable ``SELRANK_KERNELS`` (checked when ``selrank.losses`` is imported — a value that is
+not a policy raises ``ValueError`` — and read at each decision; :func:`set_kernel_policy`
 wins over it). The kernels and the generic paths agree to a few units in the last place,
 not bit for bit, so a model trained under ``"auto"`` may differ from one trained under
 ``"eager"`` in the last bits of its leaf values (and, rarely, in a split that those bits
@@ -47,6 +53,8 @@ decide); under one policy a fit is reproducible.
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -63,8 +71,6 @@ __all__ = [
     "numba",
     "LazyKernel",
     "caching",
-    "njit_now",
-    "compiled",
     "POLICIES",
     "BREAK_EVEN",
     "GENERIC_PAIR_CAP",
@@ -88,7 +94,9 @@ BREAK_EVEN: dict[str, int] = {
     # benchmarks/cold_start.py, docs/benchmarks.md "Cold start")
     "pairwise": 85_000_000,  # pairs; 2.6 s / 30 ns (Sinh link, 50 documents per query)
     "pairwise_sampled": 75_000_000,  # selected pairs; 10.7 s / 125-165 ns (topk, mean)
-    "weighted_pairwise": 130_000_000,  # pairs; 12 s / 90 ns
+    # pairs; 5.5 s / 120 ns (top-30, 120 documents per query; one kernel per pair method and
+    # link family since issue 29, no library sort: was 12 s / 90 ns)
+    "weighted_pairwise": 45_000_000,
     "exp_bregman": 220_000_000,  # items (+ EXP_BREGMAN_CALL per call); 1.1 s / 5 ns
 }
 """Generic work (pairs, or items) after which :func:`use_kernel` switches to the kernel."""
@@ -112,6 +120,12 @@ def _checked(policy: object, source: str) -> str:
             f"{source} must be one of {', '.join(repr(p) for p in POLICIES)}; got {policy!r}"
         )
     return policy.strip().lower()
+
+
+# a typo in the environment is refused when the losses are imported, as set_kernel_policy refuses
+# it (and again at each decision that reads it)
+if os.environ.get(ENV, "").strip():
+    _checked(os.environ[ENV], f"environment variable {ENV}")
 
 
 def set_kernel_policy(policy: str | None) -> str | None:
@@ -220,7 +234,8 @@ def planned_calls(n: int | None) -> Iterator[None]:
 _lock = threading.RLock()
 _state: dict[str, Any] = {}  # "module": the numba module or None once tried
 _kernels: dict[str, list[LazyKernel]] = {}  # per defining module, in definition order
-_uncached: list[str] = []  # kernels compiled without a disk cache (no writable location)
+_uncached: list[str] = []  # kernels compiled without a disk cache (no location)
+_depends: dict[str, set[str]] = {}  # the kernel modules whose code each built module uses
 
 
 def _import():
@@ -260,39 +275,95 @@ class NumbaMissing(ImportError, RuntimeError):
     the extra; also a ``RuntimeError``, what earlier releases raised)."""
 
 
-def _njit(func, options: dict):
-    """``numba.njit(**options)(func)``, without the disk cache where numba finds no writable
-    location for it."""
+def _njit(func, options: dict, files: tuple[str, ...] = ()):
+    """``numba.njit(**options)(func)``; with ``cache``, the disk cache of :func:`_disk_cache`
+    (keyed on ``files`` too), or none where numba finds no location for it."""
     nb = _import()
     if nb is None:
         raise NumbaMissing(
             f"{func.__module__}.{func.__name__} needs numba: pip install 'selrank[fast]' "
             "(or 'selrank[data]', which includes it)"
         )
-    try:
-        return nb.njit(**options)(func)
-    except RuntimeError as err:
-        if not options.get("cache") or "cannot cache" not in str(err):
-            raise
-        _uncached.append(f"{func.__module__}.{func.__name__}")
-        return nb.njit(**{**options, "cache": False})(func)
+    dispatcher = nb.njit(**{**options, "cache": False})(func)
+    if options.get("cache"):
+        try:
+            dispatcher._cache = _disk_cache()(func, files)  # noqa: SLF001 (enable_caching)
+        except RuntimeError as err:  # numba: "cannot cache function ...: no locator available"
+            if "cannot cache" not in str(err):
+                raise
+            _uncached.append(f"{func.__module__}.{func.__name__}")
+    return dispatcher
 
 
-def njit_now(func, **options):
-    """``numba.njit(**options)(func)`` at once (for modules that compile on their own first
-    call), with the same fall-back to no disk cache where no location is writable."""
-    return _njit(func, options)
+def _files_stamp(files: tuple[str, ...]) -> str:
+    """A digest of the contents of ``files`` (the kernel modules a kernel's code comes from)."""
+    digest = hashlib.sha256()
+    for path in files:
+        with open(path, "rb") as f:
+            digest.update(path.encode() + b"\0" + f.read())
+    return digest.hexdigest()
 
 
-def compiled(kernel):
-    """The numba dispatcher of ``kernel`` (a :class:`LazyKernel` of another module is built
-    with its module first), for a module that compiles its own kernels around it; anything
-    else is returned as it is."""
-    if isinstance(kernel, LazyKernel):
-        if kernel.dispatcher is None:
-            _build(kernel.module)
-        return kernel.dispatcher
-    return kernel
+def _disk_cache():
+    """numba's ``FunctionCache`` for the kernels, with two changes (made once):
+
+    * the stamp that tells a fresh cache from a stale one covers the files of every kernel
+      module the kernel's code comes from (``_build`` lists them: the link of
+      ``selrank.fast._links`` inlined into the pairwise kernels, say), not only the kernel's
+      own file — numba's own stamp missed an edit to an imported kernel module and ran the
+      stale code;
+    * a location that cannot be written is still read when it holds this kernel's cache (an
+      image or CI step that ran ``selrank.fast.warm_up()`` into a read-only
+      ``NUMBA_CACHE_DIR`` or install), and a failed write keeps the compiled code in memory
+      instead of raising.
+    """
+    if "cache" in _state:
+        return _state["cache"]
+    from numba.core import caching
+
+    def readable(locator: type) -> type:
+        class Readable(locator):
+            def __init__(self, py_func, py_file):
+                super().__init__(py_func, py_file)
+                module = py_func.__module__.rsplit(".", 1)[-1]
+                self._selrank_name = f"{module}.{py_func.__qualname__}"
+
+            def ensure_cache_path(self):
+                try:
+                    super().ensure_cache_path()
+                except OSError:  # not writable: usable if it holds this kernel's index
+                    pattern = os.path.join(
+                        glob.escape(self.get_cache_path()), f"{self._selrank_name}-*.nbi"
+                    )
+                    if not glob.glob(pattern):
+                        raise
+
+        Readable.__name__ = Readable.__qualname__ = f"Readable{locator.__name__}"
+        return Readable
+
+    class Impl(caching.CompileResultCacheImpl):
+        _locator_classes = [readable(c) for c in caching.CompileResultCacheImpl._locator_classes]
+
+    class KernelCache(caching.FunctionCache):
+        _impl_class = Impl
+
+        def __init__(self, py_func, files: tuple[str, ...]):
+            super().__init__(py_func)
+            stamp = (self._impl.locator.get_source_stamp(), _files_stamp(files))
+            self._cache_file = caching.IndexDataCacheFile(
+                cache_path=self._cache_path,
+                filename_base=self._impl.filename_base,
+                source_stamp=stamp,
+            )
+
+        def save_overload(self, sig, data):
+            try:
+                super().save_overload(sig, data)
+            except OSError:  # a read-only location: this process keeps what it compiled
+                pass
+
+    _state["cache"] = KernelCache
+    return KernelCache
 
 
 class LazyKernel:
@@ -329,13 +400,18 @@ def _build(module: str) -> None:
         if all(k.dispatcher is not None for k in kernels):
             return
         namespace = vars(sys.modules[module])
-        # kernels imported from another kernel module are built (and rebound) there first
+        # kernels imported from another kernel module are built (and rebound) there first;
+        # their modules' files key this module's disk cache too
+        deps = {module}
         for value in list(namespace.values()):
             if isinstance(value, LazyKernel) and value.module != module:
                 _build(value.module)
+                deps |= _depends.get(value.module, {value.module})
+        _depends[module] = deps
+        files = tuple(sorted(str(sys.modules[m].__file__) for m in deps))
         for k in kernels:
             if k.dispatcher is None:
-                k.dispatcher = _njit(k.func, k.options)
+                k.dispatcher = _njit(k.func, k.options, files)
         if isinstance(namespace.get("numba"), _LazyNumba):
             # compiled code that names numba itself (``with numba.objmode(...)``) sees the
             # real module

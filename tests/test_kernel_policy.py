@@ -393,3 +393,26 @@ def test_objective_train_announces_its_rounds(monkeypatch, rng):
     # binds too): calls 0 .. rounds-1 run the generic path, only later ones the kernel
     assert sorted(set(range(rounds)) - set(decisions)) == []  # the boosting rounds were decided
     assert len(calls) == sum(call >= rounds for call in decisions)
+
+
+@needs_numba
+def test_plan_reaches_the_objectives_block_threads(monkeypatch, rng):
+    """The GBDT objective evaluates query blocks in a thread pool; each block sees the fit's
+    plan (issue 29: in the pool's threads the plan was lost, so a 50-round fit on 10^6 rows
+    ran every round on the generic path)."""
+    from selrank.gbdt import GBDTObjective
+
+    sizes = np.full(40, 10)
+    y = rng.integers(0, 4, size=int(sizes.sum())).astype(float)
+    obj = GBDTObjective(WeightedPairwise(), block_rows=100, n_jobs=2, hessian="exact")
+    b = obj.bind(y, group=sizes)
+    assert len(b.blocks) == 4  # (blocks of 100 rows, two threads)
+    work = b.blocks[0][2]._work
+    monkeypatch.setitem(N.BREAK_EVEN, "weighted_pairwise", 10 * work)  # pays over 10 calls
+    calls = _spy(monkeypatch, "weighted_pairwise")
+    N.set_kernel_policy("auto")
+    obj._exact(b, rng.normal(size=y.size))
+    assert calls == []  # no plan: the first call of each block is generic
+    with N.planned_calls(10):
+        obj._exact(b, rng.normal(size=y.size))
+    assert len(calls) == 4  # every block on the kernel

@@ -51,8 +51,8 @@ NumPy arrays, or on CPU tensors through NumPy views; needs the ``fast`` extra), 
 fused NumPy code, ``torch`` — in-place torch code.
 
 The numba kernels of ``_pairwise``, ``_sampled`` and ``_weighted_pairwise`` inline the capped
-links of ``_links``; numba's disk cache notices a change to a kernel's own file only, so after
-editing ``_links.py`` run with a fresh ``NUMBA_CACHE_DIR`` (installed copies never change).
+links of ``_links``; their disk cache is keyed on every kernel module their code comes from
+(:mod:`selrank._numba`), so an edit to ``_links.py`` recompiles them.
 
 Examples
 --------
@@ -371,7 +371,7 @@ def warm_up(*, torch: bool = True) -> None:
         return
     import numpy as np
 
-    from ..links import Sinh
+    from ..links import Sigmoid, Sinh
 
     params = kernel_link(Sinh(cap=3.0))
     assert params is not None  # (Sinh is a kernel class)
@@ -380,6 +380,13 @@ def warm_up(*, torch: bool = True) -> None:
     target = pairwise_target_grad(y, offsets, None, False, params)
     pairwise_grad_hess(pred, y, offsets, None, False, params, target)
     pairwise_sampled(pred, y, offsets, None, False, params, "topk", 2, 0, None, (0.0, 0.0))
+    # the weighted loss's kernels of the default link (sinh) and of the lambdarank twin
+    # (sigmoid, target "order"), all pairs and top-k
+    gain, inv = y.copy(), np.ones(2)
+    weighted_pairwise(pred, y, gain, offsets, None, inv, params, False, 0.0, "topk", 2, 0, True)
+    sigmoid = kernel_link(Sigmoid())
+    assert sigmoid is not None  # (Sigmoid is a kernel class)
+    weighted_pairwise(pred, y, gain, offsets, None, inv, sigmoid, True, 1.0, "topk", 2, 0, True)
     if torch and importlib.util.find_spec("torch") is not None:
         from ._pointwise_torch import warm_up as warm_up_torch
 

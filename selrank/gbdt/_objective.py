@@ -28,6 +28,7 @@ sigmoid link on balanced labels ``alpha / 4``; for a listwise loss about ``1 / n
 
 from __future__ import annotations
 
+import contextvars
 import math
 import os
 import threading
@@ -429,7 +430,12 @@ class GBDTObjective:
 
                 self._pool = ThreadPoolExecutor(threads, thread_name_prefix="selrank-objective")
                 self._pool_threads = threads
-            for f in [self._pool.submit(run, block) for block in b.blocks]:
+            # each block in a copy of this context: the fit's plan (selrank._numba
+            # planned_calls) reaches the pool's threads and their kernel decisions
+            futures = [
+                self._pool.submit(contextvars.copy_context().run, run, block) for block in b.blocks
+            ]
+            for f in futures:
                 f.result()
         return g, h
 

@@ -243,3 +243,27 @@ def test_cli_trains_with_the_weighted_loss(capsys):
     args = ["train", "--fold", "1", "--loss", "weighted_pairwise", "--no-baseline"]
     assert main([*args, "--backend-param", "n_estimators=3"]) == 0
     assert "selrank weighted_pairwise" in capsys.readouterr().out
+
+
+@needs_numba
+@pytest.mark.parametrize("method", ["all", "topk"])
+@pytest.mark.parametrize("cap_mode", ["linear", "flat"])
+def test_odd_kernel_on_queries_too_wide_to_factorise(method, cap_mode):
+    """Score spreads of hundreds (beyond the factorised exponentials' range): the odd-link
+    kernel computes one exponential per pair and still matches the generic path (issue 29
+    split the kernel; this branch was the generic pair loop's before)."""
+    from selrank import set_kernel_policy
+    from selrank.links import Sinh
+
+    rng, y, sizes, _ = ranking_data(3)
+    pred = rng.normal(size=y.size) * 800.0
+    loss = WeightedPairwise(Sinh(cap=3.0, cap_mode=cap_mode), pair_method=method)
+    previous = set_kernel_policy("eager")
+    try:
+        g, h = loss.bind(y, group=sizes).grad_hess(pred)
+    finally:
+        set_kernel_policy(previous)
+    g0, h0 = numpy_path(loss, y, sizes, pred)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+    np.testing.assert_allclose(g, g0, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(h, h0, rtol=1e-9, atol=1e-12)
