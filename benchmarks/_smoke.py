@@ -15,6 +15,10 @@ import os
 import tempfile
 from pathlib import Path
 
+#: exit status of a smoke run that cannot run here (a missing GPU, git history, ...): the smoke
+#: test reports it as skipped with the reason the script printed (automake's convention)
+SKIP = 77
+
 SMOKE_HELP = (
     "seconds on tiny data, only to check that the script runs; the JSON goes to "
     "$SELRANK_SMOKE_DIR (default: a temporary folder), never to benchmarks/results"
