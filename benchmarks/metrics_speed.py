@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/metrics_speed.py [--rows 1000000] [--queries 10000] [--repeat 5]
+    python benchmarks/metrics_speed.py [--rows 1000000] [--queries 10000] [--repeat 5] [--smoke]
 
 Prints one line per case (best and median wall time over ``--repeat`` runs) and writes
 ``benchmarks/results/metrics_speed.json``. Scores are drawn either continuous (no ties) or
@@ -77,7 +77,15 @@ def main() -> None:
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "metrics_speed.json")
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) 10,000 rows, 100 queries, 1 repeat"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.queries, args.repeat = 10_000, 100, 1
+        args.out = str(smoke_out("metrics_speed"))
 
     y, s_cont, s_tied, sizes = make_data(args.rows, args.queries)
     cases = {}

@@ -1,6 +1,6 @@
 """Read speed and peak memory of ``selrank.datasets.read_svmlight`` on a large synthetic file.
 
-    python benchmarks/read_speed.py [--rows 200000] [--features 136] [--gzip] [--sklearn]
+    python benchmarks/read_speed.py [--rows 200000] [--features 136] [--gzip] [--sklearn] [--out F.json]
 
 Writes an MSLR-shaped file (``make_mslr_like`` + ``write_svmlight``, dense lines as in
 MSLR-WEB30K) to a temporary folder, then reads it in a fresh process per measurement so that
@@ -63,7 +63,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gzip", action="store_true", help="also time a gzip-compressed copy")
     parser.add_argument("--sklearn", action="store_true", help="also time scikit-learn's reader")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", default=None, help="also write the rows to this JSON file")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) 2,000 rows x 20 features, the gzip copy too, once",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.features, args.repeat, args.gzip = 2_000, 20, 1, True
+        args.out = str(smoke_out("read_speed"))
 
     from selrank.datasets import make_mslr_like, write_svmlight
 
@@ -103,6 +114,10 @@ def main(argv: list[str] | None = None) -> None:
             }
             results.append(row)
             print(json.dumps(row))
+    if args.out:
+        doc = {"benchmark": "read_speed", "rows": args.rows, "features": args.features}
+        Path(args.out).write_text(json.dumps({**doc, "results": results}, indent=1) + "\n")
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
