@@ -17,7 +17,7 @@ call's ranking (an insertion sort, a full sort when too many documents move), so
 ``--step 1`` shows the cost when the ranking is reshuffled every call.
 
 Run: ``python benchmarks/weighted_pairwise_speed.py`` (about a minute); ``--quick`` for a
-smoke run. Writes ``benchmarks/results/weighted_pairwise_speed.json``.
+short run (writes nothing), ``--smoke`` to check in seconds that it runs (CI). Writes ``benchmarks/results/weighted_pairwise_speed.json``.
 """
 
 from __future__ import annotations
@@ -94,12 +94,20 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--step", type=float, default=0.05, help="SD of the score change between calls")
     ap.add_argument("--out", default="benchmarks/results/weighted_pairwise_speed.json")
+    ap.add_argument(
+        "--smoke", action="store_true", help="(CI) 1,200 and 2,000 rows, 1 timed call each"
+    )
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     shapes = [("~120 docs/query", 120_000, 120), ("1,000 docs/query", 100_000, 1000)]
     if args.quick:
         shapes = [("~120 docs/query", 12_000, 120), ("1,000 docs/query", 10_000, 1000)]
         args.repeats = 3
+    if args.smoke:
+        from _smoke import smoke_out
+
+        shapes = [("~120 docs/query", 1_200, 120), ("1,000 docs/query", 2_000, 1000)]
+        args.repeats, args.out = 1, str(smoke_out("weighted_pairwise_speed"))
     rows = []
     for sname, n_rows, docs in shapes:
         y, group = shape(n_rows, docs)
@@ -128,7 +136,7 @@ def main(argv=None) -> int:
         "repeats": args.repeats,
         "rows": rows,
     }
-    if not args.quick:
+    if not args.quick or args.smoke:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1))
