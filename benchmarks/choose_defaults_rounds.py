@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import choose_defaults as p1  # noqa: E402
+import choose_defaults as p1
 
 MAX_ROUNDS = 400
 CHECKPOINTS = (5, 10, 15, 20, 30, 40, 50, 75, 100, 125, 150, 200, 250, 300, 350, 400)

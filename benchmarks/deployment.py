@@ -275,7 +275,7 @@ def _versions() -> dict[str, str]:
     ):
         try:
             out[name] = importlib.import_module(name).__version__
-        except Exception:  # noqa: BLE001
+        except Exception:
             out[name] = "?"
     return out
 

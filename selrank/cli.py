@@ -207,7 +207,7 @@ def _not_tree_params() -> set[str]:
     """The estimator's own parameters: never tree parameters of the LightGBM baselines."""
     from .estimators import SelectiveRanker
 
-    return set(SelectiveRanker._get_param_names())  # noqa: SLF001
+    return set(SelectiveRanker._get_param_names())
 
 
 PACKAGED = ("mq2008", "ohsumed")

@@ -43,7 +43,7 @@ class GBDTBackend(Backend):
 
     def train_params(self, est: Any) -> dict[str, Any]:
         """The estimator's backend keyword arguments with this library's defaults added."""
-        return dict(est._backend_kwargs())  # noqa: SLF001
+        return dict(est._backend_kwargs())
 
     def objective_options(self, params: dict[str, Any]) -> dict[str, Any]:
         """Options of the objective that follow from the training parameters."""
@@ -100,7 +100,7 @@ class GBDTBackend(Backend):
         if not eval_sets:
             esr = 0
             if est.n_estimators is None:
-                n_rounds = est._rounds_without_eval()  # noqa: SLF001
+                n_rounds = est._rounds_without_eval()
         booster, best, history = self.train(
             est,
             objective,
@@ -119,7 +119,7 @@ class GBDTBackend(Backend):
             init_model=init_booster,
         )
         if init_booster is not None:  # the init model's intercept is in its first trees
-            objective._write_intercept(booster, np.zeros_like(np.asarray(objective.intercept_)))  # noqa: SLF001
+            objective._write_intercept(booster, np.zeros_like(np.asarray(objective.intercept_)))
         est.objective_ = objective
         est.loss_ = loss
         est.booster_ = booster
@@ -177,7 +177,7 @@ class GBDTBackend(Backend):
     ) -> Callable[[np.ndarray], tuple[str, float, bool]]:
         """``f(scores) -> (name, value, higher_is_better)`` on one eval set (intercept added)."""
         if metric == "ndcg":
-            return ndcg_metric(ev["y"], ev["group"], est._eval_ks()[0])  # noqa: SLF001
+            return ndcg_metric(ev["y"], ev["group"], est._eval_ks()[0])
         bound = ev["bound"]
         n_classes = bound.n_classes
 
@@ -216,11 +216,11 @@ class GBDTBackend(Backend):
         }
 
     def restore(self, est: Any, doc: dict) -> None:
-        objective: Any = self.make_objective(est, est.loss_, est._backend_kwargs())  # noqa: SLF001
+        objective: Any = self.make_objective(est, est.loss_, est._backend_kwargs())
         model = doc["model"] if self.model_is_text else base64.b64decode(doc["model"])
         est.objective_ = objective
         est.booster_ = objective.load_model(model)
-        objective._write_intercept(est.booster_, est.intercept_)  # noqa: SLF001 (files before 0.2)
+        objective._write_intercept(est.booster_, est.intercept_)  # files before 0.2
         objective.fold_intercept(est.booster_)  # format 1: the model lacked it (no-op in 2)
 
 

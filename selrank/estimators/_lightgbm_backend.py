@@ -245,7 +245,7 @@ class LightGBMBackend(GBDTBackend):
                     f"lightgbm.Booster; got a {type(init_model).__name__} (backend={init_model.backend!r})"
                 )
             fitted: Any = init_model  # a selrank estimator: its fitted attributes are set by fit
-            fitted._check_fitted()  # noqa: SLF001
+            fitted._check_fitted()
             n_iter = fitted.best_iteration_
             booster = fitted.booster_
             # a model that holds its intercept in its first trees (selrank >= 0.3) scores with it

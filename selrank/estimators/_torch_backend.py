@@ -43,7 +43,7 @@ class TorchBackend(Backend):
     export_formats: ClassVar[tuple[str, ...]] = ("onnx",)
 
     def parameter_names(self, params: dict[str, Any]) -> set[str]:
-        return set(_neural_ranker()._get_param_names())  # noqa: SLF001
+        return set(_neural_ranker()._get_param_names())
 
     def deterministic(self, est: Any) -> bool:
         return est.random_state is not None
@@ -63,7 +63,7 @@ class TorchBackend(Backend):
         callbacks: Sequence[Any] | None = None,
         init_model: Any = None,
     ) -> None:
-        if est._kind not in self.kinds:  # noqa: SLF001
+        if est._kind not in self.kinds:
             raise ValueError(
                 f"backend='torch' is available for SelectiveRanker only; got it for {type(est).__name__}"
             )
@@ -92,7 +92,7 @@ class TorchBackend(Backend):
         for name in ("hessian", "hessian_floor"):
             if getattr(est, name) != inspect.signature(type(est)).parameters[name].default:
                 raise ValueError(f"`{name}` applies to the GBDT backends, not to backend='torch'")
-        kwargs.update(est._backend_params)  # noqa: SLF001
+        kwargs.update(est._backend_params)
         scale = float(est.label_scale_)  # target scores are label_scale_ * label on every backend
         model = ranker_class(**kwargs)
         fit_kw: dict[str, Any] = {"group": group.sizes, "sample_weight": sample_weight}

@@ -471,7 +471,7 @@ def _eval_sets(
     out = []
     for k, ((Xe, ye), g, q, w) in enumerate(zip(pairs, gs, qs, ws)):
         try:
-            feats = est._features(Xe, reset=False, name=f"eval_set[{k}][0]")  # noqa: SLF001
+            feats = est._features(Xe, reset=False, name=f"eval_set[{k}][0]")
         except ValueError as exc:
             raise ValueError(f"eval_set[{k}]: {exc}") from None
         n = feats.n_rows

@@ -79,7 +79,7 @@ def load_neural_ranker(
         with open_read(path) as fh:  # gzip recognised by its first bytes
             payload = io.BytesIO(fh.read())
         doc = torch.load(payload, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
+    except Exception as exc:  # torch raises several types for a foreign file
         raise ValueError(
             f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})"
         ) from None

@@ -402,7 +402,7 @@ class LightGBMObjective(GBDTObjective):
         ):  # (continued training sets a predictor on the unconstructed data set)
             train_set._update_params(
                 {**{k: v for k, v in p.items() if not callable(v)}, "objective": "none"}
-            )  # noqa: SLF001
+            )
             train_set.construct()
         if init_model is None and _usable_features(train_set) == 0:
             _warn(
@@ -435,7 +435,7 @@ class LightGBMObjective(GBDTObjective):
     def parameter_names(params: dict | None = None) -> frozenset[str]:
         """Every LightGBM parameter name and alias (LightGBM's own table)."""
         lgb = import_lightgbm()
-        aliases = lgb.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001
+        aliases = lgb.basic._ConfigAliases._get_all_param_aliases()
         return frozenset(set(aliases).union(*aliases.values()))
 
     @staticmethod

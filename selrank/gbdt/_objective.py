@@ -423,7 +423,7 @@ class GBDTObjective:
             for block in b.blocks:
                 run(block)
         else:
-            if self._pool is None or self._pool._max_workers != threads:  # noqa: SLF001
+            if self._pool is None or self._pool._max_workers != threads:
                 from concurrent.futures import ThreadPoolExecutor
 
                 self._pool = ThreadPoolExecutor(threads, thread_name_prefix="selrank-objective")
@@ -629,7 +629,7 @@ class GBDTObjective:
         return None if value is None else _intercept_value(value)
 
     def _write_intercept(self, booster, intercept) -> None:
-        booster._selrank_intercept = _intercept_value(intercept)  # noqa: SLF001
+        booster._selrank_intercept = _intercept_value(intercept)
 
     # -- the intercept inside the model (what a serving stack reads) ------------------------
     def intercept_in_model(self, booster: Any) -> bool:
@@ -643,7 +643,7 @@ class GBDTObjective:
         return bool(getattr(booster, "_selrank_in_model", False))
 
     def _mark_in_model(self, booster) -> None:
-        booster._selrank_in_model = True  # noqa: SLF001
+        booster._selrank_in_model = True
 
     def fold_intercept(self, booster: Any, intercept: float | Array | None = None) -> bool:
         """Put the booster's intercept inside its model; returns whether the model now holds it.
@@ -704,8 +704,8 @@ class GBDTObjective:
         """A copy with its own bindings, pool and fitted state (for one :meth:`train` call)."""
         twin = type(self).__new__(type(self))
         twin.__setstate__(self.__getstate__())
-        twin._fitted_intercepts = []  # noqa: SLF001
-        twin._warned = set(self._warned)  # noqa: SLF001 (a warning given once stays given)
+        twin._fitted_intercepts = []
+        twin._warned = set(self._warned)  # a warning given once stays given
         return twin
 
     def _adopt(self, twin) -> None:
@@ -713,8 +713,8 @@ class GBDTObjective:
         with self._lock:
             self.intercept_ = twin.intercept_
             self.hessian_scale_ = twin.hessian_scale_
-            self._fitted_intercepts.extend(twin._fitted_intercepts)  # noqa: SLF001
-            self._warned.update(twin._warned)  # noqa: SLF001
+            self._fitted_intercepts.extend(twin._fitted_intercepts)
+            self._warned.update(twin._warned)
 
     def init_score(self, n_rows: int, n_classes: int | None = None) -> np.ndarray:
         """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""

@@ -53,7 +53,7 @@ __all__ = [
 def _import_dask():
     try:
         import dask
-        import dask.array  # noqa: F401
+        import dask.array
     except ImportError:
         raise ImportError(
             "distributed training requires dask: pip install 'selrank[dask]'"
@@ -194,7 +194,7 @@ def xgboost_dask_train(
     out = dxgb.train(
         client, params, dtrain, num_boost_round=num_boost_round, evals=dev, obj=obj, **train_kwargs
     )
-    obj._trained(out["booster"], obj.intercept_)  # noqa: SLF001 (the booster keeps its intercept)
+    obj._trained(out["booster"], obj.intercept_)  # the booster keeps its intercept
     return out
 
 
