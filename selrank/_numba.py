@@ -305,7 +305,7 @@ class LazyKernel:
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
         self.__wrapped__ = func
-        self.dispatcher = None
+        self.dispatcher: Any = None  # numba's Dispatcher, made by _build on the first call
         _kernels.setdefault(self.module, []).append(self)
 
     @property
@@ -347,6 +347,10 @@ def _build(module: str) -> None:
 
 class _LazyNumba:
     """Stands for the numba module at decoration time: ``njit`` returns :class:`LazyKernel`."""
+
+    # the names kernels use inside compiled code: read from the real module, which _build
+    # puts in this object's place before anything compiles
+    objmode: Any
 
     def njit(self, *args, **options):
         if args and callable(args[0]):

@@ -73,8 +73,9 @@ class Backend:
         """Train on checked data and set ``est``'s fitted attributes."""
         raise NotImplementedError
 
-    def predict(self, est: Any, data: Features) -> np.ndarray:
-        """Raw scores (score space, intercept included) of checked features ``data``."""
+    def predict(self, est: Any, data: Any) -> np.ndarray:
+        """Raw scores (score space, intercept included) of checked features ``data``
+        (``Features.data``: an array, a sparse matrix or a frame)."""
         raise NotImplementedError
 
     def feature_gain(self, est: Any) -> np.ndarray:

@@ -391,7 +391,7 @@ class NeuralRanker:
             if (
                 isinstance(v, bool)
                 or not isinstance(v, numbers.Real)
-                or not (math.isfinite(v) and v > 0)
+                or not (math.isfinite(v) and float(v) > 0)
             ):
                 raise ValueError(f"`{name}` of NeuralRanker must be a positive number; got {v!r}")
         for name in ("weight_decay", "dropout"):
@@ -399,7 +399,7 @@ class NeuralRanker:
             if (
                 isinstance(v, bool)
                 or not isinstance(v, numbers.Real)
-                or not (math.isfinite(v) and v >= 0)
+                or not (math.isfinite(v) and float(v) >= 0)
             ):
                 raise ValueError(
                     f"`{name}` of NeuralRanker must be a non-negative number; got {v!r}"
@@ -608,7 +608,7 @@ class NeuralRanker:
                         value = float(ndcg(ye, pred, ge, k=k))
                         history[f"valid_{i}"][key].append(value)
                         first = value if first is None else first
-                if first > best:
+                if first is not None and first > best:  # (None: no metric, never here)
                     best, best_epoch, since = first, epoch, 0
                     best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
                 else:
