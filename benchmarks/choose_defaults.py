@@ -55,6 +55,8 @@ MAX_ROUNDS = 1000
 PATIENCE = 50
 METRIC = {"k": 10, "gain": "exponential", "ties": "average", "no_relevant": "one"}
 CURRENT_DEFAULT = "listwise exp, gamma 4, label_scale 0.25"
+SYNTHETIC_ROWS = 150_000
+SMOKE_ROUNDS: dict = {}  # --smoke only: fewer rounds than the library's defaults
 
 
 def _grid() -> dict[str, dict]:
@@ -144,7 +146,7 @@ def fit_selrank(spec, train, valid, X_test):
     spec = dict(spec)
     if "scaling" in spec and spec.get("loss") == "listwise":
         spec["loss_params"] = {**spec.get("loss_params", {}), "scaling": spec.pop("scaling")}
-    ranker = SelectiveRanker(random_state=0, num_threads=1, **spec)
+    ranker = SelectiveRanker(random_state=0, num_threads=1, **spec, **SMOKE_ROUNDS)
     ranker.fit(
         train.X, train.y, group=train.group, eval_set=[(valid.X, valid.y)], eval_group=[valid.group]
     )
@@ -235,7 +237,7 @@ def synthetic_deep_lists(seed: int = 0):
 
     from selrank.datasets import make_mslr_like
 
-    data = make_mslr_like(150_000, 40, mean_docs_per_query=200, seed=seed)
+    data = make_mslr_like(SYNTHETIC_ROWS, 40, mean_docs_per_query=200, seed=seed)
     sizes = np.asarray(data.group)
     n_q = sizes.size
     order = np.random.default_rng(seed).permutation(n_q)
@@ -434,6 +436,22 @@ def methods_table() -> dict:
     }
 
 
+def _smoke(args) -> None:
+    """Shrink the protocol to seconds (the whole path still runs); output to a temporary folder."""
+    import tempfile
+
+    from _smoke import smoke_out
+
+    global DATASETS, FOLDS, GRID, MAX_ROUNDS, PATIENCE, SYNTHETIC_ROWS, SMOKE_ROUNDS
+    SMOKE_ROUNDS = {"n_estimators": 3, "early_stopping_rounds": 2}
+    DATASETS, FOLDS, MAX_ROUNDS, PATIENCE, SYNTHETIC_ROWS = ("mq2008",), (1, 2, 3), 3, 2, 3_000
+    GRID = {
+        n: s for n, s in GRID.items() if n in (CURRENT_DEFAULT, "pairwise sigmoid, label_scale 1")
+    }
+    args.cache = tempfile.mkdtemp(prefix="selrank-smoke-cache-")
+    args.out, args.n_resamples = str(smoke_out("choose_defaults")), 200
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -448,7 +466,12 @@ def main(argv=None) -> dict:
         "--fit-only", action="store_true", help="fit and cache the LETOR grid, no report"
     )
     parser.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) MQ2008 folds 1-3, 2 candidates, 3 rounds"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        _smoke(args)
     warnings.filterwarnings("ignore", category=UserWarning)
     splits = letor_splits()
     fits = fit_all(methods_table(), splits, Path(args.cache))

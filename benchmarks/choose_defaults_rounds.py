@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import choose_defaults as p1  # noqa: E402
+import choose_defaults as p1
 
 MAX_ROUNDS = 400
 CHECKPOINTS = (5, 10, 15, 20, 30, 40, 50, 75, 100, 125, 150, 200, 250, 300, 350, 400)
@@ -136,7 +136,17 @@ def main(argv=None) -> dict:
         "--out", default=str(Path(__file__).parent / "results" / "choose_defaults_rounds.json")
     )
     parser.add_argument("--n-resamples", type=int, default=10_000)
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) protocol 1's smoke data, checkpoints 1-3"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        global MAX_ROUNDS, CHECKPOINTS
+        p1._smoke(args)  # protocol 1's tiny grid, folds and cache
+        MAX_ROUNDS, CHECKPOINTS = 3, (1, 2, 3)
+        args.out = str(smoke_out("choose_defaults_rounds"))
     warnings.filterwarnings("ignore", category=UserWarning)
     splits = p1.letor_splits()
     methods = p1.methods_table()

@@ -184,10 +184,18 @@ def main() -> None:
         help="OMP_WAIT_POLICY of the rows (default: passive; see the module docstring)",
     )
     parser.add_argument("--out", default=str(OUT), help="the JSON file to write")
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) two short rows (lightgbm, pairwise), once"
+    )
     args = parser.parse_args()
-    cases = {**CASES, **({} if args.no_long else LONG_CASES)}
+    cases = {**CASES, **({} if args.no_long or args.smoke else LONG_CASES)}
     names = list(cases) + list(PREBUILT)
-    if args.only:
+    if args.smoke:
+        from _smoke import smoke_out
+
+        names, args.repeats = ["lightgbm (lambdarank)", "pairwise"], 1
+        args.out = str(smoke_out("cold_start"))
+    elif args.only:
         keys = args.only.split(",")
         names = [n for n in names if any(k in n for k in keys)]
     times: dict[str, list[float]] = {n: [] for n in names}

@@ -18,7 +18,7 @@ every round through XGBoost's allreduce). Reported: median of the rounds after t
 pooled over the repetitions, plus the wall time of each ``train`` call.
 
 ``python benchmarks/dask_xgboost.py`` (1M training rows, 10 rounds, 2 repetitions) or
-``--quick`` (200k rows, 5 rounds, 1 repetition). Writes ``benchmarks/results/dask_xgboost.json``.
+``--quick`` (200k rows, 5 rounds, 1 repetition); ``--smoke`` (CI, seconds). Writes ``benchmarks/results/dask_xgboost.json``.
 """
 
 from __future__ import annotations
@@ -117,8 +117,16 @@ def main(argv=None) -> dict:
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "dask_xgboost.json")
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) 4,000 rows, 2 partitions, 3 rounds, 1 repetition"
+    )
     args = parser.parse_args(argv)
-    if args.quick:
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.test_rows, args.partitions, args.rounds, args.reps = 4_000, 1_000, 2, 3, 1
+        args.out = str(smoke_out("dask_xgboost"))
+    elif args.quick:
         args.rows, args.test_rows, args.partitions, args.rounds, args.reps = (
             200_000,
             50_000,

@@ -22,8 +22,8 @@
 Targets (issue 13): at 1,000 and at 4,000 documents per query the ``topk`` objective costs at
 most one LightGBM ``lambdarank`` round; NDCG at parity with all pairs (paired CI).
 
-Run: ``python benchmarks/deep_lists.py`` (a few minutes on one core); ``--quick`` for a smoke
-run. Writes ``benchmarks/results/deep_lists.json``.
+Run: ``python benchmarks/deep_lists.py`` (a few minutes on one core); ``--quick`` for a short
+run, ``--smoke`` to check in seconds that it runs (CI; JSON to a temporary folder). Writes ``benchmarks/results/deep_lists.json``.
 """
 
 from __future__ import annotations
@@ -120,7 +120,9 @@ def speed(docs: int, n_rows: int, n_rounds: int) -> dict:
             boosters[name] = lgb.Booster({**TREE_PARAMS, "objective": "lambdarank"}, train)
         else:
             o = make()
-            o.fit_intercept(y, group=group)  # 0 for a pairwise loss: no init score needed
+            # from the Dataset: its labels are checked (the objective refuses an unchecked
+            # one); 0 for a pairwise loss, so the shared Dataset needs no init score
+            o.fit_intercept(train)
             timed[name] = Timed(o)
             boosters[name] = lgb.Booster({**TREE_PARAMS, "objective": "none"}, train)
     per_round = {k: [] for k in names}
@@ -292,6 +294,11 @@ def main(argv=None) -> dict:
         "--datasets", default="mq2008,ohsumed", help="LETOR collections of the quality part"
     )
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "deep_lists.json"))
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) 4,000 rows, 2 rounds, 1,000 documents per query, MQ2008 fold 1, 5 rounds",
+    )
     args = parser.parse_args(argv)
 
     import lightgbm
@@ -304,6 +311,12 @@ def main(argv=None) -> dict:
     if args.quick:
         args.rows, args.rounds = 40_000, 2
         docs_list, folds, max_rounds = (1000,), (1,), 60
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.rounds, args.part, args.datasets = 4_000, 2, "all", "mq2008"
+        docs_list, folds, max_rounds = (1000,), (1,), 5
+        args.out = str(smoke_out("deep_lists"))
     out = Path(args.out)
     old = json.loads(out.read_text()) if args.part != "all" and out.exists() else {}
     t_start = time.perf_counter()

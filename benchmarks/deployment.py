@@ -59,7 +59,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=400)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "deployment.json"))
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) 2,000 training rows, 3 rounds, 5 calls a route"
+    )
     args = parser.parse_args()
+    n_rows = 20_000
+    if args.smoke:
+        from _smoke import smoke_out
+
+        n_rows, args.docs, args.rounds, args.repeats = 2_000, 20, 3, 5
+        args.out = str(smoke_out("deployment"))
 
     import lightgbm as lgb
     import onnxruntime as ort
@@ -74,7 +83,7 @@ def main() -> None:
     from selrank.estimators.export import export_model, to_treelite
 
     warnings.simplefilter("ignore")
-    X, y, sizes = make_mslr_like(n_rows=20_000, seed=0)
+    X, y, sizes = make_mslr_like(n_rows=n_rows, seed=0)
     X = np.asarray(X, dtype=np.float64)
     sizes = np.append(sizes, 0)  # (the training set below is every query: sizes[:-1])
     n_train = X.shape[0]
@@ -266,7 +275,7 @@ def _versions() -> dict[str, str]:
     ):
         try:
             out[name] = importlib.import_module(name).__version__
-        except Exception:  # noqa: BLE001
+        except Exception:
             out[name] = "?"
     return out
 

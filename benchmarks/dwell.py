@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/dwell.py [--out benchmarks/results/dwell.json] [--quick]
+    python benchmarks/dwell.py [--out benchmarks/results/dwell.json] [--quick | --smoke]
 
 Protocol. It was written after exploratory fits had already been scored on the test period,
 so that period is not untouched; within the protocol every choice is made on validation:
@@ -134,6 +134,7 @@ SMELU_OUTSIDE_WEIGHTS = (
 GOAL_SET = {"mae": ("se_log", "huber_log"), "rmse": ("se_log", "huber_log_rmse")}
 SMELU_ROWS = ("smelu_pointwise", "smelu_pointwise_rmse", "smelu_session", "smelu_session_rank")
 BOOTSTRAP = 2000
+PERMUTATIONS = 10_000  # sign flips of the ranking tests (paired_permutation_test's default)
 GAMMA_MIN_SECONDS = 1e-3
 
 
@@ -539,7 +540,7 @@ def protocol(
                 k: {
                     "diff": float(np.mean(ps[k][keep] - per_session[m][k][keep])),
                     "p_value": paired_permutation_test(
-                        ps[k][keep], per_session[m][k][keep], seed=0
+                        ps[k][keep], per_session[m][k][keep], n_resamples=PERMUTATIONS, seed=0
                     ),
                 }
                 for k in ("ndcg", "kendall")
@@ -806,7 +807,18 @@ def main() -> None:
         action="store_true",
         help="one knob value per method, no sensitivity run (smoke run)",
     )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) --quick with 5 rounds, 50 resamples and sign flips",
+    )
     args = ap.parse_args()
+    if args.smoke:
+        from _smoke import smoke_out
+
+        global MAX_ROUNDS, EARLY_STOPPING, BOOTSTRAP, PERMUTATIONS
+        MAX_ROUNDS, EARLY_STOPPING, BOOTSTRAP, PERMUTATIONS = 5, 2, 50, 50
+        args.quick, args.out = True, str(smoke_out("dwell"))
     t_start = time.perf_counter()
     d = Data()
     print(
@@ -861,6 +873,7 @@ def main() -> None:
             },
             "rank_budget": RANK_BUDGET,
             "bootstrap_resamples": BOOTSTRAP,
+            "permutations": PERMUTATIONS,
         },
         "headline_mixture_band": headline,
         "sensitivity_quantile_band_0.1_0.9": sensitivity,

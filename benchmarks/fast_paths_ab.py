@@ -33,6 +33,7 @@ import numpy as np
 warnings.simplefilter("ignore")
 REPEATS = int(sys.argv[1])
 GENERIC = sys.argv[2] == "generic"
+ROWS = int(sys.argv[3]) if len(sys.argv) > 3 else 24_000
 try:
     from selrank import fast
     off = fast.off if GENERIC else contextlib.nullcontext
@@ -44,7 +45,7 @@ from selrank.datasets import make_mslr_like
 from selrank.losses import Listwise, Pairwise, WeightedPairwise
 
 rng = np.random.default_rng(0)
-data = make_mslr_like(24_000, n_features=4, mean_docs_per_query=120, seed=0)
+data = make_mslr_like(ROWS, n_features=4, mean_docs_per_query=120, seed=0)
 y = 0.25 * np.asarray(data.y, dtype=np.float64)
 group = np.asarray(data.group)
 pred = y + rng.normal(scale=0.5, size=y.size)
@@ -59,14 +60,14 @@ def median(fn):
 out = {}
 with off():
     b = Pairwise("sinh", cap=3.0).bind(y, group=group)
-    out["pairwise all pairs (numba), 24k rows"] = median(lambda: b.grad_hess(pred))
+    out[f"pairwise all pairs (numba), {ROWS // 1000}k rows"] = median(lambda: b.grad_hess(pred))
     b = Pairwise("sinh", cap=3.0, pair_method="topk", num_pair_per_sample=32).bind(y, group=group)
-    out["pairwise top-32 (numba), 24k rows"] = median(lambda: b.grad_hess(pred))
+    out[f"pairwise top-32 (numba), {ROWS // 1000}k rows"] = median(lambda: b.grad_hess(pred))
     b = WeightedPairwise().bind(y, group=group)
-    out["weighted pairwise top-k (numba), 24k rows"] = median(lambda: b.grad_hess(pred))
+    out[f"weighted pairwise top-k (numba), {ROWS // 1000}k rows"] = median(lambda: b.grad_hess(pred))
     b = Listwise("exp", gamma=4.0).bind(y, group=group)
-    out["listwise exp (fused NumPy), 24k rows"] = median(lambda: b.grad_hess(pred))
-    out["bind Pairwise (dispatch decision), 24k rows"] = median(
+    out[f"listwise exp (fused NumPy), {ROWS // 1000}k rows"] = median(lambda: b.grad_hess(pred))
+    out[f"bind Pairwise (dispatch decision), {ROWS // 1000}k rows"] = median(
         lambda: Pairwise("sinh", cap=3.0).bind(y, group=group)
     )
 try:
@@ -95,7 +96,7 @@ print(json.dumps(out))
 """
 
 
-def run(tree: str, repeats: int, mode: str) -> dict:
+def run(tree: str, repeats: int, mode: str, rows: int = 24_000) -> dict:
     env = dict(
         os.environ,
         PYTHONPATH=tree,
@@ -107,7 +108,7 @@ def run(tree: str, repeats: int, mode: str) -> dict:
         PYTHONDONTWRITEBYTECODE="1",
     )
     proc = subprocess.run(
-        [sys.executable, "-c", CASES, str(repeats), mode],
+        [sys.executable, "-c", CASES, str(repeats), mode, str(rows)],
         env=env,
         capture_output=True,
         text=True,
@@ -123,18 +124,30 @@ def main(argv=None) -> dict:
     import numpy as np
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--before", required=True, help="source tree of the old version")
+    p.add_argument("--before", help="source tree of the old version (required)")
     p.add_argument("--after", default=str(ROOT), help="source tree of the new version")
     p.add_argument("--turns", type=int, default=3)
     p.add_argument("--repeats", type=int, default=9)
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fast_paths_ab.json"))
+    p.add_argument(
+        "--smoke", action="store_true", help="(CI) this tree against itself, 2,400 rows, 1 turn"
+    )
     args = p.parse_args(argv)
+    rows_data = 24_000
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.before = args.before or args.after  # an A/A run: the path is what is checked
+        args.turns, args.repeats, rows_data = 1, 1, 2_400
+        args.out = str(smoke_out("fast_paths_ab"))
+    if args.before is None:
+        p.error("--before is required (the source tree of the old version)")
     runs: dict[str, list[dict]] = {"before": [], "after": [], "generic": []}
     for turn in range(args.turns):
         order = ["before", "after"] if turn % 2 == 0 else ["after", "before"]
         for side in order:
-            runs[side].append(run(getattr(args, side), args.repeats, "fast"))
-        runs["generic"].append(run(args.after, args.repeats, "generic"))
+            runs[side].append(run(getattr(args, side), args.repeats, "fast", rows_data))
+        runs["generic"].append(run(args.after, args.repeats, "generic", rows_data))
     cases = list(runs["before"][0])
     rows = []
     for case in cases:

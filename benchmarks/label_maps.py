@@ -15,7 +15,7 @@ Protocol
   (:func:`selrank.metrics.paired_comparison`).
 
 Run: ``python benchmarks/label_maps.py [--tag before|after]``; writes
-``benchmarks/results/label_maps[_tag].json``.
+``benchmarks/results/label_maps[_tag].json`` (``--smoke``: seconds, to a temporary folder).
 """
 
 from __future__ import annotations
@@ -44,13 +44,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tag", default="")
     ap.add_argument("--fold", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true", help="(CI) 3 rounds a fit")
     args = ap.parse_args()
+    rounds = {"n_estimators": 3} if args.smoke else {}
     data = load_letor("mq2008", args.fold)
     tr, va, te = data.train, data.validation, data.test
     rows, per_query = [], {}
     for name, f in MAPS.items():
         t0 = time.perf_counter()
-        est = SelectiveRanker(random_state=0, num_threads=1)
+        est = SelectiveRanker(random_state=0, num_threads=1, **rounds)
         try:
             est.fit(
                 tr.X, f(tr.y), group=tr.group,
@@ -84,10 +86,15 @@ def main() -> None:
         table = paired_comparison(per_query, te.y, te.group, reference="identity", seed=0)
         comparison = table.to_dicts() if hasattr(table, "to_dicts") else table
         print(table)
-    out = pathlib.Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    name = f"label_maps{'_' + args.tag if args.tag else ''}.json"
-    (out / name).write_text(
+    name = f"label_maps{'_' + args.tag if args.tag else ''}"
+    if args.smoke:
+        from _smoke import smoke_out
+
+        path = smoke_out(name)
+    else:
+        path = pathlib.Path(__file__).parent / "results" / f"{name}.json"
+        path.parent.mkdir(exist_ok=True)
+    path.write_text(
         json.dumps(
             {"fold": args.fold, "rows": rows, "paired_vs_identity": comparison},
             indent=1,

@@ -59,6 +59,8 @@ TRAIN_SEEDS = (0, 1)
 GEN_SEEDS = (0, 1, 2)
 METRIC_EVAL = {k: v for k, v in METRIC.items() if k != "k"}
 SUBSAMPLE = {"bagging_fraction": 0.8, "bagging_freq": 1, "feature_fraction": 0.8}
+MQ2008_FOLDS = (1, 2, 3, 4, 5)
+SMOKE_ROUNDS: dict = {}  # --smoke only: fewer rounds than the library's defaults
 
 
 def _take(X, y, sizes, qs):
@@ -101,7 +103,9 @@ def mq2008_split(fold: int):
 def fit_predict(label_scale, seed: int, split, subsample: dict):
     from selrank import SelectiveRanker
 
-    ranker = SelectiveRanker(label_scale=label_scale, random_state=seed, num_threads=1, **subsample)
+    ranker = SelectiveRanker(
+        label_scale=label_scale, random_state=seed, num_threads=1, **subsample, **SMOKE_ROUNDS
+    )
     va = split.valid_a
     ranker.fit(
         split.train.X, split.train.y, group=split.train.group,
@@ -224,7 +228,22 @@ def main(argv=None) -> dict:
         help="the library's default trees (no row/feature subsampling), training seed 0 only",
     )
     parser.add_argument("--out", default=None, help="JSON path (default: benchmarks/results/)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) 3,000-row synthetic sets and MQ2008 fold 1, 3 rounds, no deep lists",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        import tempfile
+
+        from _smoke import smoke_out
+
+        global MQ2008_FOLDS, SMOKE_ROUNDS
+        MQ2008_FOLDS, SMOKE_ROUNDS = (1,), {"n_estimators": 3, "early_stopping_rounds": 2}
+        args.n_rows, args.n_resamples, args.skip_deep = 3_000, 200, True
+        args.cache = tempfile.mkdtemp(prefix="selrank-smoke-cache-")
+        args.out = str(smoke_out("label_scale_auto"))
     name = "label_scale_auto_no_subsample" if args.no_subsample else "label_scale_auto"
     out = args.out or str(Path(__file__).parent / f"results/{name}.json")
     seeds, subsample = ((0,), {}) if args.no_subsample else (TRAIN_SEEDS, SUBSAMPLE)
@@ -241,7 +260,7 @@ def main(argv=None) -> dict:
         deep = {f"gen{s}": synthetic_split(s, 150_000, 200) for s in GEN_SEEDS}
         result["synthetic_deep_lists"] = family("deep_150000", deep)
     if not args.skip_mq2008:
-        mq = {f"fold{k}": mq2008_split(k) for k in (1, 2, 3, 4, 5)}
+        mq = {f"fold{k}": mq2008_split(k) for k in MQ2008_FOLDS}
         result["mq2008_x2"] = family("mq2008_x2", mq)
 
     import lightgbm

@@ -24,7 +24,7 @@ isolate selectivity: the listwise loss with the constant scaling instead of exp 
 the pointwise loss with the identity link instead of exp (squared error), each compared with the
 selective loss it ablates.
 
-Run: ``python benchmarks/letor.py`` (about 5 minutes on one core); ``--quick`` runs fold 1 only.
+Run: ``python benchmarks/letor.py`` (about 5 minutes on one core); ``--quick`` runs fold 1 only, ``--smoke`` checks in seconds that it runs (CI).
 Writes ``benchmarks/results/letor.json``. ``--sweep`` runs the model-size sweep (stumps to
 8-leaf trees, 5 to 50 trees, no early stopping) and writes ``benchmarks/results/letor_sweep.json``.
 
@@ -53,6 +53,7 @@ CONVENTIONS = ("zero", "one", "exclude")
 LEARNING_RATE = 0.05
 MAX_ROUNDS = 1000
 PATIENCE = 50
+SMOKE_ROUNDS: dict = {}  # --smoke only: fewer rounds than the library's defaults
 
 
 def _ndcg_feval(y, group):
@@ -124,7 +125,7 @@ def run_selrank(loss, split, **params):
     from selrank import SelectiveRanker
 
     tr, va = split.train, split.validation
-    ranker = SelectiveRanker(loss=loss, random_state=0, num_threads=1, **params)
+    ranker = SelectiveRanker(loss=loss, random_state=0, num_threads=1, **params, **SMOKE_ROUNDS)
     ranker.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group])
     return ranker.predict(split.test.X), ranker.best_iteration_
 
@@ -414,7 +415,18 @@ def main(argv=None) -> dict:
         "--sweep", action="store_true", help="model-size sweep (fixed small models)"
     )
     parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) MQ2008 fold 1, every method, 3 rounds"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        global MAX_ROUNDS, PATIENCE, SMOKE_ROUNDS
+        MAX_ROUNDS, PATIENCE = 3, 2
+        SMOKE_ROUNDS = {"n_estimators": 3, "early_stopping_rounds": 2}
+        args.datasets, args.quick, args.tune, args.sweep = ["mq2008"], True, False, False
+        args.out = str(smoke_out("letor"))
     folds = [1] if args.quick else args.folds
     results_dir = Path(__file__).parent / "results"
     if args.tune:

@@ -40,7 +40,7 @@ document counted as NDCG = 0, one thread everywhere. Nothing is chosen on the te
 
 Run: ``python benchmarks/mechanism.py`` (about 4 minutes on one core) writes
 ``benchmarks/results/mechanism.json``; ``--quick`` runs fold 1 only with fewer resamples and
-writes nothing unless ``--out`` is given.
+writes nothing unless ``--out`` is given; ``--smoke`` checks in seconds that it runs (CI).
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ REGIONS = {
 NDCG_METRICS = ("ndcg@1", "ndcg@3", "ndcg@10")
 TOP_KS = (1, 5)
 TEACHER_TREES = 300
+SMOKE_GBDT: dict = {}  # --smoke only: fewer rounds / epochs than the estimators' defaults
+SMOKE_NEURAL: dict = {}
 STUDENT = {"n_estimators": 30, "num_leaves": 4, "learning_rate": 0.1, "min_data_in_leaf": 20}
 # link candidates of the distillation students (chosen on validation NDCG@10)
 STUDENT_LINKS = {
@@ -153,7 +155,7 @@ def fit_gbdt(split, **params):
     from selrank import SelectiveRanker
 
     tr, va = split.train, split.validation
-    r = SelectiveRanker(random_state=0, num_threads=1, **params)
+    r = SelectiveRanker(random_state=0, num_threads=1, **params, **SMOKE_GBDT)
     r.fit(tr.X, tr.y, group=tr.group, eval_set=[(va.X, va.y)], eval_group=[va.group])
     return r.predict(split.test.X)
 
@@ -168,6 +170,7 @@ def fit_neural(split, scaling, hidden_layers, **params):
         hidden_layers=hidden_layers,
         random_state=0,
         **params,
+        **SMOKE_NEURAL,
     )
     r.fit(
         tr.X,
@@ -405,7 +408,20 @@ def main(argv=None) -> dict:
         choices=("mq2008", "ohsumed"),
         help="packaged LETOR set (default mq2008; ohsumed writes results/mechanism_ohsumed.json)",
     )
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) fold 1, 3 rounds / 1 epoch, one link candidate each, 200 resamples",
+    )
     args = ap.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        global TEACHER_TREES, STUDENT, STUDENT_LINKS, SMOKE_GBDT, SMOKE_NEURAL
+        TEACHER_TREES, STUDENT = 3, {**STUDENT, "n_estimators": 3}
+        STUDENT_LINKS = {name: cands[:1] for name, cands in STUDENT_LINKS.items()}
+        SMOKE_GBDT, SMOKE_NEURAL = {"n_estimators": 3, "early_stopping_rounds": 2}, {"epochs": 1}
+        args.quick, args.out = True, str(smoke_out("mechanism"))
 
     import torch
 
@@ -414,7 +430,7 @@ def main(argv=None) -> dict:
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", category=UserWarning)
     folds = [1] if args.quick else [1, 2, 3, 4, 5]
-    n_resamples = 1000 if args.quick else 10_000
+    n_resamples = 200 if args.smoke else 1000 if args.quick else 10_000
     start = time.perf_counter()
 
     def log(msg):

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/metrics_speed.py [--rows 1000000] [--queries 10000] [--repeat 5]
+    python benchmarks/metrics_speed.py [--rows 1000000] [--queries 10000] [--repeat 5] [--smoke]
 
 Prints one line per case (best and median wall time over ``--repeat`` runs) and writes
 ``benchmarks/results/metrics_speed.json``. Scores are drawn either continuous (no ties) or
@@ -161,7 +161,15 @@ def main() -> None:
         "pytrec_eval, each in a fresh process (issue 29; e.g. 1000000)",
     )  # fmt: skip
     parser.add_argument("--trec-only", action="store_true", help="only the TREC comparison")
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) 10,000 rows, 100 queries, 1 repeat"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.queries, args.repeat = 10_000, 100, 1
+        args.out = str(smoke_out("metrics_speed"))
     if args.trec_only:
         rows = trec_case(args.trec_lines or 1_000_000, args.repeat)
         for r in rows:

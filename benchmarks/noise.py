@@ -42,7 +42,8 @@ score the chosen models):
   The "best built-in" of a cell is the built-in with the highest mean *validation* NDCG@10
   in that regime (never the test score).
 
-Run the full protocol: ``python benchmarks/noise.py --full`` (hours on one core). The default
+Run the full protocol: ``python benchmarks/noise.py --full`` (hours on one core); ``--smoke``
+checks in seconds that the script runs (CI; its JSON goes to a temporary folder). The default
 is a reduced protocol sized for a shared machine (see ``--help`` and the JSON's ``protocol``).
 Results are written incrementally to ``--out`` (default ``benchmarks/results/noise.json``);
 ``--analyze --inputs A.json,B.json --out T.json`` computes the tables of several result files
@@ -239,6 +240,10 @@ def train_lightgbm(system, tr: Split, y_tr, va: Split, stops: TwoStops, seed, ar
     dparams = {"num_threads": 1, "verbosity": -1}
     dtr = lgb.Dataset(tr.X, y_tr, group=tr.group, params=dparams)
     dva = lgb.Dataset(va.X, va.y, group=va.group, reference=dtr, params=dparams)
+    if fobj is not None:
+        # the documented route for a hand-driven Booster: check the raw labels (LightGBM would
+        # silently replace NaN ones) and start both sets from the loss's optimal constant
+        fobj.set_init_score(dtr, dva)
     booster = lgb.Booster(params, dtr)
     booster.add_valid(dva, "valid")
     for it in range(args.max_rounds):
@@ -250,6 +255,8 @@ def train_lightgbm(system, tr: Split, y_tr, va: Split, stops: TwoStops, seed, ar
         booster.eval_valid(feval=lambda p, d, seen=seen: seen.append(np.array(p)) or ("x", 0, True))
         if stops.step(it, seen[0]):
             break
+    if fobj is not None:  # the scores with the constant the training started from
+        return lambda X, k: fobj.predict(booster, X, n_iterations=k)
     return lambda X, k: booster.predict(X, num_iteration=k, raw_score=True)
 
 
@@ -520,7 +527,18 @@ def main(argv=None) -> int:
         default="benchmarks/results/noise.json,benchmarks/results/noise_ohsumed.json,"
         "benchmarks/results/noise_deep.json",
     )
+    ap.add_argument(
+        "--smoke", action="store_true", help="(CI) MQ2008 fold 1, 3 rounds, one replicate"
+    )
     args = ap.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.datasets, args.folds, args.conditions = "mq2008", "1", "clean,clicks"
+        args.draws = args.seeds = 1
+        args.max_rounds, args.patience, args.sessions = 3, 2, 2
+        args.out = str(smoke_out("noise"))
+        Path(args.out).unlink(missing_ok=True)  # no resume from an earlier smoke run
     out = Path(args.out)
     if args.analyze:
         # one Holm family over every result file given (cells of all datasets together)

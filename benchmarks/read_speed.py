@@ -1,6 +1,6 @@
 """Read speed and peak memory of ``selrank.datasets.read_svmlight`` on a large synthetic file.
 
-    python benchmarks/read_speed.py [--rows 200000] [--features 136] [--gzip] [--sklearn]
+    python benchmarks/read_speed.py [--rows 200000] [--features 136] [--gzip] [--sklearn] [--out F.json]
     python benchmarks/read_speed.py --cache --rows 1200192 --repeat 3   # parse vs cached load
 
 ``--cache`` times, instead, ``read_svmlight`` (parsing the text) against the second load of
@@ -82,14 +82,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--cache", action="store_true", help="time parsing against the cache's second load"
     )
-    parser.add_argument("--out", type=Path, default=None, help="JSON (with --cache)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="JSON: the rows (with --cache: the comparison)"
+    )
     parser.add_argument(
         "--before",
         metavar="PYTHONPATH",
         help="with --cache: also time the cache of another selrank (e.g. an older version "
         "extracted with `git archive <commit> selrank | tar -x -C DIR`), interleaved",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) 2,000 rows x 20 features, the gzip copy too, once",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.features, args.repeat, args.gzip = 2_000, 20, 1, True
+        args.out = str(smoke_out("read_speed"))
     if args.cache:
         return cache_speed(args)
 
@@ -131,6 +143,10 @@ def main(argv: list[str] | None = None) -> None:
             }
             results.append(row)
             print(json.dumps(row))
+    if args.out:
+        doc = {"benchmark": "read_speed", "rows": args.rows, "features": args.features}
+        Path(args.out).write_text(json.dumps({**doc, "results": results}, indent=1) + "\n")
+        print(f"wrote {args.out}")
 
 
 def cache_speed(args) -> None:

@@ -13,7 +13,7 @@ read, so polars', numba's and NumPy's allocations all count. Cases:
 * ``svmlight-long-line``: a gzip of one unterminated line of ``--bomb-mb`` MB;
 * ``qrels-long-line``: the same for ``read_qrels``.
 
-Writes ``benchmarks/results/reader_memory.json``.
+Writes ``benchmarks/results/reader_memory.json`` (``--smoke``: seconds, to a temporary folder).
 """
 
 from __future__ import annotations
@@ -99,7 +99,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "reader_memory.json")
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) 2,000 clicks, 1 MB bombs, one case per reader",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.clicks, args.bomb_mb, args.out = 2_000, 1, str(smoke_out("reader_memory"))
     header = b"SessionId\tItemId\tTime\n"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,6 +137,10 @@ def main(argv: list[str] | None = None) -> None:
                 lambda: _bomb(d / "ql.gz", b"d", args.bomb_mb, b"q1 0 d1 1\nq1 0 "),
             ),
         ]
+        if args.smoke:  # each reader once: every case runs the same measuring code
+            cases = [
+                c for c in cases if c[0] in ("clicks", "svmlight-long-line", "qrels-long-line")
+            ]
         for name, reader, make in cases:
             path = make()
             proc = subprocess.run(

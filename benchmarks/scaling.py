@@ -32,7 +32,7 @@ separate timing worker). Per point:
 
 Predictions are ``N(0, 0.5)``. Log-log plots of time and memory for both sweeps go to
 ``docs/figures/scaling.png``. Run: ``python benchmarks/scaling.py`` (about 10 minutes);
-``--quick`` for a smoke run. Writes ``benchmarks/results/scaling.json``.
+``--quick`` for a short run, ``--smoke`` to check in seconds that it runs (CI). Writes ``benchmarks/results/scaling.json``.
 """
 
 from __future__ import annotations
@@ -321,7 +321,17 @@ def main(argv=None) -> dict:
     parser.add_argument("--replot", action="store_true", help="only redraw from --out")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "scaling.json"))
     parser.add_argument("--figure", default=str(ROOT / "docs" / "figures" / "scaling.png"))
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) one point per sweep (2,000 rows), once; JSON and figure to a temporary folder",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.repeats, args.out = 1, str(smoke_out("scaling"))
+        args.figure = str(Path(args.out).with_suffix(".png"))
     if args.replot:  # redraw the figure (and print the tables) from an existing JSON
         doc = json.loads(Path(args.out).read_text())
         print(tables(doc["rows_sweep"], doc["docs_sweep"]))
@@ -339,6 +349,8 @@ def main(argv=None) -> dict:
     sizes = (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000, 10_000_000)
     docs_list = (10, 100, 1000) if args.quick else (10, 100, 1000, 4000, 10_000)
     n_docs_rows = 20_000 if args.quick else 100_000
+    if args.smoke:
+        sizes, docs_list, n_docs_rows = (2_000,), (10,), 2_000
     t0 = time.perf_counter()
     rows = sweep("rows", sizes, 0, args.features, args.repeats)
     docs = sweep("docs", docs_list, n_docs_rows, args.features, args.repeats)

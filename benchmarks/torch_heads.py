@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python benchmarks/torch_heads.py [--part timing|mq2008|all] [--out benchmarks/results/torch_heads.json]
-                                     [--quick] [--threads 1]
+                                     [--quick | --smoke] [--threads 1]
 
 Timing protocol (``--part timing``)
 -----------------------------------
@@ -439,6 +439,7 @@ MQ_HEADS = (
     "reweighted_square",
 )
 CONVENTIONS = ("zero", "one", "exclude")
+SMOKE_NEURAL: dict = {}  # --smoke only: fewer epochs than NeuralRanker's defaults
 
 
 def run_mq2008(device: str, quick: bool) -> dict:
@@ -454,7 +455,7 @@ def run_mq2008(device: str, quick: bool) -> dict:
         d = load_letor("mq2008", fold=k)
         for name in MQ_HEADS:
             t0 = time.time()
-            r = NeuralRanker(name, device=device, random_state=k)
+            r = NeuralRanker(name, device=device, random_state=k, **SMOKE_NEURAL)
             r.fit(
                 d.train.X,
                 d.train.y,
@@ -564,8 +565,26 @@ def main(argv=None) -> None:
         "--memory", help="comma-separated entries whose peak memory is probed (default: all timed)"
     )
     p.add_argument("--memory-probe", nargs=3, metavar=("ENTRY", "B", "L"), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) --quick on one [8 x 16] batch, MQ2008 fold 1 with 1 epoch a head",
+    )
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        global SHAPES, SCALING_SHAPES, SMOKE_NEURAL
+        SHAPES = SCALING_SHAPES = ((8, 16),)
+        SMOKE_NEURAL = {"epochs": 1}
+        args.quick, args.only, args.part, args.out = (
+            True,
+            None,
+            "all",
+            str(smoke_out("torch_heads")),
+        )
+        Path(args.out).unlink(missing_ok=True)  # no partial-run merge with an earlier smoke run
     if args.memory_probe:
         name, B, L = args.memory_probe
         print(memory_probe(name, int(B), int(L), args.device))

@@ -193,7 +193,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--steps", help="comma-separated subset of the steps (default all; see the table)"
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="(CI) 2,000 rows in 20 queries, 2 rounds, four steps"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.queries, args.rounds, args.repeat = 2_000, 20, 2, 1
+        # one fresh process a step: the cache's both loads and both trainings cover the paths
+        args.steps = args.steps or "cache_first,cache_second,train_selrank,train_lgb"
+        args.workdir, args.out = None, smoke_out("user_data")
 
     with tempfile.TemporaryDirectory(prefix="selrank_user_data_") as tmp:
         work = args.workdir or Path(tmp)

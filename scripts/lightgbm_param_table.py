@@ -32,7 +32,7 @@ PARAMETER_ALIASES: dict[str, tuple[str, ...]] = '''
 
 
 def main() -> None:
-    table = lgb.basic._ConfigAliases._get_all_param_aliases()  # noqa: SLF001 - the generator only
+    table = lgb.basic._ConfigAliases._get_all_param_aliases()
     table = {k: tuple(v) for k, v in sorted(table.items())}
     out = Path(__file__).resolve().parents[1] / "selrank" / "gbdt" / "_lightgbm_params.py"
     text = HEADER.format(version=lgb.__version__) + pprint.pformat(table, width=96) + "\n"

@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+# PEP 440: a development release of the version at the top of CHANGELOG.md
+# (tests/test_changelog.py keeps the two in step)
+__version__ = "0.2.0.dev0"
 
 # Public objects that live in submodules with optional dependencies; imported on first use
 # so that `import selrank` stays light (no torch / lightgbm import at start-up).

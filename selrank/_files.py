@@ -128,7 +128,7 @@ def open_write(
         raw: IO[bytes] = os.fdopen(fd, "wb")
     else:
         tmp = ""
-        raw = open(target, "wb")  # noqa: SIM115 - closed below
+        raw = open(target, "wb")  # closed below
     try:
         with raw:
             if writes_gzip(target):
@@ -157,7 +157,7 @@ def _stream(fh: Any, text: bool) -> Iterator[IO[Any]]:
 
 def open_read(path: str | os.PathLike, *, text: bool = False) -> IO[Any]:
     """Open ``path`` for reading; gzip is recognised by its magic bytes, whatever the name."""
-    raw: Any = gzip.open(path, "rb") if is_gzip_file(path) else open(path, "rb")  # noqa: SIM115
+    raw: Any = gzip.open(path, "rb") if is_gzip_file(path) else open(path, "rb")
     return io.TextIOWrapper(raw, "utf-8") if text else raw
 
 

@@ -287,7 +287,7 @@ def _njit(func, options: dict, files: tuple[str, ...] = ()):
     dispatcher = nb.njit(**{**options, "cache": False})(func)
     if options.get("cache"):
         try:
-            dispatcher._cache = _disk_cache()(func, files)  # noqa: SLF001 (enable_caching)
+            dispatcher._cache = _disk_cache()(func, files)
         except RuntimeError as err:  # numba: "cannot cache function ...: no locator available"
             if "cannot cache" not in str(err):
                 raise
@@ -342,7 +342,9 @@ def _disk_cache():
         return Readable
 
     class Impl(caching.CompileResultCacheImpl):
-        _locator_classes = [readable(c) for c in caching.CompileResultCacheImpl._locator_classes]
+        _locator_classes: list[Any] = [
+            readable(c) for c in caching.CompileResultCacheImpl._locator_classes
+        ]
 
     class KernelCache(caching.FunctionCache):
         _impl_class = Impl
@@ -376,7 +378,7 @@ class LazyKernel:
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__
         self.__wrapped__ = func
-        self.dispatcher = None
+        self.dispatcher: Any = None  # numba's Dispatcher, made by _build on the first call
         _kernels.setdefault(self.module, []).append(self)
 
     @property
@@ -423,6 +425,10 @@ def _build(module: str) -> None:
 
 class _LazyNumba:
     """Stands for the numba module at decoration time: ``njit`` returns :class:`LazyKernel`."""
+
+    # the names kernels use inside compiled code: read from the real module, which _build
+    # puts in this object's place before anything compiles
+    objmode: Any
 
     def njit(self, *args, **options):
         if args and callable(args[0]):

@@ -224,7 +224,7 @@ def _not_tree_params() -> set[str]:
     """The estimator's own parameters: never tree parameters of the LightGBM baselines."""
     from .estimators import SelectiveRanker
 
-    return set(SelectiveRanker._get_param_names())  # noqa: SLF001
+    return set(SelectiveRanker._get_param_names())
 
 
 PACKAGED = ("mq2008", "ohsumed")
@@ -554,7 +554,7 @@ def _probe_parameters(args, kwargs: dict, tree_params: dict, n_features: int) ->
             with warnings.catch_warnings(), _QuietFds():
                 warnings.simplefilter("ignore")
                 fit()
-        except Exception as exc:  # noqa: BLE001 - the backend's own error, shown in one line
+        except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             given = " ".join(f"--backend-param {p}" for p in args.backend_param or [])
             raise CLIError(

@@ -141,6 +141,18 @@ class Scaling(Params, Capped):
 
     # Capped expects _f/_df/_F; scalings written out here define _q/_dq/_Q, the ones that
     # share a link's standardized function inherit its _f/_df/_F (selrank._functions) instead
+    def _q(self, x, xp):
+        """Hook of a written-out scaling: ``q`` of ``x`` at ``alpha = 1``."""
+        raise NotImplementedError
+
+    def _dq(self, x, xp):
+        """Hook of a written-out scaling: ``q'`` of ``x`` at ``alpha = 1``."""
+        raise NotImplementedError
+
+    def _Q(self, x, xp):
+        """Hook of a written-out scaling: ``Q`` of ``x`` at ``alpha = 1``."""
+        raise NotImplementedError
+
     def _f(self, x, xp):
         return self._q(x, xp)
 

@@ -330,7 +330,7 @@ def test_the_estimators_use_one_thread_on_small_data():
     rng = np.random.default_rng(0)
     X, y = rng.random((300, 4)), rng.integers(0, 3, 300).astype(float)
     m = SelectiveRanker(n_estimators=2).fit(X, y, group=[30] * 10)
-    booster = m.booster_ if hasattr(m, "booster_") else m._booster  # noqa: SLF001
+    booster = m.booster_ if hasattr(m, "booster_") else m._booster
     assert isinstance(booster, lgb.Booster)
     assert int(booster.params["num_threads"]) == 1
     m = SelectiveRanker(n_estimators=2, num_threads=2).fit(X, y, group=[30] * 10)

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("lightgbm")
 pytest.importorskip("xgboost")
 
-from selrank.cli import main  # noqa: E402
-from selrank.datasets import write_svmlight  # noqa: E402
+from selrank.cli import main
+from selrank.datasets import write_svmlight
 
 
 def _files(tmp_path, fractional: bool = False):

@@ -163,7 +163,7 @@ def _subcommands() -> set[str]:
     from selrank.cli import build_parser
 
     parser = build_parser()
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))  # noqa: SLF001
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return set(action.choices)
 
 

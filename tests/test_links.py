@@ -404,3 +404,24 @@ def test_optimal_constants_extreme_cells_and_bad_cells(name):
         link.optimal_constants(y, [0, 0, 1, 1, 5], 2)
     with pytest.raises(ValueError, match="one integer cell id per target"):
         link.optimal_constants(y, [0.0, 0, 1, 1, 1], 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_capped_sigmoid_h_inv_at_and_beyond_the_caps(dtype):
+    """Issue 31: the inverse clipped ``y`` to ``1 - finfo.tiny``, which is 1.0, so ``h_inv``
+    divided by zero for every value at or past ``f``'s upper end (needed beyond the caps)."""
+    cap = 3.0
+    link = Sigmoid(cap=cap)
+    z = np.array([-cap - 2.0, -cap, -1.0, 0.0, 1.0, cap, cap + 2.0], dtype=dtype)
+    y = np.array([-0.5, 0.0, 1.0, 1.5], dtype=dtype)  # 0 and 1: f's ends; ±0.5 past them
+    with np.errstate(all="raise"):  # the old clip raised FloatingPointError: divide by zero
+        back = link.h_inv(link.h(z))
+        past = link.h_inv(y)
+        plain = Sigmoid().h_inv(y)  # uncapped: clipped into (0, 1), finite at both ends
+    assert back.dtype == past.dtype == dtype
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(back, z, **tol)
+    # beyond the caps h continues linearly, so h_inv inverts it there too
+    np.testing.assert_allclose(link.h(past), y, **tol)
+    assert np.all(past[:2] < -cap) and np.all(past[2:] > cap)
+    assert np.all(np.isfinite(plain)) and plain[0] == plain[1] < 0 < plain[2] == plain[3]

@@ -9,18 +9,18 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from matplotlib.colors import to_rgb  # noqa: E402
+from matplotlib.colors import to_rgb
 
-from selrank import plots  # noqa: E402
-from selrank._groups import DenseLists  # noqa: E402
-from selrank.links import CompositeSigmoid, get_link  # noqa: E402
-from selrank.paper.underspecification import (  # noqa: E402
+from selrank import plots
+from selrank._groups import DenseLists
+from selrank.links import CompositeSigmoid, get_link
+from selrank.paper.underspecification import (
     appendix_f,
     appendix_i,
     check_theorem1,
     sensitivity_report,
 )
-from selrank.scalings import composite_softmax, get_scaling  # noqa: E402
+from selrank.scalings import composite_softmax, get_scaling
 
 Z = np.linspace(-5.0, 5.0, 201)
 

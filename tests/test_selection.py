@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("lightgbm")
 pytest.importorskip("xgboost")
 
-from selrank.selection import (  # noqa: E402
+from selrank.selection import (
     FitResult,
     Part,
     SelectionReport,
@@ -20,7 +20,7 @@ from selrank.selection import (  # noqa: E402
     select,
     simulate_clicks,
 )
-from selrank.selection._stats import paired_difference  # noqa: E402
+from selrank.selection._stats import paired_difference
 
 FAST = {"n_rounds": 8, "early_stopping_rounds": 4, "num_threads": 1, "n_resamples": 300}
 

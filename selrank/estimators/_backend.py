@@ -117,7 +117,7 @@ class Backend:
                 "takes none of them: use backend='lightgbm'"
             )
 
-    def predict(self, est: Any, data: Features) -> np.ndarray:
+    def predict(self, est: Any, data: Any) -> np.ndarray:
         """Raw scores (score space, intercept included) of checked features ``data``."""
         raise NotImplementedError
 

@@ -3,6 +3,8 @@ estimators' files (:mod:`selrank.estimators.persistence`, :mod:`selrank.estimato
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..losses import LOSSES, Loss, get_loss
@@ -12,6 +14,7 @@ def _encode(value):
     from ..links import LINKS, Link
     from ..scalings import SCALINGS, Scaling
 
+    registry: dict[str, Any]  # one of the three registries
     if isinstance(value, Loss):
         kind, registry, name = "loss", LOSSES, value.name
     elif isinstance(value, Link):

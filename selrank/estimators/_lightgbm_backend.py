@@ -360,7 +360,7 @@ class LightGBMBackend(GBDTBackend):
         if isinstance(init_model, str | os.PathLike):  # a LightGBM model file, as LightGBM reads it
             try:
                 init_model = lgb.Booster(model_file=os.fspath(init_model))
-            except Exception as exc:  # noqa: BLE001 - LightGBM's parser error, named below
+            except Exception as exc:
                 raise ValueError(
                     f"`init_model` path {os.fspath(init_model)!r} is not a LightGBM model file ({exc}); "
                     f"for a file written by {type(est).__name__}.save, pass {type(est).__name__}.load(path)"

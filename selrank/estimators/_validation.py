@@ -165,7 +165,7 @@ def as_features(X, name: str = "X") -> Features:
             X = A.to_numpy(X)
         try:
             arr = np.asarray(X)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise TypeError(
                 f"`{name}` must be a numeric 2-D array; got {type(X).__name__}"
             ) from exc

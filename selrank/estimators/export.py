@@ -355,7 +355,7 @@ def _neural_onnx(ranker):
         torch.onnx.export(
             module,
             (example,),
-            buf,
+            buf,  # type: ignore[arg-type]  # torch's annotation omits the file objects it takes
             input_names=["X"],
             output_names=["score"],
             dynamic_axes={"X": {0: "n"}, "score": {0: "n"}},

@@ -321,7 +321,7 @@ class NeuralRanker(_EstimatorBase):
             if (
                 isinstance(v, bool)
                 or not isinstance(v, numbers.Real)
-                or not (math.isfinite(v) and v > 0)
+                or not (math.isfinite(v) and float(v) > 0)
             ):
                 raise ValueError(f"`{name}` of NeuralRanker must be a positive number; got {v!r}")
         for name in ("weight_decay", "dropout"):
@@ -329,7 +329,7 @@ class NeuralRanker(_EstimatorBase):
             if (
                 isinstance(v, bool)
                 or not isinstance(v, numbers.Real)
-                or not (math.isfinite(v) and v >= 0)
+                or not (math.isfinite(v) and float(v) >= 0)
             ):
                 raise ValueError(
                     f"`{name}` of NeuralRanker must be a non-negative number; got {v!r}"

@@ -82,7 +82,7 @@ def load_neural_ranker(
     _refuse_other_files(data, path)
     try:
         doc = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - torch raises several types for a foreign file
+    except Exception as exc:
         raise ValueError(
             f"{os.fspath(path)!r} is not a saved NeuralRanker ({type(exc).__name__}: {exc})"
         ) from None

@@ -587,7 +587,7 @@ def load(
         raise ValueError(
             f"{where} is damaged or not readable: {type(exc).__name__}: {exc}"
         ) from None
-    except Exception as exc:  # noqa: BLE001 - the libraries raise their own error types
+    except Exception as exc:  # the libraries raise their own error types
         if type(exc).__name__ not in ("LightGBMError", "XGBoostError"):
             raise
         raise ValueError(f"{where} is damaged: {type(exc).__name__}: {exc}") from None
@@ -601,7 +601,7 @@ def _check_probe(est, where: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out = est.decision_function(np.zeros((1, int(est.n_features_in_))))
-    except Exception:  # noqa: BLE001 - feature names or categories: the probe does not apply
+    except Exception:  # feature names or categories: the probe does not apply
         return
     if not np.all(np.isfinite(np.asarray(out, dtype=np.float64))):
         raise ValueError(f"{where} is damaged: its model predicts non-finite scores")

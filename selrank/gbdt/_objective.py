@@ -645,7 +645,7 @@ class GBDTObjective:
     def write_intercept(self, booster: Any, intercept: Any) -> None:
         """Record ``intercept`` as the booster's selrank metadata (what :meth:`booster_intercept`
         reads; it does not change the model: :meth:`fold_intercept` does)."""
-        booster._selrank_intercept = _intercept_value(intercept)  # noqa: SLF001
+        booster._selrank_intercept = _intercept_value(intercept)
 
     # -- the intercept inside the model (what a serving stack reads) ------------------------
     def intercept_in_model(self, booster: Any) -> bool:
@@ -659,7 +659,7 @@ class GBDTObjective:
         return bool(getattr(booster, "_selrank_in_model", False))
 
     def _mark_in_model(self, booster) -> None:
-        booster._selrank_in_model = True  # noqa: SLF001
+        booster._selrank_in_model = True
 
     def fold_intercept(self, booster: Any, intercept: float | Array | None = None) -> bool:
         """Put the booster's intercept inside its model; returns whether the model now holds it.
@@ -721,8 +721,8 @@ class GBDTObjective:
         """A copy with its own bindings, pool and fitted state (for one :meth:`train` call)."""
         twin = type(self).__new__(type(self))
         twin.__setstate__(self.__getstate__())
-        twin._fitted_intercepts = []  # noqa: SLF001
-        twin._warned = set(self._warned)  # noqa: SLF001 (a warning given once stays given)
+        twin._fitted_intercepts = []
+        twin._warned = set(self._warned)
         return twin
 
     def _adopt(self, twin) -> None:
@@ -730,8 +730,8 @@ class GBDTObjective:
         with self._lock:
             self.intercept_ = twin.intercept_
             self.hessian_scale_ = twin.hessian_scale_
-            self._fitted_intercepts.extend(twin._fitted_intercepts)  # noqa: SLF001
-            self._warned.update(twin._warned)  # noqa: SLF001
+            self._fitted_intercepts.extend(twin._fitted_intercepts)
+            self._warned.update(twin._warned)
 
     def init_score(self, n_rows: int, n_classes: int | None = None) -> np.ndarray:
         """``intercept_`` repeated for ``n_rows`` rows (``[n]`` or ``[n, K]``)."""

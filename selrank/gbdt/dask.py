@@ -53,7 +53,7 @@ __all__ = [
 def _import_dask():
     try:
         import dask
-        import dask.array  # noqa: F401
+        import dask.array
     except ImportError:
         raise ImportError(
             "distributed training requires dask: pip install 'selrank[dask]'"

@@ -33,6 +33,10 @@ from ._base import Link
 # ======================================================================================
 
 
+#: the bounds of an open range moved strictly inside, per (dtype, bound, direction)
+_INSIDE: dict[tuple[str, float, float], float] = {}
+
+
 class _AffineLink(Capped, Link):
     r"""A link :math:`h(z) = f(\alpha(z - \beta))` with optional caps on :math:`x`.
 
@@ -153,14 +157,28 @@ class _AffineLink(Capped, Link):
 
     def _clip_to_f_range(self, y, xp):
         lo, hi = self._f_range
-        tiny = float(xp.finfo(y.dtype).tiny)
-        # strictly inside an open range so that closed-form inverses stay finite-or-inf
+
+        def inside(bound: float, toward: float) -> float:
+            key = (str(y.dtype), bound, toward)
+            if key not in _INSIDE:
+                # finfo.tiny inside the bound, or the next value of y's dtype where tiny does
+                # not move it (1.0 - tiny == 1.0: a closed-form inverse divides by zero there)
+                b = xp.asarray(bound, dtype=y.dtype)
+                with np.errstate(under="ignore"):  # the step above 0.0 is subnormal
+                    step = xp.nextafter(b, xp.asarray(toward, dtype=y.dtype))
+                tiny = xp.finfo(y.dtype).tiny
+                _INSIDE[key] = float(
+                    xp.maximum(step, b + tiny) if toward > bound else xp.minimum(step, b - tiny)
+                )
+            return _INSIDE[key]
+
+        # strictly inside an open range so that closed-form inverses stay finite
         return xp.clip(
             y,
-            (lo + tiny)
+            inside(lo, hi)
             if math.isfinite(lo) and self._f_open_low
             else (lo if math.isfinite(lo) else None),
-            (hi - tiny)
+            inside(hi, lo)
             if math.isfinite(hi) and self._f_open_high
             else (hi if math.isfinite(hi) else None),
         )

@@ -117,7 +117,7 @@ class Piecewise(_AffineLink):
         seg = xp.searchsorted(kx, x, side="right")  # 0 .. K
 
         def take(a):
-            return xp.take(xp.asarray(a, dtype=x.dtype, **dev), xp.reshape(seg, (-1,)), axis=0)  # noqa: E731
+            return xp.take(xp.asarray(a, dtype=x.dtype, **dev), xp.reshape(seg, (-1,)), axis=0)
 
         shape = x.shape
         return (

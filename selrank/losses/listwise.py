@@ -275,7 +275,7 @@ class _BoundListwise(BoundLoss):
         super().__init__(loss, int(y.shape[0]), wg, groups)
         self.scaling, self.gamma, self.target = loss.scaling, loss.gamma, loss.target
         self.yg = groups.to_grouped(y)
-        self._parts_y = None
+        self._parts_y: dict[str, Any] | None = None
         if self.target != "score":
             self.hy = self.yg
         elif self.yg.dtype == np.float64 and (fused := self._fused(self.yg)) is not None:

@@ -368,6 +368,7 @@ class _BoundCompositeSoftmax(_BoundMultiClass):
             xp = A.get_namespace(z)
             pi = y / loss.scaling.alpha
             return (loss.gamma * xp.sum(A.xlogx(pi, xp) - pi * parts["logp"], axis=-1),)
+        assert self.parts_y is not None  # target="score": set by _prepare
         parts_y = {k: self._like(f"parts_y.{k}", v, z) for k, v in self.parts_y.items()}
         return (composite_softmax_bregman(loss.scaling, loss.gamma, z, y, _LISTS, parts, parts_y),)
 

@@ -340,7 +340,7 @@ class _BoundPairwise(BoundLoss):
         if self.method == "mean" and self.distinct:
             self._runs = target_runs(groups.to_grouped(self.y_np), groups)
         # numba fast path for NumPy predictions: pairs are walked on the fly, none are stored
-        self._target_grad = None
+        self._target_grad: np.ndarray | None = None
         self._kernel = self._kernel_params(y, groups)
         # pairs of one call: the kernel runs once the generic path has done a compile's worth
         # of them, or at once past the pair cap (selrank._numba.use_kernel, the kernel policy)

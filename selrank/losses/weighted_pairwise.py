@@ -265,9 +265,10 @@ class _BoundWeightedPairwise(BoundLoss):
         if self.method == "all":
             i, j, pg = groups.pairs()
         elif self.method == "topk":
-            i, j, pg = topk_pairs(pg_pred, groups, self.k, self._sel_cache)
+            i, j, pg = topk_pairs(pg_pred, groups, self.k or 0, self._sel_cache)  # int here
         else:
-            i, j, pg = mean_pairs(groups, self.k, fast.draw_key(self.seed, self.draw), False, None)
+            key = fast.draw_key(self.seed, self.draw)
+            i, j, pg = mean_pairs(groups, self.k or 0, key, False, None)  # k: an int here
         yg = self.yg
         keep = yg[i] != yg[j]
         i, j, pg = i[keep], j[keep], pg[keep]

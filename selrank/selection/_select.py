@@ -269,7 +269,7 @@ def _run_tasks(
             f = folder / t.file_name(state.cands[t.candidate].name)
             if f.exists():
                 with open(f, "rb") as fh:
-                    done[t] = pickle.load(fh)  # noqa: S301 - the run's own files
+                    done[t] = pickle.load(fh)
     todo = [t for t in tasks if t not in done]
 
     def finish(t: _Task, out: _TaskOut) -> None:

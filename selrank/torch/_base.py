@@ -506,8 +506,8 @@ class AnalyticHead(RankingHead):
             values, grad = self.chunked_terms(zd, yn, lists, need_grad)
             if item:
                 weights = vw
-                total = values.sum() if full else values.mul_(vw).sum()
-                denom = float(valid.numel()) if full else vw.sum()
+                total = values.sum() if vw is None else values.mul_(vw).sum()  # None: full
+                denom = float(valid.numel()) if vw is None else vw.sum()
             else:
                 unit_valid = self._unit_valid(y, valid)
                 weights = unit_weights(unit_valid, None, self.unit, values)
@@ -529,7 +529,7 @@ class AnalyticHead(RankingHead):
                     check = check + grad.sum()  # garbage at the (unneutralized) padding
             if not math.isfinite(check.item()):
                 return None
-            if item and not full and not denom.item() > 0:
+            if item and not full and not float(denom) > 0:
                 return None
             if need_grad:
 

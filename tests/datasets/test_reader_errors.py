@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from selrank.datasets import read_svmlight, svmlight  # noqa: E402
+from selrank.datasets import read_svmlight, svmlight
 
 
 @pytest.fixture(autouse=True)

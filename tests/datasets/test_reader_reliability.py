@@ -33,7 +33,7 @@ def _peak_mb(fn):
     try:
         try:
             out = fn()
-        except Exception as exc:  # noqa: BLE001 - returned to the caller to inspect
+        except Exception as exc:  # returned to the caller to inspect
             out = exc
         return tracemalloc.get_traced_memory()[1] / 1e6, out
     finally:

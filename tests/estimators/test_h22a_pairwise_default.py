@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("lightgbm")
 
-from selrank import SelectiveRanker  # noqa: E402
-from selrank.estimators.ranker import PAIRWISE_TOPK_FROM  # noqa: E402
+from selrank import SelectiveRanker
+from selrank.estimators.ranker import PAIRWISE_TOPK_FROM
 
 
 @pytest.mark.parametrize(

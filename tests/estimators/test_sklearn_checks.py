@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("sklearn")
 pytest.importorskip("lightgbm")
 
-from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
+from sklearn.utils.estimator_checks import check_estimator
 
-from selrank import SelectiveClassifier, SelectiveRanker, SelectiveRegressor  # noqa: E402
+from selrank import SelectiveClassifier, SelectiveRanker, SelectiveRegressor
 
 # cheap and deterministic on the checks' tiny data sets (not the estimators' defaults)
 PARAMS = {"n_estimators": 10, "learning_rate": 0.3, "num_threads": 1}

@@ -10,13 +10,13 @@ import pytest
 pytest.importorskip("matplotlib")
 pytest.importorskip("polars")
 
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
-from selrank import plots  # noqa: E402
-from selrank.datasets import load_dwell, load_letor  # noqa: E402
-from selrank.dwell import dwell_link, dwell_mixture, suggest_band  # noqa: E402
-from selrank.links import get_link  # noqa: E402
-from selrank.metrics import calibration_table, evaluate  # noqa: E402
+from selrank import plots
+from selrank.datasets import load_dwell, load_letor
+from selrank.dwell import dwell_link, dwell_mixture, suggest_band
+from selrank.links import get_link
+from selrank.metrics import calibration_table, evaluate
 
 
 def _line(ax, label):

@@ -14,7 +14,8 @@ rows ``t`` (both ``[n, K]`` in the namespace, device and dtype of ``y_pred``):
 * ``_derivatives(z, t, xp)`` — unweighted gradient and exact Hessian diagonal, ``[n, K]``.
 
 Batch losses (:class:`BatchLabelLoss`) couple the samples of a batch; their unit is a batch
-(see that class).
+(see that class), and they implement ``_batch_value(z, t, xp, groups)`` (one value per batch)
+and ``_batch_derivatives(z, t, xp, groups)`` instead, on rows in grouped order.
 """
 
 from __future__ import annotations
@@ -306,6 +307,7 @@ class LabelLoss(Loss):
 
 class _BoundLabel(BoundLoss):
     weigh_elements = True  # one weight per row, applied by BoundLoss.grad_hess
+    loss_fn: LabelLoss  # the hooks below are LabelLoss's
 
     def __init__(self, loss: LabelLoss, y: np.ndarray, w, groups=None):
         super().__init__(loss, int(y.shape[0]), w, groups)
@@ -374,10 +376,13 @@ class BatchLabelLoss(LabelLoss):
         w = group_weights(groups, sample_weight)
         return _BoundBatch(self, y, w, groups)
 
-    def _value(self, z, t, xp, groups):
+    # the batch hooks: the row losses' _value / _derivatives with the batches (grouped order)
+    def _batch_value(self, z, t, xp, groups):
+        """Unweighted loss per batch, shape ``[n_batches]``."""
         raise NotImplementedError
 
-    def _derivatives(self, z, t, xp, groups):
+    def _batch_derivatives(self, z, t, xp, groups):
+        """Unweighted gradient and Hessian diagonal, ``[n, K]`` in grouped order."""
         raise NotImplementedError
 
 
@@ -385,6 +390,7 @@ class _BoundBatch(_BoundLabel):
     # The unit is a batch: its weight reaches every row of the batch here, in grouped order.
     weigh_elements = False
     groups: Groups  # always given (BatchLoss.bind)
+    loss_fn: BatchLabelLoss
 
     def _prepare(self, t: np.ndarray) -> np.ndarray:
         self._row_weight = (
@@ -394,11 +400,11 @@ class _BoundBatch(_BoundLabel):
 
     def _values(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        return self.loss_fn._value(self.groups.to_grouped(z), t, xp, self.groups)
+        return self.loss_fn._batch_value(self.groups.to_grouped(z), t, xp, self.groups)
 
     def _grad_hess(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        g, h = self.loss_fn._derivatives(self.groups.to_grouped(z), t, xp, self.groups)
+        g, h = self.loss_fn._batch_derivatives(self.groups.to_grouped(z), t, xp, self.groups)
         w = self._like("row_weight", self._row_weight, z)
         if w is not None:
             g, h = g * w[:, None], h * w[:, None]

@@ -328,6 +328,7 @@ class ReweightedSquare(Loss):
 
 class _BoundReweighted(BoundLoss):
     weigh_elements = True  # one weight per row, applied by BoundLoss.grad_hess
+    loss_fn: ReweightedSquare
 
     def __init__(self, loss: ReweightedSquare, y, w, b: float):
         super().__init__(loss, int(y.shape[0]), w)

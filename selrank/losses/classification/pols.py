@@ -272,6 +272,10 @@ class _Tanimoto(LabelLoss):
         self.squared_norm = check_bool(squared_norm, "squared_norm", type(self).__name__)
         self._params = {"squared_norm": squared_norm}
 
+    def _parts(self, z, t, xp):
+        """``(value, gradient, Hessian diagonal)`` of the subclass's normalisation."""
+        raise NotImplementedError
+
     def _value(self, z, t, xp):
         return self._parts(z, t, xp)[0]
 
@@ -645,14 +649,14 @@ class BatchCrossEntropy(BatchLabelLoss):
         d = z - groups.broadcast(m)[:, None]
         return d, xp.log(groups.sum(xp.sum(xp.exp(d), axis=-1)))
 
-    def _value(self, z, t, xp, groups):
+    def _batch_value(self, z, t, xp, groups):
         sizes = A.as_float_array(groups.sizes, like=z)
         d, log_s = self._shifted(z, xp, groups)
         # one-hot rows: the batch maximum cancels between the two terms exactly
         true_sum = groups.sum(xp.sum(t * d, axis=-1))
         return log_s - true_sum / sizes - xp.log(sizes)
 
-    def _derivatives(self, z, t, xp, groups):
+    def _batch_derivatives(self, z, t, xp, groups):
         sizes = A.as_float_array(groups.sizes, like=z)
         d, log_s = self._shifted(z, xp, groups)
         q = xp.exp(d - groups.broadcast(log_s)[:, None])
@@ -731,11 +735,11 @@ class BatchMaxMargin(BatchLabelLoss):
         sizes = A.as_float_array(groups.sizes, like=z)
         return zy, zf, sel, u, z_plus, z_minus, sizes
 
-    def _value(self, z, t, xp, groups):
+    def _batch_value(self, z, t, xp, groups):
         _, _, _, u, z_plus, z_minus, sizes = self._parts(z, t, xp, groups)
         return (relu(self.margin - z_plus + z_minus, xp) + groups.sum(relu(u, xp))) / sizes
 
-    def _derivatives(self, z, t, xp, groups):
+    def _batch_derivatives(self, z, t, xp, groups):
         _, _, sel, u, z_plus, z_minus, sizes = self._parts(z, t, xp, groups)
         g = step(u, xp)[:, None] * (sel - t)
         active = step(self.margin - z_plus + z_minus, xp)
