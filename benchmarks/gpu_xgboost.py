@@ -727,11 +727,12 @@ def main(argv=None) -> dict:
         except Exception:
             args.device = "cpu"
     if args.out is None:
-        args.out = (
-            str(Path(tempfile.gettempdir()) / "gpu_xgboost_smoke.json")
-            if args.smoke
-            else str(Path(__file__).parent / "results" / "gpu_xgboost.json")
-        )
+        if args.smoke:
+            from _smoke import smoke_out  # benchmarks/_smoke.py: $SELRANK_SMOKE_DIR
+
+            args.out = str(smoke_out("gpu_xgboost"))
+        else:
+            args.out = str(Path(__file__).parent / "results" / "gpu_xgboost.json")
     warnings.filterwarnings("ignore", category=UserWarning)
     device = Device(args.device)
     path = Path(args.out)

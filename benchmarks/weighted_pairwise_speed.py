@@ -269,7 +269,9 @@ def main(argv=None) -> int:
     if args.out:
         out = Path(args.out)
     elif args.smoke:
-        out = Path(tempfile.mkdtemp(prefix="selrank_smoke_")) / name
+        from _smoke import smoke_out
+
+        out = smoke_out(name.removesuffix(".json"))
     else:
         out = ROOT / "benchmarks" / "results" / name
     out.parent.mkdir(parents=True, exist_ok=True)
