@@ -77,7 +77,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--resamples", type=int, default=1000, help="--n-resamples of the run")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) 600 rows, 8 features, once, 100 resamples; JSON to $SELRANK_SMOKE_DIR",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        args.rows, args.features, args.repeat, args.resamples = 600, 8, 1, 100
+        args.out = smoke_out("threads")
     with tempfile.TemporaryDirectory(prefix="selrank_threads_") as tmp:
         root = Path(tmp) / "letor"
         train_rows = write_folder(root, args.rows, args.features)
