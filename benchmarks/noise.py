@@ -144,20 +144,14 @@ def swap_low(y, p: float, rng) -> np.ndarray:
 
 
 def click_labels(y, group, sessions: int, rng) -> np.ndarray:
-    """Click counts (capped) of a position-based model on randomly ordered sessions."""
-    y = np.asarray(y, dtype=np.float64)
-    eps = np.asarray(CLICK_EPS)[np.minimum(y, len(CLICK_EPS) - 1).astype(np.int64)]
-    clicks = np.zeros(y.size)
-    start = 0
-    for n in group:
-        n = int(n)
-        theta = np.where(np.arange(n) < CLICK_DEPTH, 1.0 / (np.arange(n) + 1.0), 0.0)
-        for _ in range(sessions):
-            perm = rng.permutation(n)  # perm[r]: the document shown at position r
-            click = rng.random(n) < theta * eps[start + perm]
-            clicks[start + perm[click]] += 1.0
-        start += n
-    return np.minimum(clicks, CLICK_CAP)
+    """Click counts (capped) of a position-based model on randomly ordered sessions: the
+    library's model (``selrank.selection.simulate_clicks``) with this benchmark's constants,
+    drawing from ``rng``."""
+    from selrank.selection import simulate_clicks
+
+    return simulate_clicks(
+        y, group, sessions=sessions, seed=rng, eps=CLICK_EPS, depth=CLICK_DEPTH, cap=CLICK_CAP
+    )
 
 
 def noisy(condition: str, y, group, rng, sessions: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""A position-based click model (the one of ``benchmarks/noise.py``) for the robustness option."""
+"""A position-based click model for the robustness option (``benchmarks/noise.py`` uses it too)."""
 
 from __future__ import annotations
 
