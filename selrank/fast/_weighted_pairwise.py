@@ -83,23 +83,14 @@ def _rerank(x, order, prev, start, n, have_prev):  # pragma: no cover - jitted
 
 
 def _scratch(offsets):  # pragma: no cover - jitted
-    """Per-query working arrays, sized by the longest query: the DCG discounts up to it, the
-    ranked scores, labels and gains, the factorised exponentials of scores and labels, the
-    gradient and Hessian accumulators, and the row, position and order indices."""
+    """The longest query's length and the DCG discounts up to it."""
     longest = 1
     for q in range(offsets.size - 1):
         longest = max(longest, offsets[q + 1] - offsets[q])
     disc = np.empty(longest)
     for r in range(longest):
         disc[r] = 1.0 / math.log2(r + 2.0)
-    ps, ys, gs = np.empty(longest), np.empty(longest), np.empty(longest)
-    ep, iep = np.ones(longest), np.ones(longest)
-    ey, iey = np.ones(longest), np.ones(longest)
-    ga, ha = np.empty(longest), np.empty(longest)
-    rid = np.empty(longest, dtype=np.int64)
-    pos = np.empty(longest, dtype=np.int64)
-    order = np.empty(longest, dtype=np.int64)
-    return disc, ps, ys, gs, ep, iep, ey, iey, ga, ha, rid, pos, order
+    return longest, disc
 
 
 def _gather(
@@ -168,7 +159,14 @@ def _kernel_odd(
     kind, alpha, hi, flat = params[0], params[1], params[4], params[5]
     e_hi = math.exp(min(hi, _SAFE)) if kind == SINH else 0.0
     ie_hi = 1.0 / e_hi if kind == SINH else 0.0
-    disc, ps, ys, gs, ep, iep, ey, iey, ga, ha, rid, pos, order = _scratch(offsets)
+    longest, disc = _scratch(offsets)
+    ps, ys, gs = np.empty(longest), np.empty(longest), np.empty(longest)
+    ep, iep = np.ones(longest), np.ones(longest)
+    ey, iey = np.ones(longest), np.ones(longest)
+    ga, ha = np.empty(longest), np.empty(longest)
+    rid = np.empty(longest, dtype=np.int64)
+    pos = np.empty(longest, dtype=np.int64)
+    order = np.empty(longest, dtype=np.int64)
     shift = 1.0 if kind != IDENTITY else 0.0
     for q in range(offsets.size - 1):
         start, stop = offsets[q], offsets[q + 1]
@@ -240,7 +238,14 @@ def _kernel_pairs(
     """``"all"`` / ``"topk"`` (``m`` outer ranks, 0: all) for any kernel link and target:
     each pair oriented by its labels."""
     kind, alpha, beta = params[0], params[1], params[2]
-    disc, ps, ys, gs, ep, iep, ey, iey, ga, ha, rid, pos, order = _scratch(offsets)
+    longest, disc = _scratch(offsets)
+    ps, ys, gs = np.empty(longest), np.empty(longest), np.empty(longest)
+    ep, iep = np.ones(longest), np.ones(longest)
+    ey, iey = np.ones(longest), np.ones(longest)
+    ga, ha = np.empty(longest), np.empty(longest)
+    rid = np.empty(longest, dtype=np.int64)
+    pos = np.empty(longest, dtype=np.int64)
+    order = np.empty(longest, dtype=np.int64)
     shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE else 0.0
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     for q in range(offsets.size - 1):
@@ -297,7 +302,14 @@ def _kernel_mean(
 ):  # pragma: no cover - jitted  # fmt: skip
     """``"mean"``: ``m`` partners per document, uniform over the other rows (Pairwise's draws)."""
     kind, alpha, beta = params[0], params[1], params[2]
-    disc, ps, ys, gs, ep, iep, ey, iey, ga, ha, rid, pos, order = _scratch(offsets)
+    longest, disc = _scratch(offsets)
+    ps, ys, gs = np.empty(longest), np.empty(longest), np.empty(longest)
+    ep, iep = np.ones(longest), np.ones(longest)
+    ey, iey = np.ones(longest), np.ones(longest)
+    ga, ha = np.empty(longest), np.empty(longest)
+    rid = np.empty(longest, dtype=np.int64)
+    pos = np.empty(longest, dtype=np.int64)
+    order = np.empty(longest, dtype=np.int64)
     shift = math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE else 0.0
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     for q in range(offsets.size - 1):
