@@ -41,6 +41,7 @@ class _Binding:
         blocks: list[tuple[int, int, Any]],
         full,
         ref: float,
+        make_full: Any = None,
     ):
         self.n_rows = n_rows
         self.n_classes = n_classes
@@ -48,12 +49,29 @@ class _Binding:
         self.row_weight = row_weight  # per row effective weight (None: all 1)
         self.intercept = intercept
         self.blocks = blocks  # [(start, stop, BoundLoss)] for host evaluation
-        self.full = full  # one BoundLoss over all rows (device evaluation), built lazily
+        self._full = full  # one BoundLoss over all rows (device evaluation), built lazily
+        self._make_full = make_full
         self.ref = ref
         self.floor: float = 0.0
         self.calls = 0
         self.source: Any = None  # what the binding was built from (identity check)
         self._cache: dict[tuple[str, ...], Any] = {}  # row weights by namespace, device, dtype
+
+    @property
+    def full(self):
+        """One bound loss over all rows: the single block, or (for device arrays) built on first
+        use, so that host training with several blocks holds the bound labels once, not twice."""
+        if self._full is None and self._make_full is not None:
+            self._full = self._make_full()
+        return self._full
+
+    def host_grad_hess(self, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and Hessian of host scores ``pred`` (the full binding if built, else block
+        by block)."""
+        if self._full is not None:
+            g, h = self._full.grad_hess(pred)
+            return np.asarray(A.to_numpy(g)), np.asarray(A.to_numpy(h))
+        return blocks_grad_hess(self.blocks, pred)
 
     def row_weight_like(self, like):
         """The per-row weights as an array like ``like`` (cached per namespace, device, dtype)."""
@@ -88,12 +106,29 @@ def row_weights(sample_weight, n: int, groups: Groups | None):
     return w, w
 
 
+def blocks_grad_hess(blocks: list[tuple[int, int, Any]], pred: np.ndarray):
+    """Gradient and Hessian of host scores ``pred`` evaluated block by block, in order."""
+    g = np.empty(pred.shape, dtype=np.float64)
+    h = np.empty(pred.shape, dtype=np.float64)
+    for s, e, bound in blocks:
+        gb, hb = bound.grad_hess(pred[s:e])
+        g[s:e] = A.to_numpy(gb)
+        h[s:e] = A.to_numpy(hb)
+    return g, h
+
+
+def one_block(loss: Loss, n: int, block_rows: int) -> bool:
+    """Whether ``n`` rows are bound (and evaluated on the host) in one piece."""
+    return n <= block_rows * 1.5 or not loss.separable
+
+
 def bound_blocks(
     loss: Loss, y, groups: Groups | None, w_unit, full, block_rows: int
 ) -> list[tuple[int, int, Any]]:
-    """Row blocks aligned with query boundaries, each bound separately (host evaluation)."""
+    """Row blocks aligned with query boundaries, each bound separately (host evaluation);
+    ``full`` (the loss bound over all rows) is the one block when :func:`one_block`."""
     n = int(y.shape[0])
-    if n <= block_rows * 1.5 or not loss.separable:
+    if one_block(loss, n, block_rows):
         return [(0, n, full)]
     if groups is None:
         cuts = np.arange(0, n, block_rows, dtype=np.int64)
@@ -131,12 +166,10 @@ def check_degenerate_start(b: _Binding, targets: Any, *, loss: Loss, label_scale
     (:meth:`GBDTObjective.targets <selrank.gbdt.GBDTObjective.targets>`), ``loss`` its core
     loss and ``label_scale`` the factor the advice names; the objective itself is not needed.
     """
-    if b.full is None:
-        return
     t = np.asarray(A.to_numpy(targets), dtype=np.float64)
     shape = (b.n_rows,) if b.n_classes is None else (b.n_rows, b.n_classes)
     start = np.broadcast_to(np.asarray(b.intercept, dtype=np.float64), shape).copy()
-    g, h = b.full.grad_hess(start)
+    g, h = b.host_grad_hess(start)
     sg = float(np.abs(np.asarray(A.to_numpy(g))).sum())
     sh = float(np.asarray(A.to_numpy(h)).sum())
     spread = float(np.std(t))

@@ -44,7 +44,14 @@ from .._validation import positive_float
 from ..losses import Loss, get_loss
 from ..losses.inputs import as_target_array
 from ..losses.multiclass import class_targets
-from ._binding import _Binding, bound_blocks, check_degenerate_start, row_weights
+from ._binding import (
+    _Binding,
+    blocks_grad_hess,
+    bound_blocks,
+    check_degenerate_start,
+    one_block,
+    row_weights,
+)
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -332,7 +339,16 @@ class GBDTObjective:
         groups = self._groups(group, n, qid)
         w_unit, row_w = row_weights(sample_weight, n, groups)
         kw = {} if groups is None else {"group": groups}
-        full = self.loss.bind(y, sample_weight=w_unit, **kw)
+
+        core = self.loss  # (not self: the binding must not hold its objective)
+
+        def make_full():
+            return core.bind(y, sample_weight=w_unit, **kw)
+
+        # several host blocks: the full binding is built only if a device array needs it
+        lazy = A.is_numpy(y) and not one_block(self.loss, n, self.block_rows)
+        full = None if lazy else make_full()
+        blocks = bound_blocks(self.loss, y, groups, w_unit, full, self.block_rows)
         intercept: float | np.ndarray
         if self.structure == "multiclass":
             if n_classes is None:  # (label rows: was a TypeError from np.resize)
@@ -349,7 +365,10 @@ class GBDTObjective:
             intercept = float(self.loss.optimal_constant(y, w_unit))
         shape = (n,) if n_classes is None or self.structure != "multiclass" else (n, n_classes)
         start = np.broadcast_to(np.asarray(intercept, dtype=np.float64), shape).copy()
-        _, h0 = full.grad_hess(start)
+        if full is None:
+            _, h0 = blocks_grad_hess(blocks, start)
+        else:
+            _, h0 = full.grad_hess(start)
         h0 = np.asarray(A.to_numpy(h0), dtype=np.float64)
         total_w = float(n if row_w is None else row_w.sum()) * (1 if h0.ndim == 1 else h0.shape[1])
         ref = float(h0.sum()) / total_w if total_w > 0 else 0.0
@@ -366,7 +385,6 @@ class GBDTObjective:
                 ),
             )
             ref = 1.0
-        blocks = bound_blocks(self.loss, y, groups, w_unit, full, self.block_rows)
         b = _Binding(
             n,
             n_classes if self.structure == "multiclass" else None,
@@ -376,6 +394,7 @@ class GBDTObjective:
             blocks,
             full,
             ref,
+            make_full=make_full,
         )
         mlh = self._pick(self.min_leaf_hessian, min_leaf_hessian, self._default_min_leaf_hessian)
         mlr = self._pick(self.min_leaf_rows, min_leaf_rows, self._default_min_leaf_rows)

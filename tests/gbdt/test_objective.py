@@ -94,6 +94,13 @@ def test_blocks_and_threads_equal_one_piece(name, params, rng):
         assert ends <= set(np.cumsum(sizes).tolist())
     np.testing.assert_allclose(g2, g1, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(h2, h1, rtol=1e-12, atol=1e-13)
+    b1 = one._bindings["arrays"]
+    np.testing.assert_allclose(b.ref, b1.ref, rtol=1e-12)  # the Hessian scale from the blocks
+    if len(b.blocks) > 1:  # host blocks hold the bound labels once: no full binding beside them
+        assert b._full is None
+        gf, hf = b.full.grad_hess(z)  # built on first use (device arrays need it)
+        np.testing.assert_allclose(gf, g1, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(hf, b1.full.grad_hess(z)[1], rtol=1e-12, atol=1e-13)
 
 
 def test_label_scale_multiplies_score_targets(rng):
