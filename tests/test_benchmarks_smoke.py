@@ -29,6 +29,7 @@ TIMEOUT = 600
 #: optional packages a script needs beyond the test dependencies; skipped without them
 REQUIRES = {
     "dask_xgboost.py": ("dask", "distributed"),
+    "dask_lightgbm.py": ("dask", "distributed"),
     "deployment.py": ("onnxruntime", "onnxmltools", "treelite", "tl2cgen", "torch", "pandas"),
     "mechanism.py": ("torch",),
     "torch_heads.py": ("torch",),
