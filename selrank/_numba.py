@@ -36,7 +36,8 @@ binding and the work of one call:
   40 bytes per pair, so a call over more than :data:`GENERIC_PAIR_CAP` pairs runs the kernel
   at once. The switch point is a pure function of the work and the call number, never of
   the process (a numba cache on disk, the time taken): the same fit gives the same model in
-  any process.
+  any process. A GBDT round evaluated in row blocks weighs the whole round's work
+  (:func:`shared_calls`): one compile serves every block.
 * ``"eager"``: the kernel from the first call (what earlier versions did; the test suite
   runs this way, so that the kernels are what it checks).
 * ``"never"``: the generic path only (numba is never imported by a loss), whatever the
@@ -79,6 +80,7 @@ __all__ = [
     "use_kernel",
     "pair_work",
     "planned_calls",
+    "shared_calls",
 ]
 
 # -- the kernel policy (module docstring) ---------------------------------------------------
@@ -112,6 +114,8 @@ _policy: list[str | None] = [None]  # set_kernel_policy's value; None: SELRANK_K
 # the calls a fit has planned (planned_calls); None: unknown. A context variable: each thread
 # (and each asyncio task) that trains sees its own fit's plan.
 _planned: ContextVar[int | None] = ContextVar("selrank_planned_calls", default=None)
+# the parts one step's work is split into (shared_calls): a GBDT round over row blocks
+_shared: ContextVar[int] = ContextVar("selrank_shared_calls", default=1)
 
 
 def _checked(policy: object, source: str) -> str:
@@ -204,10 +208,37 @@ def use_kernel(kernel: str, call: int, work: int) -> bool:
         raise KeyError(f"no break-even work for kernel {kernel!r}: one of {sorted(BREAK_EVEN)}")
     if kernel != "exp_bregman" and work > GENERIC_PAIR_CAP:
         return True
+    work *= _shared.get()  # the whole step's work pays for the compile, not one block's
     planned = _planned.get()
     if planned is not None and planned * work >= limit:
         return True
     return call * work >= limit
+
+
+@contextmanager
+def shared_calls(n: int) -> Iterator[None]:
+    """Within the block, each loss call is one of ``n`` about equal parts of one step (the row
+    blocks of a GBDT round, evaluated by separately bound losses): :func:`use_kernel` weighs
+    ``n`` times the call's work, because one compile serves every part. (Without it a round
+    split into 16 blocks would stay on the generic path 16 times as long.) The memory cap
+    :data:`GENERIC_PAIR_CAP` still applies to the call's own pairs.
+
+    >>> previous = set_kernel_policy("auto")
+    >>> with planned_calls(20):
+    ...     alone = use_kernel("weighted_pairwise", 0, 2_000_000)
+    ...     with shared_calls(15):
+    ...         shared = use_kernel("weighted_pairwise", 0, 2_000_000)
+    >>> alone, shared
+    (False, True)
+    >>> _ = set_kernel_policy(previous)
+    """
+    if isinstance(n, bool) or int(n) != n or int(n) < 1:
+        raise ValueError(f"shared_calls takes a positive integer; got {n!r}")
+    token = _shared.set(int(n))
+    try:
+        yield
+    finally:
+        _shared.reset(token)
 
 
 @contextmanager

@@ -416,3 +416,39 @@ def test_plan_reaches_the_objectives_block_threads(monkeypatch, rng):
     with N.planned_calls(10):
         obj._exact(b, rng.normal(size=y.size))
     assert len(calls) == 4  # every block on the kernel
+
+
+@needs_numba
+def test_a_rounds_blocks_share_the_work_that_pays_for_a_compile(monkeypatch, rng):
+    """One compile serves every block of a round, so the kernel decision weighs the round's
+    work, not one block's (issue 29: at 10^6 rows and 20 rounds, 16 blocks each below the
+    break-even kept the weighted pairwise loss on the generic path, at 2x lambdarank's memory)."""
+    from selrank.gbdt import GBDTObjective
+
+    sizes = np.full(40, 10)
+    y = rng.integers(0, 4, size=int(sizes.sum())).astype(float)
+    obj = GBDTObjective(WeightedPairwise(), block_rows=100, n_jobs=2, hessian="exact")
+    b = obj.bind(y, group=sizes)
+    assert len(b.blocks) == 4
+    work = b.blocks[0][2]._work
+    # the compile pays over 10 rounds of the whole data: 40 block-calls' work
+    monkeypatch.setitem(N.BREAK_EVEN, "weighted_pairwise", 40 * work)
+    calls = _spy(monkeypatch, "weighted_pairwise")
+    N.set_kernel_policy("auto")
+    with N.planned_calls(9):  # 9 rounds of the whole data do not pay
+        obj._exact(b, rng.normal(size=y.size))
+    assert calls == []
+    with N.planned_calls(10):  # 10 rounds do, although 10 calls of one block would not
+        assert not N.use_kernel("weighted_pairwise", 0, work)
+        obj._exact(b, rng.normal(size=y.size))
+    assert len(calls) == 4
+    # without a plan (plain lightgbm.train): the ski-rental rule counts the rounds' work
+    calls.clear()
+    fresh = obj.bind(y, group=sizes)
+    for _ in range(11):
+        obj._exact(fresh, rng.normal(size=y.size))
+    # the loss numbers its calls from 1: rounds 10 and 11 reach 40 block-calls' work
+    assert len(calls) == 8
+    with pytest.raises(ValueError, match="shared_calls takes a positive integer"):
+        with N.shared_calls(0):
+            pass

@@ -40,6 +40,7 @@ import numpy as np
 from .. import _array as A
 from .._array import Array
 from .._groups import Groups, as_groups
+from .._numba import shared_calls
 from .._validation import positive_float
 from ..losses import Loss, get_loss
 from ..losses.inputs import as_target_array
@@ -440,6 +441,11 @@ class GBDTObjective:
             h[s:e] = hb
 
         threads = min(self._n_threads(), len(b.blocks))
+        with shared_calls(len(b.blocks)):  # the round's work decides the kernel, not a block's
+            self._run_blocks(b, run, threads)
+        return g, h
+
+    def _run_blocks(self, b: _Binding, run, threads: int) -> None:
         if threads <= 1:
             for block in b.blocks:
                 run(block)
@@ -456,7 +462,6 @@ class GBDTObjective:
             ]
             for f in futures:
                 f.result()
-        return g, h
 
     def _apply_policy(self, b: _Binding, g, h):
         """The Hessian policy on the exact weighted diagonal ``h`` (host or device arrays)."""
