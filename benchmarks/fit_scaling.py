@@ -26,8 +26,8 @@ written once per point and fits once:
   before the fit, the same on every side) is in the JSON, and **above data** is peak minus that.
 
 The sides take turns (round robin, the order reversed every repeat) so that the machine's load
-hits them alike; medians over ``--repeats`` (default 2; 1 at 10^7 rows). A first, untimed
-small fit per selrank loss fills the numba cache (the cold start is ``cold_start.py``'s).
+hits them alike; medians over ``--repeats`` (default 2; 1 at 10^7 rows). ``selrank.fast.warm_up()``
+fills the numba cache first, in another process (the cold start is ``cold_start.py``'s).
 **Slope** is the least-squares slope of log(time) and log(peak RSS) against log(rows) (or
 log(documents per query)), per side. The load average before and after each point is in the JSON.
 
@@ -264,9 +264,12 @@ def main(argv: list[str] | None = None) -> int:
         import lightgbm
 
         result["lightgbm"] = lightgbm.__version__
-        warm = data_dir(folder, 2000, None)  # fill the numba cache of each selrank loss
-        for side in SIDES[1:]:
-            run_fit(warm, side, 2, 1)
+        # fill the numba cache of every kernel (a tiny fit would stay on the generic path)
+        subprocess.run(
+            [sys.executable, "-c", "import selrank.fast as f; f.warm_up(torch=False)"],
+            env=dict(os.environ, PYTHONPATH=str(ROOT), **THREADS),
+            check=True,
+        )
         if args.part in ("rows", "all"):
             sizes = [int(s) for s in args.rows.split(",")]
             pts = []
