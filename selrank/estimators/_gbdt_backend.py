@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from .. import _array as A
+from .._numba import planned_calls
 from ._backend import Backend
 from ._validation import Features, is_verbose
 
@@ -91,18 +92,20 @@ class GBDTBackend(Backend):
         init_booster = self.init_booster(est, init_model)
         params = self.train_params(est)
         objective = self.make_objective(est, loss, params)
-        # validation of labels, weights, groups and the link's domain, before anything is built
-        fit_group = group if loss.structure == "group" else None
-        objective.fit_intercept(
-            y, group=fit_group, sample_weight=sample_weight, n_classes=n_classes
-        )
-        for k, ev in enumerate(eval_sets):
-            self.validate_eval(objective, loss, ev, n_classes, k, metric)
         n_rounds, lr, esr = _rounds(est)
         if not eval_sets:
             esr = 0
             if est.n_estimators is None:
                 n_rounds = est.rounds_without_eval()
+        # validation of labels, weights, groups and the link's domain, before anything is
+        # built; under the fit's plan, so that its loss evaluation takes the fit's kernel choice
+        fit_group = group if loss.structure == "group" else None
+        with planned_calls(n_rounds):
+            objective.fit_intercept(
+                y, group=fit_group, sample_weight=sample_weight, n_classes=n_classes
+            )
+        for k, ev in enumerate(eval_sets):
+            self.validate_eval(objective, loss, ev, n_classes, k, metric)
         booster, best, history = self.train(
             est,
             objective,

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _array as A
 from .._groups import Groups
+from .._numba import shared_calls
 from .._validation import as_weight
 from ..losses import Loss
 from ..losses.inputs import group_weights
@@ -55,6 +56,9 @@ class _Binding:
         self.floor: float = 0.0
         self.calls = 0
         self.source: Any = None  # what the binding was built from (identity check)
+        # the labels and weights bound, while a Dataset is not built yet (then compared)
+        self.label: Any = None
+        self.weight: Any = None
         self._cache: dict[tuple[str, ...], Any] = {}  # row weights by namespace, device, dtype
 
     @property
@@ -110,10 +114,11 @@ def blocks_grad_hess(blocks: list[tuple[int, int, Any]], pred: np.ndarray):
     """Gradient and Hessian of host scores ``pred`` evaluated block by block, in order."""
     g = np.empty(pred.shape, dtype=np.float64)
     h = np.empty(pred.shape, dtype=np.float64)
-    for s, e, bound in blocks:
-        gb, hb = bound.grad_hess(pred[s:e])
-        g[s:e] = A.to_numpy(gb)
-        h[s:e] = A.to_numpy(hb)
+    with shared_calls(len(blocks)):  # one step over all rows: its work decides the kernel
+        for s, e, bound in blocks:
+            gb, hb = bound.grad_hess(pred[s:e])
+            g[s:e] = A.to_numpy(gb)
+            h[s:e] = A.to_numpy(hb)
     return g, h
 
 

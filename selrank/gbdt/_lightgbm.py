@@ -130,17 +130,29 @@ class LightGBMObjective(GBDTObjective):
         n_classes = self._n_classes(preds, np.size(label))
         with self._lock:
             b = self._bindings.get(id(dataset))
+            if b is not None and b.source is dataset and b.label is not None:
+                # bound by fit_intercept before LightGBM built the Dataset: kept if LightGBM
+                # holds the same labels and weights (it stores them as float32)
+                if not _same_fields(b, label, dataset):
+                    b = None
+                else:
+                    _require_checked_labels(dataset)
+                    b.label = b.weight = None
             if b is None or b.source is not dataset:
                 b = self._bind_dataset(dataset, n_classes)
-                # keep a few recent data sets (lgb.cv trains its folds round-robin)
-                keep = [k for k in self._bindings if k != "arrays"][-(_MAX_BINDINGS - 1) :]
-                self._bindings = {
-                    k: v for k, v in self._bindings.items() if k == "arrays" or k in keep
-                }
-                self._bindings[id(dataset)] = b
+                self._keep_binding(dataset, b)
         return self._run(b, preds)
 
-    def _bind_dataset(self, dataset, n_classes=None) -> _Binding:
+    def _keep_binding(self, dataset, b: _Binding) -> None:
+        """Cache ``b`` for ``dataset``, keeping a few recent data sets (``lgb.cv`` trains its
+        folds round-robin)."""
+        keep = [k for k in self._bindings if k != "arrays"][-(_MAX_BINDINGS - 1) :]
+        self._bindings = {k: v for k, v in self._bindings.items() if k == "arrays" or k in keep}
+        self._bindings[id(dataset)] = b
+
+    def _bind_dataset(self, dataset, n_classes=None, *, checked: bool = True) -> _Binding:
+        """Bind a Dataset's labels, groups and weights with its parameters' leaf minimums;
+        ``checked``: refuse labels selrank never validated (else the caller validates)."""
         params = getattr(dataset, "params", None) or {}
         if self.structure == "group":
             _check_subset_keeps_queries(dataset)
@@ -161,7 +173,8 @@ class LightGBMObjective(GBDTObjective):
             min_leaf_hessian=None if mlh is None else float(mlh),
             min_leaf_rows=None if mlr is None else int(mlr),
         )
-        _require_checked_labels(dataset)  # after the checks that the built Dataset still allows
+        if checked:
+            _require_checked_labels(dataset)  # after the checks the built Dataset still allows
         b.source = dataset
         return b
 
@@ -242,13 +255,15 @@ class LightGBMObjective(GBDTObjective):
                 n_classes = int(nc) if nc is not None and int(nc) > 1 else None
             if self.structure == "multiclass" and n_classes is None:
                 n_classes = int(np.max(_label_of(dataset))) + 1
-            out = super().fit_intercept(
-                _label_of(dataset),
-                group=_group_of(dataset),
-                sample_weight=_weight_of(dataset),
-                n_classes=n_classes,
-            )
+            self.hessian_scale_ = None
+            b = self._bind_dataset(dataset, n_classes, checked=False)
+            label = _label_of(dataset)
+            out = self._take_intercept(b, label, n_classes)
             _mark_checked(dataset)
+            # training on this Dataset reuses the binding if LightGBM keeps these values
+            b.label, b.weight = label, _weight_of(dataset)
+            with self._lock:
+                self._keep_binding(dataset, b)
             return out
         return super().fit_intercept(
             label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes
@@ -419,17 +434,21 @@ class LightGBMObjective(GBDTObjective):
             booster = _constant_booster(lgb, train_set, p)
         else:
             p["objective"] = self
-            booster = lgb.train(
-                p,
-                train_set,
-                num_boost_round,
-                valid_sets=valid_sets or None,
-                valid_names=valid_names,
-                feval=feval,
-                init_model=init_model,
-                callbacks=callbacks,
-                keep_training_booster=keep_training_booster,
-            )
+            self._share_bindings = True  # lightgbm.train's copy of self reuses the binding
+            try:
+                booster = lgb.train(
+                    p,
+                    train_set,
+                    num_boost_round,
+                    valid_sets=valid_sets or None,
+                    valid_names=valid_names,
+                    feval=feval,
+                    init_model=init_model,
+                    callbacks=callbacks,
+                    keep_training_booster=keep_training_booster,
+                )
+            finally:
+                self._share_bindings = False
         self.adopt_booster(
             booster, intercept, fold=init_model is None and not keep_training_booster
         )
@@ -700,6 +719,16 @@ def _as_numpy(x, dtype=None):
         return None
     x = x.to_numpy() if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray) else x
     return np.asarray(A.to_numpy(x) if not isinstance(x, list | tuple) else x, dtype=dtype)
+
+
+def _same_fields(b: _Binding, label: np.ndarray, dataset) -> bool:
+    """Whether ``dataset`` (now built) holds the labels and weights ``b`` was bound from."""
+    if not np.array_equal(np.asarray(label, dtype=np.float64), b.label):
+        return False
+    w = _weight_of(dataset)
+    if (w is None) != (b.weight is None):
+        return False
+    return w is None or np.array_equal(w, b.weight)
 
 
 def _label_of(dataset) -> np.ndarray:

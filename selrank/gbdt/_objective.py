@@ -29,6 +29,7 @@ sigmoid link on balanced labels ``alpha / 4``; for a listwise loss about ``1 / n
 from __future__ import annotations
 
 import contextvars
+import copy
 import math
 import os
 import threading
@@ -247,12 +248,26 @@ class GBDTObjective:
         self._pool_threads = 0  # the pool's size (not read from the executor's private state)
         self._bindings: dict[Any, _Binding] = {}
         self._warned: set[str] = set()
+        self._share_bindings = False  # (train: a copy made by the library keeps the bindings)
+
+    _TRANSIENT = ("_lock", "_pool", "_pool_threads", "_bindings", "_warned", "_share_bindings")
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        for key in ("_lock", "_pool", "_pool_threads", "_bindings", "_warned"):
+        for key in self._TRANSIENT:
             state.pop(key, None)
         return state
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        """A copy without this object's bindings, pool and warnings (as a pickle round trip);
+        while :meth:`train` hands itself to the library (``lightgbm.train`` deep-copies its
+        parameters), the copy shares the bindings, so the labels are not bound again."""
+        twin = type(self).__new__(type(self))
+        twin.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        if self._share_bindings:  # (LightGBM copies the copy: the sharing carries on)
+            twin._bindings = dict(self._bindings)
+            twin._share_bindings = True
+        return twin
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_fitted_intercepts", [])
@@ -614,13 +629,16 @@ class GBDTObjective:
         """
         self.hessian_scale_ = None
         b = self.bind(label, group=group, qid=qid, sample_weight=sample_weight, n_classes=n_classes)
-        if b.full is not None:
-            check_degenerate_start(
-                b,
-                self.targets(label, n_classes),
-                loss=self.loss,
-                label_scale=self.label_scale,
-            )
+        return self._take_intercept(b, label, n_classes)
+
+    def _take_intercept(self, b: _Binding, label: Array, n_classes: int | None):
+        """Refuse a degenerate start, then store the binding's intercept and Hessian scale."""
+        check_degenerate_start(
+            b,
+            self.targets(label, n_classes),
+            loss=self.loss,
+            label_scale=self.label_scale,
+        )
         self.intercept_ = b.intercept
         self.hessian_scale_ = b.ref
         self._fitted_intercepts.append(np.asarray(b.intercept, dtype=np.float64).copy())

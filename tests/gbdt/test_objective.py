@@ -333,3 +333,43 @@ def test_binding_is_reused_and_rebuilt_for_new_labels(rng):
     assert obj._bindings["arrays"] is first
     obj.grad_hess(np.ones(10), y + 1.0)
     assert obj._bindings["arrays"] is not first
+
+
+def test_lightgbm_training_reuses_the_intercepts_binding(monkeypatch, rng):
+    """obj.train binds the labels once (set_init_score's binding serves the training rounds,
+    through lightgbm.train's copy of the objective) when LightGBM keeps the same values, and
+    binds again when its float32 copy of the labels differs."""
+    lgb = pytest.importorskip("lightgbm")
+    from selrank.gbdt import lightgbm_objective
+
+    sizes = np.full(30, 20)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, 4))
+    binds = []
+    real_bind = GBDTObjective.bind
+
+    def counting_bind(self, *args, **kwargs):
+        binds.append(1)
+        return real_bind(self, *args, **kwargs)
+
+    monkeypatch.setattr(GBDTObjective, "bind", counting_bind)
+    params = {"verbosity": -1, "num_leaves": 4, "min_data_in_leaf": 5}
+    y = rng.integers(0, 5, size=n).astype(float)  # exact in float32
+    obj = lightgbm_objective("weighted_pairwise")
+    booster = obj.train(params, lgb.Dataset(X, y, group=sizes), 3)
+    assert len(binds) == 1
+    # the same trees as a fit that binds again (a fresh Dataset for lightgbm.train itself)
+    binds.clear()
+    y_odd = y + 1.0 / 3.0  # float32 rounds these: training binds LightGBM's values
+    obj2 = lightgbm_objective("weighted_pairwise")
+    obj2.train(params, lgb.Dataset(X, y_odd, group=sizes), 3)
+    assert len(binds) == 2
+    plain = lightgbm_objective("weighted_pairwise")
+    ds = plain.set_init_score(lgb.Dataset(X, y, group=sizes))
+    reference = lgb.train({**params, "objective": plain}, ds, 3)  # no sharing: binds again
+    np.testing.assert_allclose(
+        booster.predict(X, raw_score=True),
+        reference.predict(X, raw_score=True) + float(plain.intercept_),
+        rtol=1e-12,
+        atol=1e-12,
+    )
