@@ -22,6 +22,7 @@ random queries, ``tests/metrics/test_trec.py``) through the engine that evaluate
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import math
 import os
@@ -1154,8 +1155,11 @@ def _evaluate(
         rk = rank_groups(np.maximum(raw_arr, 0.0), score_arr, groups, how)
         # Tied scores are ranked by decreasing docno (trec_eval's order): put the tied
         # documents of each query in that order, so that the stable sorts keep it.
-        perm = _docno_tie_order(score_arr, groups, names, rk.order)
-        if perm is not None:
+        perm, ranked = _docno_tie_order(score_arr, groups, names, rk.order)
+        if perm is not None and ranked and how == "stable":
+            # a few ties: `perm` is already the ranking (one row per tie block in "stable")
+            rk = dataclasses.replace(rk, order=perm, label=np.maximum(raw_arr, 0.0)[perm])
+        elif perm is not None:
             raw_arr, score_arr, in_pool = raw_arr[perm], score_arr[perm], in_pool[perm]
             rk = rank_groups(np.maximum(raw_arr, 0.0), score_arr, groups, how)
         pool = in_pool[rk.order]
@@ -1184,19 +1188,20 @@ _MANY_TIES = 0.25  # fraction of tied rows above which whole queries are sorted 
 
 def _docno_tie_order(
     score: np.ndarray, groups: Groups, names: list[str], order: np.ndarray
-) -> np.ndarray | None:
-    """A reordering of the rows of each query in which rows of equal score come in decreasing
-    docno order (None when no two rows of a query tie: any order then ranks the same).
+) -> tuple[np.ndarray | None, bool]:
+    """``(perm, ranked)``: a reordering of the rows of each query in which rows of equal score
+    come in decreasing docno order (None when no two rows of a query tie: any order then ranks
+    the same), and whether ``perm`` is ranked (by decreasing score, then decreasing docno).
 
-    ``order`` lists the rows by query and by score (decreasing, as ranked). Only the tied rows
-    are compared as strings; when they are many, each query's documents are sorted by docno
-    instead, as trec_eval sorts them."""
+    ``order`` lists the rows by query and by decreasing score (a ranking). Only the tied rows
+    are compared as strings, in place in ``order`` (ranked); when they are many, each query's
+    documents are sorted by docno instead, as trec_eval sorts them (not ranked)."""
     n = score.size
     row_group = groups.row_group  # grouped order: the query of position i in `order` too
     s = score[order]
     tie = (s[1:] == s[:-1]) & (row_group[1:] == row_group[:-1])
     if not tie.any():
-        return None
+        return None, False
     order = order.copy()
     tied = np.zeros(n, dtype=bool)
     tied[1:] = tie
@@ -1207,14 +1212,14 @@ def _docno_tie_order(
         perm: list[int] = []
         for a, b in zip(offsets[:-1], offsets[1:]):
             perm.extend(sorted(range(a, b), key=names.__getitem__, reverse=True))
-        return np.asarray(perm, dtype=np.int64)
+        return np.asarray(perm, dtype=np.int64), False
     block = np.cumsum(~np.concatenate(([False], tie)))[at]  # tie block of each tied row
     rows = order[at]
     keys = list(zip((-block).tolist(), [names[i] for i in rows.tolist()]))
     # decreasing (-block, docno): blocks in increasing order, docnos decreasing within each
     inside = sorted(range(at.size), key=keys.__getitem__, reverse=True)
     order[at] = rows[inside]
-    return order
+    return order, True
 
 
 def _kind(x: Any) -> str | None:
