@@ -217,7 +217,8 @@ class Qrels(_TrecMapping):
     def _set(self, data: dict[str, dict[str, int]]) -> None:
         object.__setattr__(self, "data", _freeze(data))
         object.__setattr__(self, "n_judged", sum(len(d) for d in data.values()))
-        n_rel = sum(sum(1 for r in d.values() if r >= 1) for d in data.values())
+        rels = chain.from_iterable(d.values() for d in data.values())
+        n_rel = sum(map((1).__le__, rels))  # rel >= 1, counted in C (the values are ints)
         object.__setattr__(self, "n_relevant", n_rel)
 
     @classmethod
