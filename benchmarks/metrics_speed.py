@@ -80,16 +80,18 @@ import sys, time
 t0 = time.perf_counter()
 from selrank.metrics import evaluate_run, read_qrels, read_run
 t1 = time.perf_counter()
+c1 = time.process_time()
 frame = evaluate_run(read_qrels(sys.argv[1]), read_run(sys.argv[2]), metrics=sys.argv[3].split(","),
                      queries="both")
 t2 = time.perf_counter()
-print(t1 - t0, t2 - t1, frame["mean"][0], int("numba" in sys.modules))
+print(t1 - t0, t2 - t1, frame["mean"][0], int("numba" in sys.modules), time.process_time() - c1)
 """
 _PYTREC = """
 import sys, time
 t0 = time.perf_counter()
 import pytrec_eval
 t1 = time.perf_counter()
+c1 = time.process_time()
 with open(sys.argv[1]) as q, open(sys.argv[2]) as r:
     qrels, run = pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r)
 names = {"ndcg_cut_10": "ndcg_cut.10", "P_10": "P.10"}
@@ -97,7 +99,7 @@ measures = {names.get(m, m) for m in sys.argv[3].split(",")}
 res = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
 mean = sum(v["ndcg_cut_10"] for v in res.values()) / len(res)
 t2 = time.perf_counter()
-print(t1 - t0, t2 - t1, mean, 0)
+print(t1 - t0, t2 - t1, mean, 0, time.process_time() - c1)
 """
 
 
@@ -128,6 +130,7 @@ def trec_case(n_lines: int, repeat: int, baseline: str | None = None) -> list[di
     if baseline:
         sides["selrank baseline"] = (_SELRANK, str(Path(baseline).resolve()))
     times: dict[str, list[float]] = {k: [] for k in sides}
+    cpu: dict[str, list[float]] = {k: [] for k in sides}
     imports: dict[str, list[float]] = {k: [] for k in sides}
     means, numba = {}, {}
     for _ in range(repeat):
@@ -148,18 +151,25 @@ def trec_case(n_lines: int, repeat: int, baseline: str | None = None) -> list[di
             times[name].append(float(out[1]))
             means[name] = float(out[2])
             numba[name] = bool(int(out[3]))
+            cpu[name].append(float(out[4]))
     rows = []
     for name in sides:
         rows.append({
             "case": f"TREC run {n_lines:,} lines -> {','.join(TREC_METRICS)}, fresh process ({name})",
             "best_s": min(times[name]), "median_s": statistics.median(times[name]),
-            "times_s": times[name], "import_median_s": statistics.median(imports[name]),
+            "times_s": times[name], "cpu_median_s": statistics.median(cpu[name]),
+            "cpu_s": cpu[name], "import_median_s": statistics.median(imports[name]),
             "ndcg_cut_10": means[name], "numba_imported": numba[name],
         })  # fmt: skip
     for name in sides:
         if name != "pytrec_eval":
             ratio = statistics.median(times[name]) / statistics.median(times["pytrec_eval"])
-            rows.append({"case": f"TREC run: {name} / pytrec_eval (median)", "ratio": ratio})
+            per_pair = [a / b for a, b in zip(times[name], times["pytrec_eval"])]
+            cpu_ratio = statistics.median(cpu[name]) / statistics.median(cpu["pytrec_eval"])
+            rows.append({
+                "case": f"TREC run: {name} / pytrec_eval (median)", "ratio": ratio,
+                "cpu_ratio": cpu_ratio, "ratio_per_interleaved_pair": per_pair,
+            })  # fmt: skip
     return rows
 
 
