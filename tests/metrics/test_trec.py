@@ -739,3 +739,64 @@ def test_both_tie_orderings_match_pytrec_eval(monkeypatch, trec_objects, referen
     for ours, theirs in PAIRS:
         expected = np.array([ref[q][theirs] for q in df["query"]])
         np.testing.assert_allclose(df[ours].to_numpy(), expected, rtol=0, atol=1e-9, err_msg=ours)
+
+
+_FUZZ_GOOD = {
+    4: [[b"q1", b"q2", b"q\xc3\xa9"], [b"0", b"Q0"], [b"d1", b"d2", b"d3", b"d4", b"d#", b"\xc3\xa9"],
+        [b"0", b"1", b"2", b"-1", b"+1", b"1.0"]],
+    6: [[b"q1", b"q2", b"q3"], [b"Q0"], [b"d1", b"d2", b"d3", b"d4", b"d5", b"d#"],
+        [b"1", b"2", b"-3"], [b"0.5", b"1e3", b"-2.25", b"inf", b".5", b"7"], [b"t", b"u", b"\xc3\xa9"]],
+}  # fmt: skip
+_FUZZ_BAD = [b"#q", b"nan", b"1.5", b"2e1", b"-Infinity", b"\xff", b"1_0", b"--1", b"+", b"e5",
+             b"\x1c", b"\xef\xbb\xbf", b"5.", b"high"]  # fmt: skip
+_FUZZ_SEPS = [b" ", b"\t", b"  ", b"\x0b", b"\x0c", b"\r"]
+
+
+def _fuzz_line(rng, n_fields):
+    pools = _FUZZ_GOOD.get(n_fields)
+    if pools is None or rng.random() < 0.05:  # a line of the wrong length
+        pools = [_FUZZ_BAD + _FUZZ_GOOD[4][2]] * int(rng.choice([0, 3, 5, 7]))
+    fields = [
+        pool[rng.integers(len(pool))] if rng.random() > 0.03 else _FUZZ_BAD[rng.integers(14)]
+        for pool in pools
+    ]
+    odd = rng.random() < 0.3
+    text = b""
+    for i, f in enumerate(fields):
+        text += (_FUZZ_SEPS[rng.integers(6)] if odd else b" ") * (i > 0) + f
+    return (b" " if rng.random() < 0.05 else b"") + text + (b"\r" if rng.random() < 0.05 else b"")
+
+
+def _outcome(reader, path):
+    try:
+        got = reader(path)
+    except ValueError as exc:
+        return str(exc)
+    return got, getattr(got, "tag", None), [list(d) for d in got.values()]
+
+
+def test_fast_and_line_readers_agree_on_random_files(tmp_path, monkeypatch):
+    """Random small files, mostly valid, single-spaced or not, some lines damaged: the two
+    paths give the same result or the same message, whatever the block size."""
+    rng = np.random.default_rng(29)
+    fast_taken = 0
+    calls = _count_line_reads(monkeypatch)
+    for i in range(300):
+        n_fields = int(rng.choice([4, 6]))
+        lines = [_fuzz_line(rng, n_fields) for _ in range(int(rng.integers(1, 12)))]
+        data = (
+            b"\xef\xbb\xbf" * (rng.random() < 0.1)
+            + b"\n".join(lines)
+            + b"\n" * int(rng.integers(3))
+        )
+        path = tmp_path / f"f{i}"
+        path.write_bytes(gzip.compress(data) if rng.random() < 0.3 else data)
+        monkeypatch.setattr(trec_module, "_FAST_BLOCK", int(rng.choice([16, 64, 4096])))
+        reader = read_qrels if n_fields == 4 else read_run
+        calls.clear()
+        fast = _outcome(reader, path)
+        fast_taken += not calls
+        with monkeypatch.context() as m:
+            _slow(m)
+            assert _outcome(reader, path) == fast, data
+    assert fast_taken > 60  # the fast path was exercised, not only the fallback
