@@ -603,7 +603,7 @@ def _check_all(fields: list[bytes], chars: bytes, pattern: re.Pattern) -> None:
         raise _Unhandled
 
 
-def _fast_read(path: Path, n_fields: int, value) -> tuple[dict[str, dict[str, Any]], bytes]:
+def _fast_read(path: Path, n_fields: int, value) -> tuple[dict[str, dict[str, Any]], list[bytes]]:
     """``(qid -> {docno: value}, the first line's fields)`` read by blocks; raises _Unhandled.
 
     ``value(tokens)`` checks and converts the value fields of a block (a list of numbers)."""
@@ -650,7 +650,7 @@ def _qrels_values(tokens: list[bytes]) -> list[int]:
         matches = list(map(_REL.fullmatch, rels))
         if not all(matches):
             raise _Unhandled
-        return [int(m.group(1)) for m in matches]
+        return [int(m.group(1)) for m in matches if m is not None]
     try:
         return list(map(int, rels))  # digits and signs: int() reads what _REL reads, or fails
     except ValueError:
@@ -785,8 +785,8 @@ def read_run(path: str | os.PathLike) -> Run:
     path = Path(path)
     if path.is_file():
         try:
-            fast, first = _fast_read(path, 6, _run_values)
-            return Run._trusted(fast, first[5].decode("utf-8"))
+            fast, first_fields = _fast_read(path, 6, _run_values)
+            return Run._trusted(fast, first_fields[5].decode("utf-8"))
         except (_Unhandled, UnicodeDecodeError):
             pass  # read again line by line: the result, or the message naming the bad line
     data: dict[str, dict[str, float]] = {}
@@ -1188,7 +1188,7 @@ _MANY_TIES = 0.25  # fraction of tied rows above which whole queries are sorted 
 
 
 def _docno_tie_order(
-    score: np.ndarray, groups: Groups, names: list[str], order: np.ndarray
+    score: np.ndarray, groups: Groups, names: list[str], order: np.ndarray | None
 ) -> tuple[np.ndarray | None, bool]:
     """``(perm, ranked)``: a reordering of the rows of each query in which rows of equal score
     come in decreasing docno order (None when no two rows of a query tie: any order then ranks
@@ -1197,6 +1197,7 @@ def _docno_tie_order(
     ``order`` lists the rows by query and by decreasing score (a ranking). Only the tied rows
     are compared as strings, in place in ``order`` (ranked); when they are many, each query's
     documents are sorted by docno instead, as trec_eval sorts them (not ranked)."""
+    assert order is not None  # rank_groups always gives the order
     n = score.size
     row_group = groups.row_group  # grouped order: the query of position i in `order` too
     s = score[order]
