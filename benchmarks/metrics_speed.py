@@ -80,16 +80,18 @@ import sys, time
 t0 = time.perf_counter()
 from selrank.metrics import evaluate_run, read_qrels, read_run
 t1 = time.perf_counter()
+c1 = time.process_time()
 frame = evaluate_run(read_qrels(sys.argv[1]), read_run(sys.argv[2]), metrics=sys.argv[3].split(","),
                      queries="both")
 t2 = time.perf_counter()
-print(t1 - t0, t2 - t1, frame["mean"][0])
+print(t1 - t0, t2 - t1, frame["mean"][0], int("numba" in sys.modules), time.process_time() - c1)
 """
 _PYTREC = """
 import sys, time
 t0 = time.perf_counter()
 import pytrec_eval
 t1 = time.perf_counter()
+c1 = time.process_time()
 with open(sys.argv[1]) as q, open(sys.argv[2]) as r:
     qrels, run = pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r)
 names = {"ndcg_cut_10": "ndcg_cut.10", "P_10": "P.10"}
@@ -97,14 +99,17 @@ measures = {names.get(m, m) for m in sys.argv[3].split(",")}
 res = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
 mean = sum(v["ndcg_cut_10"] for v in res.values()) / len(res)
 t2 = time.perf_counter()
-print(t1 - t0, t2 - t1, mean)
+print(t1 - t0, t2 - t1, mean, 0, time.process_time() - c1)
 """
 
 
-def trec_case(n_lines: int, repeat: int) -> list[dict]:
+def trec_case(n_lines: int, repeat: int, baseline: str | None = None) -> list[dict]:
     """A TREC run of ``n_lines`` lines (1,000 documents for each of n_lines/1000 queries) and
     its qrels, read and evaluated in a fresh process each time (the first call a user pays),
-    selrank and pytrec_eval interleaved; the times exclude the interpreter start and import."""
+    selrank and pytrec_eval interleaved; the times exclude the interpreter start and import.
+
+    ``baseline``: a directory holding another version of the ``selrank`` package (e.g.
+    ``git archive <commit> selrank | tar -x -C DIR``), timed as a third side, interleaved."""
     rng = np.random.default_rng(0)
     n_q = max(1, n_lines // 1000)
     tmp = Path(tempfile.mkdtemp())
@@ -120,30 +125,51 @@ def trec_case(n_lines: int, repeat: int) -> list[dict]:
                     for i, (d, s) in enumerate(zip(rng.permutation(1000), scores.tolist()))
                 )
             )
-    sides = {"selrank": _SELRANK, "pytrec_eval": _PYTREC}
+    here = str(Path(__file__).resolve().parents[1])
+    sides = {"selrank": (_SELRANK, here), "pytrec_eval": (_PYTREC, here)}
+    if baseline:
+        sides["selrank baseline"] = (_SELRANK, str(Path(baseline).resolve()))
     times: dict[str, list[float]] = {k: [] for k in sides}
+    cpu: dict[str, list[float]] = {k: [] for k in sides}
     imports: dict[str, list[float]] = {k: [] for k in sides}
-    means = {}
+    means, numba = {}, {}
     for _ in range(repeat):
-        for name, code in sides.items():  # interleaved: the machine is shared
+        for name, (code, path) in sides.items():  # interleaved: the machine is shared
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [path, os.environ.get("PYTHONPATH")])),
+            }
             out = subprocess.run(
                 [sys.executable, "-c", code, str(qrels), str(run), ",".join(TREC_METRICS)],
                 capture_output=True,
                 text=True,
                 check=True,
+                env=env,
+                cwd=tmp,  # not the repository root: `python -c` puts the cwd first on the path
             ).stdout.split()
             imports[name].append(float(out[0]))
             times[name].append(float(out[1]))
             means[name] = float(out[2])
+            numba[name] = bool(int(out[3]))
+            cpu[name].append(float(out[4]))
     rows = []
     for name in sides:
         rows.append({
             "case": f"TREC run {n_lines:,} lines -> {','.join(TREC_METRICS)}, fresh process ({name})",
             "best_s": min(times[name]), "median_s": statistics.median(times[name]),
-            "import_median_s": statistics.median(imports[name]), "ndcg_cut_10": means[name],
+            "times_s": times[name], "cpu_median_s": statistics.median(cpu[name]),
+            "cpu_s": cpu[name], "import_median_s": statistics.median(imports[name]),
+            "ndcg_cut_10": means[name], "numba_imported": numba[name],
         })  # fmt: skip
-    ratio = statistics.median(times["selrank"]) / statistics.median(times["pytrec_eval"])
-    rows.append({"case": "TREC run: selrank / pytrec_eval (median)", "ratio": ratio})
+    for name in sides:
+        if name != "pytrec_eval":
+            ratio = statistics.median(times[name]) / statistics.median(times["pytrec_eval"])
+            per_pair = [a / b for a, b in zip(times[name], times["pytrec_eval"])]
+            cpu_ratio = statistics.median(cpu[name]) / statistics.median(cpu["pytrec_eval"])
+            rows.append({
+                "case": f"TREC run: {name} / pytrec_eval (median)", "ratio": ratio,
+                "cpu_ratio": cpu_ratio, "ratio_per_interleaved_pair": per_pair,
+            })  # fmt: skip
     return rows
 
 
@@ -162,6 +188,11 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--trec-only", action="store_true", help="only the TREC comparison")
     parser.add_argument(
+        "--baseline", default=None,
+        help="with the TREC comparison: a directory holding another selrank package to time "
+        "as a third side (git archive <commit> selrank | tar -x -C DIR)",
+    )  # fmt: skip
+    parser.add_argument(
         "--smoke", action="store_true", help="(CI) 10,000 rows, 100 queries, 1 repeat"
     )
     args = parser.parse_args()
@@ -171,10 +202,16 @@ def main() -> None:
         args.rows, args.queries, args.repeat = 10_000, 100, 1
         args.out = str(smoke_out("metrics_speed"))
     if args.trec_only:
-        rows = trec_case(args.trec_lines or 1_000_000, args.repeat)
+        load_start = os.getloadavg()
+        lines = args.trec_lines or (10_000 if args.smoke else 1_000_000)
+        rows = trec_case(lines, args.repeat, args.baseline)
         for r in rows:
             print(r)
-        report = {"load_average": os.getloadavg(), "repeat": args.repeat, "results": rows}
+        report = {
+            "load_average_start": load_start, "load_average": os.getloadavg(),
+            "cpu_count": os.cpu_count(), "repeat": args.repeat, "trec_lines": lines,
+            "results": rows,
+        }  # fmt: skip
         out = Path(args.out).with_name("metrics_speed_trec.json")
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2) + "\n")
@@ -206,7 +243,7 @@ def main() -> None:
         results.append({"case": name, "best_s": best, "median_s": med})
         print(f"{name:<{width}}{best:>9.3f}{med:>10.3f}")
     if args.trec_lines:
-        for row in trec_case(args.trec_lines, args.repeat):
+        for row in trec_case(args.trec_lines, args.repeat, args.baseline):
             results.append(row)
             print(row)
     if lgb_run is not None:

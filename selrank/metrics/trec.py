@@ -22,6 +22,7 @@ random queries, ``tests/metrics/test_trec.py``) through the engine that evaluate
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import math
 import os
@@ -29,6 +30,7 @@ import re
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -215,7 +217,8 @@ class Qrels(_TrecMapping):
     def _set(self, data: dict[str, dict[str, int]]) -> None:
         object.__setattr__(self, "data", _freeze(data))
         object.__setattr__(self, "n_judged", sum(len(d) for d in data.values()))
-        n_rel = sum(sum(1 for r in d.values() if r >= 1) for d in data.values())
+        rels = chain.from_iterable(d.values() for d in data.values())
+        n_rel = sum(map((1).__le__, rels))  # rel >= 1, counted in C (the values are ints)
         object.__setattr__(self, "n_relevant", n_rel)
 
     @classmethod
@@ -487,6 +490,184 @@ def _utf8(field: bytes) -> str:
     return field.decode("utf-8", "replace")
 
 
+# The fast path of the readers: a whole block of lines split at once (``bytes.split``, NumPy for
+# the per-line field counts, one join for the UTF-8 decoding, C-level ``map`` for the numbers)
+# instead of one Python step per line. It accepts exactly what the line-by-line reader accepts
+# and returns the same mapping; on anything it does not handle (a comment line, a malformed
+# line, a duplicate, text that is not UTF-8, damaged gzip) it returns None and the line-by-line
+# reader reads the file again, to return the result or to name the bad line.
+
+_FAST_BLOCK = 1 << 18  # bytes split at once: small enough for the tokens to stay in cache
+_ISSPACE = np.zeros(256, dtype=bool)
+_ISSPACE[list(b" \t\n\r\x0b\x0c")] = True  # C's isspace, what bytes.split() splits on
+_DIGITS = b"0123456789"
+_NUMBER_CHARS = b"0123456789.eE+-"  # of a score that float() reads as _SCORE does
+
+
+class _Unhandled(Exception):
+    """Raised inside the fast path: leave the file to the line-by-line reader."""
+
+
+def _blocks(path: Path) -> Iterator[bytes]:
+    """The file's bytes (decompressed) in blocks of whole lines, without a leading BOM."""
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == _GZIP_MAGIC
+    carry = b""
+    first = True
+    try:
+        with gzip.open(path, "rb") if compressed else open(path, "rb") as fh:
+            while block := fh.read(_FAST_BLOCK):
+                if first and block.startswith(_BOM):
+                    block = block[len(_BOM) :]
+                first = False
+                cut = block.rfind(b"\n")
+                if cut < 0:
+                    if len(carry) + len(block) > _MAX_LINE:
+                        raise _Unhandled
+                    carry += block
+                    continue
+                yield carry + block[: cut + 1]
+                carry = block[cut + 1 :]
+    except (OSError, EOFError, zlib.error):
+        raise _Unhandled from None
+    if carry:
+        yield carry
+
+
+def _split_block(data: bytes, n_fields: int) -> list[bytes]:
+    """The fields of the data lines of ``data`` (whole lines), when every non-blank line has
+    ``n_fields`` fields, none is a comment and none is longer than ``_MAX_LINE``."""
+    tokens = data.split()
+    if not tokens:
+        return tokens
+    if len(tokens) % n_fields:
+        raise _Unhandled
+    arr = np.frombuffer(data, dtype=np.uint8)
+    if not _single_spaced(data, arr, len(tokens), n_fields):
+        _check_fields(arr, len(tokens), n_fields)
+    return tokens
+
+
+def _single_spaced(data: bytes, arr: np.ndarray, n_tokens: int, n_fields: int) -> bool:
+    """Whether ``data`` is lines of ``n_fields`` fields separated by one space each, each line
+    ended by a newline (the usual layout, checked in a few passes); False when it is not."""
+    if data[-1:] != b"\n" or any(c in data for c in (b"\t", b"\r", b"\x0b", b"\x0c")):
+        return False
+    seps = np.flatnonzero((arr == 32) | (arr == 10))  # the only whitespace left
+    if seps.size != n_tokens or seps[0] == 0 or np.any(np.diff(seps) == 1):
+        return False  # a blank line, a leading, trailing or double space
+    by_line = arr[seps].reshape(-1, n_fields)
+    if np.any(by_line[:, -1] != 10) or np.any(by_line[:, :-1] != 32):
+        return False  # some line has another number of fields
+    ends = seps[n_fields - 1 :: n_fields]
+    if np.diff(ends).max(initial=0) > _MAX_LINE or ends[0] > _MAX_LINE:
+        raise _Unhandled
+    if arr[0] == ord("#") or np.any(arr[ends[:-1] + 1] == ord("#")):
+        raise _Unhandled  # a comment line
+    return True
+
+
+def _check_fields(arr: np.ndarray, n_tokens: int, n_fields: int) -> None:
+    """Any layout (any ASCII whitespace, blank lines): every non-blank line of ``arr`` has
+    ``n_fields`` fields, none is a comment and none is longer than ``_MAX_LINE``."""
+    space = _ISSPACE[arr]
+    starts = np.flatnonzero(space[:-1] > space[1:]) + 1  # a field after whitespace
+    if not space[0]:
+        starts = np.concatenate(([0], starts))
+    if starts.size != n_tokens:  # pragma: no cover - the same split twice
+        raise _Unhandled
+    newlines = np.flatnonzero(arr == 10)
+    # fields before each newline: the count of each line is the difference
+    before = np.searchsorted(starts, newlines)
+    counts = np.diff(np.concatenate(([0], before, [starts.size])))
+    if np.any((counts != 0) & (counts != n_fields)):
+        raise _Unhandled
+    bounds = np.concatenate(([-1], newlines, [arr.size]))
+    if np.diff(bounds).max() > _MAX_LINE:
+        raise _Unhandled
+    if np.any(arr[starts[::n_fields]] == ord("#")):  # a comment line
+        raise _Unhandled
+
+
+def _decode_all(fields: list[bytes]) -> list[str]:
+    """UTF-8 decoding of many fields at once (fields hold no newline)."""
+    try:
+        return b"\n".join(fields).decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        raise _Unhandled from None
+
+
+def _check_all(fields: list[bytes], chars: bytes, pattern: re.Pattern) -> None:
+    """Every field made only of ``chars`` (checked at once), or else matching ``pattern``."""
+    if b"".join(fields).translate(None, chars) and not all(map(pattern.fullmatch, fields)):
+        raise _Unhandled
+
+
+def _fast_read(path: Path, n_fields: int, value) -> tuple[dict[str, dict[str, Any]], list[bytes]]:
+    """``(qid -> {docno: value}, the first line's fields)`` read by blocks; raises _Unhandled.
+
+    ``value(tokens)`` checks and converts the value fields of a block (a list of numbers)."""
+    from itertools import groupby
+
+    data: dict[str, dict[str, Any]] = {}
+    first: list[bytes] | None = None
+    for block in _blocks(path):
+        tokens = _split_block(block, n_fields)
+        if not tokens:
+            continue
+        if first is None:
+            first = tokens[:n_fields]
+        docs = _decode_all(tokens[2::n_fields])
+        values = value(tokens)
+        qids = tokens[0::n_fields]
+        a = 0
+        for qid, lines in groupby(qids):  # the lines of a query usually come together
+            b = a + len(list(lines))
+            try:
+                name = qid.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Unhandled from None
+            fresh = dict(zip(docs[a:b], values[a:b]))
+            if len(fresh) != b - a:  # a duplicate: the line-by-line reader names it
+                raise _Unhandled
+            known = data.get(name)
+            if known is None:
+                data[name] = fresh
+            else:
+                size = len(known)
+                known.update(fresh)
+                if len(known) != size + len(fresh):
+                    raise _Unhandled
+            a = b
+    if first is None:
+        raise _Unhandled
+    return data, first
+
+
+def _qrels_values(tokens: list[bytes]) -> list[int]:
+    rels = tokens[3::4]
+    if b"".join(rels).translate(None, _DIGITS + b"+-"):
+        matches = list(map(_REL.fullmatch, rels))
+        if not all(matches):
+            raise _Unhandled
+        return [int(m.group(1)) for m in matches if m is not None]
+    try:
+        return list(map(int, rels))  # digits and signs: int() reads what _REL reads, or fails
+    except ValueError:
+        raise _Unhandled from None
+
+
+def _run_values(tokens: list[bytes]) -> list[float]:
+    _check_all(tokens[3::6], _DIGITS, _RANK)
+    scores = tokens[4::6]
+    _check_all(scores, _NUMBER_CHARS, _SCORE)
+    try:
+        # of these characters, float() reads exactly the numbers _SCORE accepts (no NaN)
+        return list(map(float, scores))
+    except ValueError:
+        raise _Unhandled from None
+
+
 def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read a TREC qrels file (``qid iter docno rel``), plain or gzip-compressed.
 
@@ -524,6 +705,11 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     {'q1': {'d1': 2, 'd2': 0}, 'q2': {'d7': 1}}
     """
     path = Path(path)
+    if path.is_file():
+        try:
+            return Qrels._trusted(_fast_read(path, 4, _qrels_values)[0])
+        except _Unhandled:
+            pass  # read again line by line: the result, or the message naming the bad line
     data: dict[str, dict[str, int]] = {}
     last_qid, docs = None, {}
     for lineno, raw, fields in _lines(path, _QRELS_LAYOUT):
@@ -597,6 +783,12 @@ def read_run(path: str | os.PathLike) -> Run:
     {'q1': {'d1': 1.5, 'd3': 0.2}, 'q2': {'d7': -1.0}}
     """
     path = Path(path)
+    if path.is_file():
+        try:
+            fast, first_fields = _fast_read(path, 6, _run_values)
+            return Run._trusted(fast, first_fields[5].decode("utf-8"))
+        except (_Unhandled, UnicodeDecodeError):
+            pass  # read again line by line: the result, or the message naming the bad line
     data: dict[str, dict[str, float]] = {}
     tag = None
     last_qid, docs = None, {}
@@ -931,23 +1123,23 @@ def _evaluate(
     # bpref's judged non-relevant: 0 <= rel < level (negative judgments count as unjudged)
     n_nonrel = segment_sum(((j_raw >= 0) & (j_raw < relevance_level)).astype(np.int64), starts)
     top_grade = np.maximum.reduceat(j_label, starts)
-    # Retrieved documents, each query's in decreasing docno order so that a stable sort by
-    # score breaks ties as trec_eval does; unjudged documents get label 0.
-    label, score, sizes, where, in_pool = [], [], [], [], []
-    for i, q in enumerate(qids):
-        docs = run.get(q)
-        if not docs:
-            continue
-        rel = judged[i]
-        names = sorted(docs, reverse=True)
-        score.extend([docs[d] for d in names])
-        label.extend([rel.get(d, 0) for d in names])
-        in_pool.extend([d in rel for d in names])
-        sizes.append(len(names))
-        where.append(i)
+    # Retrieved documents, gathered query by query in C (chain, map); unjudged get label 0.
+    where = [i for i, q in enumerate(qids) if run.get(q)]
+    ran = [run[qids[i]] for i in where]
+    rels = [judged[i] for i in where]
+    sizes = [len(d) for d in ran]
+    n_rows = sum(sizes)
+    names = list(chain.from_iterable(ran))
+    score_arr = np.fromiter(chain.from_iterable(d.values() for d in ran), np.float64, n_rows)
+    raw_arr = np.fromiter(  # NaN: not judged
+        chain.from_iterable(map(r.get, d, repeat(math.nan)) for r, d in zip(rels, ran)),
+        np.float64, n_rows,
+    )  # fmt: skip
+    in_pool = ~np.isnan(raw_arr)
+    raw_arr[~in_pool] = 0.0
     n_docs = np.zeros(n_q, dtype=np.int64)
     n_docs[where] = sizes
-    _warn_no_overlap(qrels, run, qids, int(sum(in_pool)))
+    _warn_no_overlap(qrels, run, qids, int(in_pool.sum()))
     if max_grade is None:
         max_grade = float(j_label.max())
     elif j_label.max() > max_grade:
@@ -956,16 +1148,22 @@ def _evaluate(
         )
     rk, judgments = None, None
     if sizes:
-        raw_arr = np.asarray(label, dtype=np.float64)
-        score_arr = np.asarray(score, dtype=np.float64)
         if ties == "trec_eval":
             with np.errstate(over="ignore"):  # trec_eval reads scores as C floats, too
                 score_arr = score_arr.astype(np.float32)
-        rk = rank_groups(
-            np.maximum(raw_arr, 0.0), score_arr, Groups.from_sizes(sizes),
-            "stable" if ties == "trec_eval" else ties,
-        )  # fmt: skip
-        pool = np.asarray(in_pool, dtype=bool)[rk.order]
+        groups = Groups.from_sizes(sizes)
+        how = "stable" if ties == "trec_eval" else ties
+        rk = rank_groups(np.maximum(raw_arr, 0.0), score_arr, groups, how)
+        # Tied scores are ranked by decreasing docno (trec_eval's order): put the tied
+        # documents of each query in that order, so that the stable sorts keep it.
+        perm, ranked = _docno_tie_order(score_arr, groups, names, rk.order)
+        if perm is not None and ranked and how == "stable":
+            # a few ties: `perm` is already the ranking (one row per tie block in "stable")
+            rk = dataclasses.replace(rk, order=perm, label=np.maximum(raw_arr, 0.0)[perm])
+        elif perm is not None:
+            raw_arr, score_arr, in_pool = raw_arr[perm], score_arr[perm], in_pool[perm]
+            rk = rank_groups(np.maximum(raw_arr, 0.0), score_arr, groups, how)
+        pool = in_pool[rk.order]
         idx = np.asarray(where)
         rk_judged = rank_groups(j_label, j_label, j_groups, "stable")  # for the ideal DCG
         judgments = Judgments(
@@ -984,6 +1182,46 @@ def _evaluate(
     )  # fmt: skip
     names = [s.name for s in specs]
     return _Evaluation(qids, n_docs, n_relevant, dict(zip(names, values)), dict(zip(names, masks)))
+
+
+_MANY_TIES = 0.25  # fraction of tied rows above which whole queries are sorted by docno
+
+
+def _docno_tie_order(
+    score: np.ndarray, groups: Groups, names: list[str], order: np.ndarray | None
+) -> tuple[np.ndarray | None, bool]:
+    """``(perm, ranked)``: a reordering of the rows of each query in which rows of equal score
+    come in decreasing docno order (None when no two rows of a query tie: any order then ranks
+    the same), and whether ``perm`` is ranked (by decreasing score, then decreasing docno).
+
+    ``order`` lists the rows by query and by decreasing score (a ranking). Only the tied rows
+    are compared as strings, in place in ``order`` (ranked); when they are many, each query's
+    documents are sorted by docno instead, as trec_eval sorts them (not ranked)."""
+    assert order is not None  # rank_groups always gives the order
+    n = score.size
+    row_group = groups.row_group  # grouped order: the query of position i in `order` too
+    s = score[order]
+    tie = (s[1:] == s[:-1]) & (row_group[1:] == row_group[:-1])
+    if not tie.any():
+        return None, False
+    order = order.copy()
+    tied = np.zeros(n, dtype=bool)
+    tied[1:] = tie
+    tied[:-1] |= tie
+    at = np.flatnonzero(tied)
+    if at.size > _MANY_TIES * n:  # mostly ties: sort every query's documents by docno
+        offsets = groups.offsets.tolist()
+        perm: list[int] = []
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            perm.extend(sorted(range(a, b), key=names.__getitem__, reverse=True))
+        return np.asarray(perm, dtype=np.int64), False
+    block = np.cumsum(~np.concatenate(([False], tie)))[at]  # tie block of each tied row
+    rows = order[at]
+    keys = list(zip((-block).tolist(), [names[i] for i in rows.tolist()]))
+    # decreasing (-block, docno): blocks in increasing order, docnos decreasing within each
+    inside = sorted(range(at.size), key=keys.__getitem__, reverse=True)
+    order[at] = rows[inside]
+    return order, True
 
 
 def _kind(x: Any) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 import pickle
 import re
 
@@ -635,3 +636,167 @@ def test_no_relevant_policies(trec_objects, reference):
     )
     assert (one.filter(pl.col("n_relevant") == 0)["map"] == 1.0).all()
     assert (one.filter(pl.col("n_relevant") == 0)["P@5"] == 0.0).all()
+
+
+# --------------------------------------------------------------------------------------
+# The fast paths (issue 29): the same results as the line-by-line reader and the full sort
+# --------------------------------------------------------------------------------------
+
+trec_module = importlib.import_module("selrank.metrics.trec")
+
+
+def _slow(monkeypatch):
+    """Make the readers take the line-by-line path."""
+
+    def unhandled(*args, **kwargs):
+        raise trec_module._Unhandled
+
+    monkeypatch.setattr(trec_module, "_fast_read", unhandled)
+
+
+def _count_line_reads(monkeypatch):
+    calls = []
+    real = trec_module._lines
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trec_module, "_lines", counted)
+    return calls
+
+
+LAYOUTS = {
+    # name: (how the single-spaced text is changed, whether the fast path reads it)
+    "single spaces": (lambda t: t, True),
+    "tabs and runs of spaces": (lambda t: t.replace(b" Q0 ", b"\tQ0  ").replace(b" 0 ", b"\t 0 "),
+                                True),
+    "CRLF, blank lines, no final newline": (
+        lambda t: t.replace(b"\n", b"\r\n\n \n").rstrip(b"\r\n \n"), True),
+    "byte-order mark": (lambda t: b"\xef\xbb\xbf" + t, True),
+    "comment lines": (lambda t: b"# a header\n" + t.replace(b"\n", b"\n#c\n", 3), False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_fast_readers_match_the_line_reader(tmp_path, monkeypatch, trec_data, layout, compress):
+    qrels_dict, run_dict, _ = trec_data
+    change, fast = LAYOUTS[layout]
+    write_qrels(dict(list(qrels_dict.items())[:400]), tmp_path / "q")
+    # lines of a query apart (two passes over the queries), negative and 'inf' scores
+    part = {q: dict(list(d.items())[: len(d) // 2]) for q, d in list(run_dict.items())[:400]}
+    rest = {q: dict(list(d.items())[len(d) // 2 :]) for q, d in list(run_dict.items())[:400]}
+    rest["q1"] = {"inf-doc": np.inf, "neg-inf": -np.inf, **rest.get("q1", {})}
+    write_run(part, tmp_path / "r1", tag="t")
+    write_run({q: d for q, d in rest.items() if d}, tmp_path / "r2", tag="t")
+    texts = {
+        "q": (tmp_path / "q").read_bytes().replace(b" 1\n", b" +1\n").replace(b"-1\n", b"-1.0\n"),
+        "r": (tmp_path / "r1").read_bytes() + (tmp_path / "r2").read_bytes(),
+    }
+    for name, text in texts.items():
+        text = change(text)
+        (tmp_path / name).write_bytes(gzip.compress(text) if compress else text)
+    monkeypatch.setattr(trec_module, "_FAST_BLOCK", 4096)  # many blocks, lines cut across them
+    calls = _count_line_reads(monkeypatch)
+    qrels, run = read_qrels(tmp_path / "q"), read_run(tmp_path / "r")
+    assert (not calls) == fast
+    assert run["q1"]["inf-doc"] == np.inf
+    with monkeypatch.context() as m:
+        _slow(m)
+        slow_qrels, slow_run = read_qrels(tmp_path / "q"), read_run(tmp_path / "r")
+    assert qrels == slow_qrels and list(qrels) == list(slow_qrels)
+    assert run == slow_run and list(run) == list(slow_run)
+    assert [list(d) for d in run.values()] == [list(d) for d in slow_run.values()]
+    assert all(type(v) is float for d in run.values() for v in d.values())
+    assert all(type(v) is int for d in qrels.values() for v in d.values())
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize(
+    ("content", "line", "message"), RUN_ERRORS[:-1]
+)  # not the tag: only line 1's is read
+def test_run_errors_after_many_good_blocks(tmp_path, monkeypatch, content, line, message, compress):
+    """A bad line far into the file: the fast path gives up and the line reader names it."""
+    good = b"".join(b"g%d Q0 d%d 1 0.5 t\n" % (i, i) for i in range(3000))
+    path = tmp_path / "bad.run"
+    data = good + content
+    path.write_bytes(gzip.compress(data) if compress else data)
+    monkeypatch.setattr(trec_module, "_FAST_BLOCK", 4096)
+    message = message.replace("first on line 1", "first on line 3001")
+    with pytest.raises(ValueError, match=_where(path, 3000 + line) + ".*" + re.escape(message)):
+        read_run(path)
+
+
+@pytest.mark.parametrize("many_ties", [0.0, 1.0])
+def test_both_tie_orderings_match_pytrec_eval(monkeypatch, trec_objects, reference, many_ties):
+    """Tied documents ordered by docno one tie at a time, or whole queries sorted by docno."""
+    monkeypatch.setattr(trec_module, "_MANY_TIES", many_ties)
+    qrels, run = trec_objects
+    ref = reference[1]
+    names = [a for a, _ in PAIRS]
+    df = evaluate_run(qrels, run, metrics=names, queries="both", per_query=True)
+    for ours, theirs in PAIRS:
+        expected = np.array([ref[q][theirs] for q in df["query"]])
+        np.testing.assert_allclose(df[ours].to_numpy(), expected, rtol=0, atol=1e-9, err_msg=ours)
+
+
+_FUZZ_GOOD = {
+    4: [[b"q1", b"q2", b"q\xc3\xa9"], [b"0", b"Q0"], [b"d1", b"d2", b"d3", b"d4", b"d#", b"\xc3\xa9"],
+        [b"0", b"1", b"2", b"-1", b"+1", b"1.0"]],
+    6: [[b"q1", b"q2", b"q3"], [b"Q0"], [b"d1", b"d2", b"d3", b"d4", b"d5", b"d#"],
+        [b"1", b"2", b"-3"], [b"0.5", b"1e3", b"-2.25", b"inf", b".5", b"7"], [b"t", b"u", b"\xc3\xa9"]],
+}  # fmt: skip
+_FUZZ_BAD = [b"#q", b"nan", b"1.5", b"2e1", b"-Infinity", b"\xff", b"1_0", b"--1", b"+", b"e5",
+             b"\x1c", b"\xef\xbb\xbf", b"5.", b"high"]  # fmt: skip
+_FUZZ_SEPS = [b" ", b"\t", b"  ", b"\x0b", b"\x0c", b"\r"]
+
+
+def _fuzz_line(rng, n_fields):
+    pools = _FUZZ_GOOD.get(n_fields)
+    if pools is None or rng.random() < 0.05:  # a line of the wrong length
+        pools = [_FUZZ_BAD + _FUZZ_GOOD[4][2]] * int(rng.choice([0, 3, 5, 7]))
+    fields = [
+        pool[rng.integers(len(pool))] if rng.random() > 0.03 else _FUZZ_BAD[rng.integers(14)]
+        for pool in pools
+    ]
+    odd = rng.random() < 0.3
+    text = b""
+    for i, f in enumerate(fields):
+        text += (_FUZZ_SEPS[rng.integers(6)] if odd else b" ") * (i > 0) + f
+    return (b" " if rng.random() < 0.05 else b"") + text + (b"\r" if rng.random() < 0.05 else b"")
+
+
+def _outcome(reader, path):
+    try:
+        got = reader(path)
+    except ValueError as exc:
+        return str(exc)
+    return got, getattr(got, "tag", None), [list(d) for d in got.values()]
+
+
+def test_fast_and_line_readers_agree_on_random_files(tmp_path, monkeypatch):
+    """Random small files, mostly valid, single-spaced or not, some lines damaged: the two
+    paths give the same result or the same message, whatever the block size."""
+    rng = np.random.default_rng(29)
+    fast_taken = 0
+    calls = _count_line_reads(monkeypatch)
+    for i in range(300):
+        n_fields = int(rng.choice([4, 6]))
+        lines = [_fuzz_line(rng, n_fields) for _ in range(int(rng.integers(1, 12)))]
+        data = (
+            b"\xef\xbb\xbf" * (rng.random() < 0.1)
+            + b"\n".join(lines)
+            + b"\n" * int(rng.integers(3))
+        )
+        path = tmp_path / f"f{i}"
+        path.write_bytes(gzip.compress(data) if rng.random() < 0.3 else data)
+        monkeypatch.setattr(trec_module, "_FAST_BLOCK", int(rng.choice([16, 64, 4096])))
+        reader = read_qrels if n_fields == 4 else read_run
+        calls.clear()
+        fast = _outcome(reader, path)
+        fast_taken += not calls
+        with monkeypatch.context() as m:
+            _slow(m)
+            assert _outcome(reader, path) == fast, data
+    assert fast_taken > 60  # the fast path was exercised, not only the fallback
