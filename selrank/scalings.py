@@ -657,8 +657,7 @@ def composite_softmax_bregman(
         dmax = lists.max(xp.abs(d))
         small = dmax * scaling.alpha < bregman_threshold(d, xp)
         if scaling.capped and bool(xp.any(small)):  # the Taylor form needs one smooth piece
-            same = Capped._same_piece(
-                scaling,
+            same = scaling.same_cap_piece(
                 scaling.alpha * (z_hat + scaling.beta),
                 scaling.alpha * (z + scaling.beta),
                 xp,

@@ -33,7 +33,7 @@ def bregman_grad_torch(link, z_hat, z):
     plain = link.alpha == 1.0 and link.beta == 0.0
     xh = z_hat if plain else link.alpha * (z_hat - link.beta)
     x = z if plain else link.alpha * (z - link.beta)
-    if not (link._inside_caps(xh) and link._inside_caps(x)):
+    if not (link.inside_caps(xh) and link.inside_caps(x)):
         return Link.bregman_grad(link, z_hat, z)
     xp = A.get_namespace(xh)
     fh, dfh, Fh = link._f_df_F(xh, xp)

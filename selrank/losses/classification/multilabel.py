@@ -73,10 +73,10 @@ class MultiLabelSoftmaxCrossEntropy(LabelLoss):
         pos, wp = log1p_sum_exp(-z, t > 0, xp)
         return neg + pos, wn, wp
 
-    def _value(self, z, t, xp):
+    def row_values(self, z, t, xp):
         return self._parts(z, t, xp)[0]
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z, t, xp):
         _, wn, wp = self._parts(z, t, xp)
         return wn - wp, wn * (1.0 - wn) + wp * (1.0 - wp)
 
@@ -186,10 +186,10 @@ class NWaySoftmaxCrossEntropy(LabelLoss):
         beta = xp.exp(xp.where(pos, logt - logp - l1pa[:, None, :], ninf))
         return z3, logp, xp.sum(l1pa, axis=-1), beta
 
-    def _value(self, z, t, xp):
+    def row_values(self, z, t, xp):
         return self._parts(z, t, xp)[2]
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z, t, xp):
         z3, aux, _, w = self._parts(z, t, xp)
         gam = w * (1.0 - w)
         Gam = xp.sum(gam, axis=-1, keepdims=True)
