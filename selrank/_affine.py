@@ -171,6 +171,22 @@ class Capped:
     def capped(self) -> bool:
         return math.isfinite(self._lo) or math.isfinite(self._hi)
 
+    @property
+    def caps(self) -> tuple[float, float]:
+        """The caps ``(lo, hi)`` on the standardized argument ``x`` (±inf where uncapped);
+        read by the fast paths (``selrank.fast``) and the convexity checks."""
+        return self._lo, self._hi
+
+    @property
+    def cap_mode(self) -> str:
+        """How the function continues beyond the caps: ``"linear"`` or ``"flat"``."""
+        return self._cap_mode
+
+    def exact_triple(self, x, xp):
+        """``(f, f', F)`` of the standardized argument on the exact region (no caps applied):
+        the definition the fast paths (``selrank.fast``) copy or evaluate directly."""
+        return self._f_df_F(x, xp)
+
     def inside_caps(self, x) -> bool:
         """Cheap host-side check that every ``x`` is inside the caps.
 

@@ -486,8 +486,9 @@ class ConvexityReport:
 
 def _default_domain(scaling: Scaling) -> tuple[float, float]:
     """Scores whose standardized argument spans ``[-20, 20]`` (or the caps, if nearer)."""
-    lo = max(-20.0, scaling._lo) if math.isfinite(scaling._lo) else -20.0
-    hi = min(20.0, scaling._hi) if math.isfinite(scaling._hi) else 20.0
+    lo, hi = scaling.caps
+    lo = max(-20.0, lo) if math.isfinite(lo) else -20.0
+    hi = min(20.0, hi) if math.isfinite(hi) else 20.0
     lo, hi = lo - 1.0, hi + 1.0  # a little beyond the caps, where the continuation applies
     return (lo / scaling.alpha - scaling.beta, hi / scaling.alpha - scaling.beta)
 

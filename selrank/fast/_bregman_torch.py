@@ -36,8 +36,8 @@ def bregman_grad_torch(link, z_hat, z):
     if not (link.inside_caps(xh) and link.inside_caps(x)):
         return Link.bregman_grad(link, z_hat, z)
     xp = A.get_namespace(xh)
-    fh, dfh, Fh = link._f_df_F(xh, xp)
-    f, df, F = link._f_df_F(x, xp)
+    fh, dfh, Fh = link.exact_triple(xh, xp)
+    f, df, F = link.exact_triple(x, xp)
     d = z_hat - z
     grad = fh - f
     if link.alpha == 1.0:
@@ -80,8 +80,8 @@ def _taylor_near(link, direct, d, z, dfh, df, thr: float):
         sel = torch.abs(d, out=df)
     else:
         sel = d.abs()
-    if link._scale != 1.0:
-        sel.mul_(link._scale)
+    if link.taylor_scale != 1.0:
+        sel.mul_(link.taylor_scale)
     sel = A.less_as_float(sel, thr, inplace=True)
     if not sel.amax().item() > 0:
         return direct

@@ -121,7 +121,7 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         and available()
     ):
         return None
-    lo, hi = float(link._lo), float(link._hi)
+    lo, hi = (float(c) for c in link.caps)
     if math.isfinite(lo) and math.isfinite(hi):  # two caps: Capped.inside_caps as it is
         if not (link.inside_caps(z_hat) and link.inside_caps(z)):
             return None

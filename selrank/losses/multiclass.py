@@ -266,7 +266,9 @@ class CompositeSoftmax(_MultiClassLoss):
         target: str = "score",
         **scaling_params: Any,
     ):
-        configure_softmax(self, "CompositeSoftmax", scaling, gamma, target, scaling_params)
+        self._params = configure_softmax(
+            self, "CompositeSoftmax", scaling, gamma, target, scaling_params
+        )
 
     def link_value_of_one_hot(self) -> float:
         return self.scaling.alpha
