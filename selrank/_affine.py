@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._array import get_namespace, is_torch
+from ._array import Array, get_namespace, is_torch
 from ._validation import finite_float, positive_float
 
 
@@ -182,12 +182,12 @@ class Capped:
         """How the function continues beyond the caps: ``"linear"`` or ``"flat"``."""
         return self._cap_mode
 
-    def exact_triple(self, x, xp):
+    def exact_triple(self, x: Array, xp: Any) -> tuple[Array, Array, Array]:
         """``(f, f', F)`` of the standardized argument on the exact region (no caps applied):
         the definition the fast paths (``selrank.fast``) copy or evaluate directly."""
         return self._f_df_F(x, xp)
 
-    def inside_caps(self, x) -> bool:
+    def inside_caps(self, x: Array) -> bool:
         """Cheap host-side check that every ``x`` is inside the caps.
 
         Lets the common case skip the continuation arithmetic. Done for NumPy arrays and CPU
@@ -275,7 +275,7 @@ class Capped:
             return f, xp.where(t == 0, df, xp.zeros_like(df))
         return f + df * t, df
 
-    def same_cap_piece(self, x_a, x_b, xp):
+    def same_cap_piece(self, x_a: Array, x_b: Array, xp: Any) -> Array | None:
         """True where ``x_a`` and ``x_b`` lie in the same piece (inside, above or below the caps).
 
         The Taylor form of a Bregman divergence is only exact between points of one smooth piece.

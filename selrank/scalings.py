@@ -663,7 +663,8 @@ def composite_softmax_bregman(
                 scaling.alpha * (z + scaling.beta),
                 xp,
             )
-            small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
+            if same is not None:  # (it is: the scaling is capped)
+                small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
         if bool(xp.any(small)):
             mid = composite_softmax(scaling, gamma, z + 0.5 * d, lists)
             near = (

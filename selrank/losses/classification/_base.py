@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import _array as A
+from ..._array import Array
 from ..._groups import Groups, as_groups
 from .._base import (
     BoundLoss,
@@ -297,11 +298,11 @@ class LabelLoss(Loss):
             )
 
     # -- the definition (per subclass) ---------------------------------------------------
-    def row_values(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         """Unweighted loss per sample, shape ``[n]`` (called by the bound loss)."""
         raise NotImplementedError
 
-    def row_derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         """Unweighted gradient and Hessian diagonal, ``[n, K]`` (called by the bound loss)."""
         raise NotImplementedError
 
@@ -382,11 +383,11 @@ class BatchLabelLoss(LabelLoss):
         return _BoundBatch(self, y, w, groups)
 
     # the batch hooks: the row losses' row_values / row_derivatives with the batches (grouped order)
-    def batch_values(self, z, t, xp, groups):
+    def batch_values(self, z: Array, t: Array, xp: Any, groups: Groups) -> Array:
         """Unweighted loss per batch, shape ``[n_batches]``."""
         raise NotImplementedError
 
-    def batch_derivatives(self, z, t, xp, groups):
+    def batch_derivatives(self, z: Array, t: Array, xp: Any, groups: Groups) -> tuple[Array, Array]:
         """Unweighted gradient and Hessian diagonal, ``[n, K]`` in grouped order."""
         raise NotImplementedError
 
