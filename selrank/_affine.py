@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._array import get_namespace, is_torch
+from ._array import Array, get_namespace, is_torch
 from ._validation import finite_float, positive_float
 
 
@@ -171,7 +171,23 @@ class Capped:
     def capped(self) -> bool:
         return math.isfinite(self._lo) or math.isfinite(self._hi)
 
-    def _inside_caps(self, x) -> bool:
+    @property
+    def caps(self) -> tuple[float, float]:
+        """The caps ``(lo, hi)`` on the standardized argument ``x`` (±inf where uncapped);
+        read by the fast paths (``selrank.fast``) and the convexity checks."""
+        return self._lo, self._hi
+
+    @property
+    def cap_mode(self) -> str:
+        """How the function continues beyond the caps: ``"linear"`` or ``"flat"``."""
+        return self._cap_mode
+
+    def exact_triple(self, x: Array, xp: Any) -> tuple[Array, Array, Array]:
+        """``(f, f', F)`` of the standardized argument on the exact region (no caps applied):
+        the definition the fast paths (``selrank.fast``) copy or evaluate directly."""
+        return self._f_df_F(x, xp)
+
+    def inside_caps(self, x: Array) -> bool:
         """Cheap host-side check that every ``x`` is inside the caps.
 
         Lets the common case skip the continuation arithmetic. Done for NumPy arrays and CPU
@@ -199,7 +215,7 @@ class Capped:
 
     def _cf(self, x, xp=None):
         xp = xp or get_namespace(x)
-        if self._inside_caps(x):
+        if self.inside_caps(x):
             return self._f(x, xp)
         xc = self._clip(x, xp)
         if self._cap_mode == "flat":
@@ -208,7 +224,7 @@ class Capped:
 
     def _cdf(self, x, xp=None):
         xp = xp or get_namespace(x)
-        if self._inside_caps(x):
+        if self.inside_caps(x):
             return self._df(x, xp)
         xc = self._clip(x, xp)
         d = self._df(xc, xp)
@@ -218,7 +234,7 @@ class Capped:
 
     def _cF(self, x, xp=None):
         xp = xp or get_namespace(x)
-        if self._inside_caps(x):
+        if self.inside_caps(x):
             return self._F(x, xp)
         xc = self._clip(x, xp)
         t = x - xc
@@ -238,7 +254,7 @@ class Capped:
     def _c_triple(self, x, xp=None):
         """Capped ``(f, f', F)`` from one evaluation of the exact triple at the clipped argument."""
         xp = xp or get_namespace(x)
-        if self._inside_caps(x):
+        if self.inside_caps(x):
             return self._f_df_F(x, xp)
         xc = self._clip(x, xp)
         f, df, F = self._f_df_F(xc, xp)
@@ -250,7 +266,7 @@ class Capped:
     def _c_pair(self, x, xp=None):
         """Capped ``(f, f')`` from one evaluation of the exact pair at the clipped argument."""
         xp = xp or get_namespace(x)
-        if self._inside_caps(x):
+        if self.inside_caps(x):
             return self._f_df(x, xp)
         xc = self._clip(x, xp)
         f, df = self._f_df(xc, xp)
@@ -259,7 +275,7 @@ class Capped:
             return f, xp.where(t == 0, df, xp.zeros_like(df))
         return f + df * t, df
 
-    def _same_piece(self, x_a, x_b, xp):
+    def same_cap_piece(self, x_a: Array, x_b: Array, xp: Any) -> Array | None:
         """True where ``x_a`` and ``x_b`` lie in the same piece (inside, above or below the caps).
 
         The Taylor form of a Bregman divergence is only exact between points of one smooth piece.

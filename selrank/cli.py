@@ -224,7 +224,7 @@ def _not_tree_params() -> set[str]:
     """The estimator's own parameters: never tree parameters of the LightGBM baselines."""
     from .estimators import SelectiveRanker
 
-    return set(SelectiveRanker._get_param_names())
+    return set(SelectiveRanker().get_params(deep=False))
 
 
 PACKAGED = ("mq2008", "ohsumed")

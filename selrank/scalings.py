@@ -486,8 +486,9 @@ class ConvexityReport:
 
 def _default_domain(scaling: Scaling) -> tuple[float, float]:
     """Scores whose standardized argument spans ``[-20, 20]`` (or the caps, if nearer)."""
-    lo = max(-20.0, scaling._lo) if math.isfinite(scaling._lo) else -20.0
-    hi = min(20.0, scaling._hi) if math.isfinite(scaling._hi) else 20.0
+    lo, hi = scaling.caps
+    lo = max(-20.0, lo) if math.isfinite(lo) else -20.0
+    hi = min(20.0, hi) if math.isfinite(hi) else 20.0
     lo, hi = lo - 1.0, hi + 1.0  # a little beyond the caps, where the continuation applies
     return (lo / scaling.alpha - scaling.beta, hi / scaling.alpha - scaling.beta)
 
@@ -657,13 +658,13 @@ def composite_softmax_bregman(
         dmax = lists.max(xp.abs(d))
         small = dmax * scaling.alpha < bregman_threshold(d, xp)
         if scaling.capped and bool(xp.any(small)):  # the Taylor form needs one smooth piece
-            same = Capped._same_piece(
-                scaling,
+            same = scaling.same_cap_piece(
                 scaling.alpha * (z_hat + scaling.beta),
                 scaling.alpha * (z + scaling.beta),
                 xp,
             )
-            small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
+            if same is not None:  # (it is: the scaling is capped)
+                small = small & (lists.sum(xp.astype(~same, d.dtype)) == 0)
         if bool(xp.any(small)):
             mid = composite_softmax(scaling, gamma, z + 0.5 * d, lists)
             near = (

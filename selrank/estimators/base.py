@@ -431,7 +431,10 @@ class _SelectiveEstimator(BaseEstimator, BackendEstimator):
         """Read an estimator written by :meth:`save`; it predicts exactly as the saved one."""
         return load(path, expected=cls)
 
-    def _restore(self, doc: dict) -> None:
+    def restore_fitted(self, doc: dict) -> None:
+        """Set the fitted state from a saved file's document (called by
+        :func:`selrank.estimators.persistence.load` on an estimator built from the file's
+        parameters); the backend then reads its model field."""
         self.loss_ = _decode(doc["loss"])
         c = np.asarray(doc["intercept"], dtype=np.float64)
         self.intercept_ = float(c) if c.ndim == 0 else c

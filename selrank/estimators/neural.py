@@ -315,7 +315,9 @@ class NeuralRanker(_EstimatorBase):
         return f"NeuralRanker({', '.join(changed)})"
 
     # -- validation -----------------------------------------------------------------------
-    def _check_params(self):
+    def check_params(self) -> tuple[int, ...]:
+        """Check the parameters; returns the hidden layer sizes. Called by :meth:`fit`,
+        :meth:`network_settings` and the file loader (``neural_files.load_neural_ranker``)."""
         for name in ("learning_rate",):
             v = getattr(self, name)
             if (
@@ -381,7 +383,9 @@ class NeuralRanker(_EstimatorBase):
             raise ValueError("`eval_at` of NeuralRanker must not be empty")
         return ks
 
-    def _make_head(self) -> RankingHead:
+    def make_head(self) -> RankingHead:
+        """The loss head ``loss`` / ``loss_params`` name (for :meth:`network_settings` and the
+        file loader, which sets ``head_`` from it)."""
         from ..torch.heads import get_head
 
         return get_head(self.loss, **(self.loss_params or {}))
@@ -423,7 +427,7 @@ class NeuralRanker(_EstimatorBase):
         -------
         self
         """
-        self._check_params()
+        self.check_params()
         torch_device(self.device)  # checked before the data
         check_feature_names(self, X, reset=True)
         X = _features(X)
@@ -440,11 +444,11 @@ class NeuralRanker(_EstimatorBase):
         """The checked settings :func:`~selrank.estimators._torch_backend.train_network` trains
         with: the scorer factory (an :class:`MLPScorer` of ``n_features`` inputs), the head,
         the optimiser and early-stopping options (the torch backend's hook into this estimator)."""
-        hidden = self._check_params()
+        hidden = self.check_params()
         activation, dropout = self.activation, float(self.dropout)
         return NetworkSettings(
             make_scorer=lambda: MLPScorer(n_features, hidden, activation, dropout),
-            head=self._make_head(),
+            head=self.make_head(),
             epochs=int(self.epochs),
             batch_queries=int(self.batch_queries),
             learning_rate=float(self.learning_rate),

@@ -107,7 +107,7 @@ def load_neural_ranker(
         params = _decode(json.loads(doc["params"]))
         params["hidden_layers"] = tuple(params["hidden_layers"])
         est = cls(**params, device=device)
-        hidden = est._check_params()
+        hidden = est.check_params()
         fitted = json.loads(doc["fitted"])
         for k, v in fitted.items():
             setattr(est, k, np.asarray(v, dtype=object) if k == "feature_names_in_" else v)
@@ -119,7 +119,7 @@ def load_neural_ranker(
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise ValueError(f"{where} is a damaged NeuralRanker file: {exc}") from None
     est.model_ = model.to(to_device(device)).eval()
-    est.head_ = est._make_head()
+    est.head_ = est.make_head()
     return est
 
 

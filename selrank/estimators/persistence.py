@@ -582,7 +582,7 @@ def load(
         raise ValueError(f"{where} holds a {cls.__name__}, not a {expected.__name__}")
     try:
         est = cls(**_decode(doc["params"]))
-        est._restore(doc)
+        est.restore_fitted(doc)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(
             f"{where} is damaged or not readable: {type(exc).__name__}: {exc}"

@@ -33,11 +33,11 @@ def bregman_grad_torch(link, z_hat, z):
     plain = link.alpha == 1.0 and link.beta == 0.0
     xh = z_hat if plain else link.alpha * (z_hat - link.beta)
     x = z if plain else link.alpha * (z - link.beta)
-    if not (link._inside_caps(xh) and link._inside_caps(x)):
+    if not (link.inside_caps(xh) and link.inside_caps(x)):
         return Link.bregman_grad(link, z_hat, z)
     xp = A.get_namespace(xh)
-    fh, dfh, Fh = link._f_df_F(xh, xp)
-    f, df, F = link._f_df_F(x, xp)
+    fh, dfh, Fh = link.exact_triple(xh, xp)
+    f, df, F = link.exact_triple(x, xp)
     d = z_hat - z
     grad = fh - f
     if link.alpha == 1.0:
@@ -80,8 +80,8 @@ def _taylor_near(link, direct, d, z, dfh, df, thr: float):
         sel = torch.abs(d, out=df)
     else:
         sel = d.abs()
-    if link._scale != 1.0:
-        sel.mul_(link._scale)
+    if link.taylor_scale != 1.0:
+        sel.mul_(link.taylor_scale)
     sel = A.less_as_float(sel, thr, inplace=True)
     if not sel.amax().item() > 0:
         return direct

@@ -6,7 +6,7 @@ or flat beyond them, as :class:`selrank._affine.Capped`) and of its primitive
 :class:`~selrank.links.Identity`, :class:`~selrank.links.Exp`, :class:`~selrank.links.Sinh`
 and :class:`~selrank.links.Sigmoid` — exactly these classes (``selrank.fast.FAST_PATHS``), with
 any ``alpha``, ``beta`` and caps. :func:`kernel_link` turns a link object into the kernels'
-parameter tuple, taking the values at the caps from the link itself (``_f`` / ``_df`` /
+parameter tuple, taking the values at the caps from the link itself (its ``exact_triple``:
 ``_F``), so the kernels never re-derive them. Used by :mod:`selrank.fast._pairwise`,
 :mod:`selrank.fast._sampled` and :mod:`selrank.fast._weighted_pairwise`.
 
@@ -94,19 +94,19 @@ def kernel_link(link: Any) -> tuple | None:
     Returns ``(kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi)``: the kind, the
     standardisation ``x = alpha (z - beta)``, the caps on ``x`` with the continuation mode, and
     the link's standardised value and slope at the caps — taken from the link object itself
-    (``_f`` / ``_df`` at the caps), so the kernel never re-derives them.
+    (:meth:`~selrank._affine.Capped.exact_triple` at the caps), so the kernel never re-derives them.
     """
     kind = KINDS.get(type(link))
     if kind is None:
         return None
-    lo, hi = float(link._lo), float(link._hi)
-    flat = link._cap_mode == "flat"
+    lo, hi = (float(c) for c in link.caps)
+    flat = link.cap_mode == "flat"
 
     def at(v):
         if not math.isfinite(v):
             return 0.0, 0.0
-        x = np.array([v])
-        return float(link._f(x, np)[0]), float(link._df(x, np)[0])
+        f, df, _ = link.exact_triple(np.array([v]), np)
+        return float(f[0]), float(df[0])
 
     f_lo, df_lo = at(lo)
     f_hi, df_hi = at(hi)
@@ -207,12 +207,12 @@ def _capped_F(
 
 def kernel_fcaps(link: Any) -> tuple:
     """The link's standardised primitive ``F`` at its caps ``(F_lo, F_hi)`` (0 where uncapped),
-    taken from the link object (``_F``), for the loss values of :func:`pairwise_sampled`."""
+    taken from the link object (:meth:`~selrank._affine.Capped.exact_triple`), for the loss values of :func:`pairwise_sampled`."""
 
     def at(v):
-        return float(link._F(np.array([v]), np)[0]) if math.isfinite(v) else 0.0
+        return float(link.exact_triple(np.array([v]), np)[2][0]) if math.isfinite(v) else 0.0
 
-    return (at(float(link._lo)), at(float(link._hi)))
+    return tuple(at(float(c)) for c in link.caps)
 
 
 if _NUMBA:

@@ -26,9 +26,9 @@ It applies to exactly :class:`selrank.links.Exp` with ``alpha = 1`` and ``beta =
 cap, the scores inside it), contiguous CPU tensors of one dtype, float32 or float64, and
 needs numba (the ``fast`` extra); everything else takes the torch path. The one-sided cap
 (the default) is checked in the same pass, against the cap as a double like
-:meth:`selrank._affine.Capped._inside_caps` (so without its two reductions); a score beyond
+:meth:`selrank._affine.Capped.inside_caps` (so without its two reductions); a score beyond
 it, or NaN, discards the pass and the torch path runs. Two-sided caps are checked first, by
-``_inside_caps`` itself.
+``inside_caps`` itself.
 """
 
 from __future__ import annotations
@@ -121,16 +121,16 @@ def exp_bregman_grad(link, z_hat: torch.Tensor, z: torch.Tensor):
         and available()
     ):
         return None
-    lo, hi = float(link._lo), float(link._hi)
-    if math.isfinite(lo) and math.isfinite(hi):  # two caps: Capped._inside_caps as it is
-        if not (link._inside_caps(z_hat) and link._inside_caps(z)):
+    lo, hi = (float(c) for c in link.caps)
+    if math.isfinite(lo) and math.isfinite(hi):  # two caps: Capped.inside_caps as it is
+        if not (link.inside_caps(z_hat) and link.inside_caps(z)):
             return None
         lo, hi = -math.inf, math.inf
     grad = torch.exp(z_hat)
     values = torch.exp(z)
     np_dtype = np.float32 if z.dtype == torch.float32 else np.float64
     # a one-sided cap (the default) is checked in the same pass, against the cap as a double
-    # like Capped._inside_caps (two reductions and synchronisations less); a score beyond it,
+    # like Capped.inside_caps (two reductions and synchronisations less); a score beyond it,
     # or NaN, discards the pass: the torch path
     inside = _kernel(
         z_hat.numpy().reshape(-1),

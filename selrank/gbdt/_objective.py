@@ -762,8 +762,9 @@ class GBDTObjective:
     def _private_copy(self):
         """A copy with its own bindings, pool and fitted state (for one :meth:`train` call)."""
         twin = type(self).__new__(type(self))
-        twin.__setstate__(self.__getstate__())
-        twin._fitted_intercepts = []
+        state = self.__getstate__()  # a new dict: its own list of fitted intercepts
+        state["_fitted_intercepts"] = []
+        twin.__setstate__(state)
         twin._warned = set(self._warned)
         return twin
 

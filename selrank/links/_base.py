@@ -110,6 +110,12 @@ class Link(Params):
 
     _scale: float = 1.0  # how many x-units one score unit is (alpha); for thresholds
 
+    @property
+    def taylor_scale(self) -> float:
+        """How many units of the standardized argument one score unit is (``alpha``): the
+        Taylor threshold of :meth:`bregman` is in those units (read by the fast paths too)."""
+        return self._scale
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # the hooks this class supplies: those it defines differently from Link

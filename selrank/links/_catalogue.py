@@ -101,7 +101,7 @@ class _AffineLink(Capped, Link):
             return Link.bregman_grad(self, z_hat, z)
         xp, xh = self._x(z_hat)
         _, x = self._x(A.as_float_array(z, xp, like=xh))
-        if not (self._inside_caps(xh) and self._inside_caps(x)):
+        if not (self.inside_caps(xh) and self.inside_caps(x)):
             return Link.bregman_grad(self, z_hat, z)
         fh, _, Fh = self._f_df_F(xh, xp)
         f, df, F = self._f_df_F(x, xp)
@@ -120,8 +120,8 @@ class _AffineLink(Capped, Link):
     def _same_piece(self, z_a, z_b, xp):
         if not self.capped:
             return None
-        return Capped._same_piece(
-            self, self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp
+        return self.same_cap_piece(
+            self.alpha * (z_a - self.beta), self.alpha * (z_b - self.beta), xp
         )
 
     def h_inv(self, y: Array) -> Array:

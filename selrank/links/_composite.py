@@ -8,7 +8,6 @@ import math
 from typing import Any, ClassVar
 
 from .. import _array as A
-from .._affine import Capped
 from .._array import Array
 from .._validation import positive_float
 from ..scalings import Scaling, check_convexity, composite_sigmoid_h, get_scaling
@@ -183,7 +182,7 @@ class CompositeSigmoid(Link):
         s = self.scaling
         if not s.capped:
             return None
-        return Capped._same_piece(s, s.alpha * (z_a + s.beta), s.alpha * (z_b + s.beta), xp)
+        return s.same_cap_piece(s.alpha * (z_a + s.beta), s.alpha * (z_b + s.beta), xp)
 
     def p(self, z: Array) -> Array:
         """Composite probability :math:`p(z) = \\sigma(Q(z)/\\gamma)`."""

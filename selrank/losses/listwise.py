@@ -48,8 +48,9 @@ def check_softmax_convexity(scaling: Scaling, gamma: float, owner: str) -> None:
 
 def configure_softmax(
     loss, owner: str, scaling, gamma: float, target: str, scaling_params: dict
-) -> None:
-    """Validate and store the parameters of a composite-softmax loss (listwise or multi-class)."""
+) -> dict[str, Any]:
+    """Validate and store the parameters of a composite-softmax loss (listwise or multi-class);
+    returns its constructor parameters, for the loss's ``_params``."""
     refuse_other_family(owner, "scaling", scaling_params)
     loss.scaling = get_scaling(scaling, **scaling_params)
     loss.gamma = positive_float(gamma, "gamma", owner)
@@ -60,7 +61,7 @@ def configure_softmax(
             f"closed-form conjugate); got {loss.scaling!r}. Give observed scores with target='score'"
         )
     check_softmax_convexity(loss.scaling, loss.gamma, owner)
-    loss._params = {"scaling": loss.scaling, "gamma": gamma, "target": target}
+    return {"scaling": loss.scaling, "gamma": gamma, "target": target}
 
 
 def link_target_lists(y, lists_sum, alpha: float, what: str):
@@ -239,7 +240,7 @@ class Listwise(Loss):
         target: str = "score",
         **scaling_params: Any,
     ) -> None:
-        configure_softmax(self, "Listwise", scaling, gamma, target, scaling_params)
+        self._params = configure_softmax(self, "Listwise", scaling, gamma, target, scaling_params)
 
     def _bind(self, y_true, *, group=None, sample_weight=None) -> _BoundListwise:
         y = as_target_array(y_true)

@@ -47,7 +47,9 @@ class _MultiClassLoss(Loss):
     #: The :class:`BoundLoss` subclass :meth:`bind` returns (set below each concrete class).
     _bound_class: type[_BoundMultiClass]
 
-    def _link_value_of_one_hot(self) -> float:
+    def link_value_of_one_hot(self) -> float:
+        """The link-space target of a class index's one-hot row (1; the composite softmax's is
+        ``scaling.alpha``): read by the bound loss and by the torch head over this loss."""
         return 1.0
 
     def _bind(self, y_true, *, group=None, sample_weight=None):
@@ -98,7 +100,7 @@ class _BoundMultiClass(BoundLoss):
                 f"`y_pred` and `y_true` must have the same shape; got {tuple(y_pred.shape)} and {tuple(self.raw.shape)}"
             )
         if self.K is None and self._prepared_for != K:
-            self._prepare(class_targets(self.raw, K, self.loss_fn._link_value_of_one_hot()))
+            self._prepare(class_targets(self.raw, K, self.loss_fn.link_value_of_one_hot()))
             self._prepared_for = K
             self._cache.clear()
         return y_pred
@@ -264,9 +266,11 @@ class CompositeSoftmax(_MultiClassLoss):
         target: str = "score",
         **scaling_params: Any,
     ):
-        configure_softmax(self, "CompositeSoftmax", scaling, gamma, target, scaling_params)
+        self._params = configure_softmax(
+            self, "CompositeSoftmax", scaling, gamma, target, scaling_params
+        )
 
-    def _link_value_of_one_hot(self) -> float:
+    def link_value_of_one_hot(self) -> float:
         return self.scaling.alpha
 
     def link(self, z: Array) -> Array:
@@ -304,7 +308,7 @@ class CompositeSoftmax(_MultiClassLoss):
         if y.ndim == 1:
             self._check_class_indices(y)
             K = n_classes if n_classes is not None else int(np.max(A.to_numpy(y))) + 1
-            y = class_targets(y, K, self._link_value_of_one_hot())
+            y = class_targets(y, K, self.link_value_of_one_hot())
         Y = np.asarray(A.to_numpy(y), dtype=np.float64)
         w = as_weight(sample_weight, Y.shape[0])
         target = np.average(self.link(Y) if self.target == "score" else Y, axis=0, weights=w)

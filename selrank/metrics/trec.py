@@ -234,7 +234,7 @@ class Qrels(_TrecMapping):
         return self.data == other.data
 
     def __reduce__(self):  # read-only views do not pickle; their contents do
-        return Qrels._trusted, (self.to_dict(),)
+        return self._trusted, (self.to_dict(),)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -316,7 +316,7 @@ class Run(_TrecMapping):
         return self.tag == other.tag and self.data == other.data
 
     def __reduce__(self):  # read-only views do not pickle; their contents do
-        return Run._trusted, (self.to_dict(), self.tag)
+        return self._trusted, (self.to_dict(), self.tag)
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -345,11 +345,19 @@ class MaskedLists:
     ) -> MaskedLists:
         """A reducer that does not look for fully padded lists (no synchronising check):
         for terms that reduce over no list (``mask`` is ``valid``, ``any_real`` assumed)."""
-        out = cls.__new__(cls)
-        out.valid = out.mask = valid
-        out.full, out.neutralized, out.any_real = bool(full), True, True
-        out._weights = {} if weight is None else {weight.dtype: weight}
-        return out
+        weights = {} if weight is None else {weight.dtype: weight}
+        return cls._of(valid, valid, bool(full), True, True, weights)
+
+    @classmethod
+    def _of(
+        cls, valid, mask, full: bool, neutralized: bool, any_real: bool, weights: dict
+    ) -> MaskedLists:
+        """A reducer of these parts as they are (no checks: :meth:`unchecked`, :meth:`rows`)."""
+        self = cls.__new__(cls)
+        self.valid, self.mask = valid, mask
+        self.full, self.neutralized, self.any_real = full, neutralized, any_real
+        self._weights = weights
+        return self
 
     def weight(self, dtype: torch.dtype) -> torch.Tensor:
         """``mask`` as 0/1 numbers of ``dtype`` (cached)."""
@@ -363,11 +371,14 @@ class MaskedLists:
 
     def rows(self, start: int, stop: int) -> MaskedLists:
         """The reducer of lists ``start:stop`` (no new synchronising checks)."""
-        out = MaskedLists.__new__(MaskedLists)
-        out.valid, out.mask = self.valid[start:stop], self.mask[start:stop]
-        out.full, out.neutralized, out.any_real = self.full, self.neutralized, self.any_real
-        out._weights = {k: w[start:stop] for k, w in self._weights.items()}
-        return out
+        return MaskedLists._of(
+            self.valid[start:stop],
+            self.mask[start:stop],
+            self.full,
+            self.neutralized,
+            self.any_real,
+            {k: w[start:stop] for k, w in self._weights.items()},
+        )
 
     def sum(self, x: torch.Tensor) -> torch.Tensor:
         if self.full:

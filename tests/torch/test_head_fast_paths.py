@@ -112,11 +112,11 @@ def test_exp_kernel_applies_only_where_it_is_exact():
     bad = z.clone()
     bad[0, 0] = float("nan")
     assert exp_bregman_grad(exp, bad, y) is None  # the cap check fails: the torch path
-    # the one-sided cap is compared as a double (as Capped._inside_caps does): float32(0.1)
+    # the one-sided cap is compared as a double (as Capped.inside_caps does): float32(0.1)
     # lies above 0.1
     tenth = get_link("exp", cap=0.1)
     at = torch.full((3, 4), 0.1)
-    assert not tenth._inside_caps(at) and exp_bregman_grad(tenth, at, at - 1.0) is None
+    assert not tenth.inside_caps(at) and exp_bregman_grad(tenth, at, at - 1.0) is None
     assert exp_bregman_grad(tenth, at - 1.0, at - 1.0) is not None
     # two caps: checked before the pass; inside them the kernel's values are the torch path's
     pair = get_link("exp", cap=(-5.0, 3.0))

@@ -10,12 +10,12 @@ They share the :class:`~selrank.losses.Loss` interface: :meth:`bind`, ``loss``,
 A concrete label loss implements two pure functions of ``z = y_pred`` and one-hot / label
 rows ``t`` (both ``[n, K]`` in the namespace, device and dtype of ``y_pred``):
 
-* ``_value(z, t, xp)`` — unweighted loss per sample, shape ``[n]``;
-* ``_derivatives(z, t, xp)`` — unweighted gradient and exact Hessian diagonal, ``[n, K]``.
+* ``row_values(z, t, xp)`` — unweighted loss per sample, shape ``[n]``;
+* ``row_derivatives(z, t, xp)`` — unweighted gradient and exact Hessian diagonal, ``[n, K]``.
 
 Batch losses (:class:`BatchLabelLoss`) couple the samples of a batch; their unit is a batch
-(see that class), and they implement ``_batch_value(z, t, xp, groups)`` (one value per batch)
-and ``_batch_derivatives(z, t, xp, groups)`` instead, on rows in grouped order.
+(see that class), and they implement ``batch_values(z, t, xp, groups)`` (one value per batch)
+and ``batch_derivatives(z, t, xp, groups)`` instead, on rows in grouped order.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ... import _array as A
+from ..._array import Array
 from ..._groups import Groups, as_groups
 from .._base import (
     BoundLoss,
@@ -273,8 +274,10 @@ class LabelLoss(Loss):
                 check_labels(y, self.labels, owner)
         return y
 
-    def _targets(self, y: np.ndarray, pred_shape: tuple[int, ...]) -> np.ndarray:
-        """Label rows of ``pred_shape`` from stored labels (indices → one-hot)."""
+    # -- the hooks the bound loss (_BoundLabel, _BoundBatch) calls --------------------------
+    def label_rows(self, y: np.ndarray, pred_shape: tuple[int, ...]) -> np.ndarray:
+        """Label rows of ``pred_shape`` from stored labels (indices → one-hot); called by the
+        bound loss when it first sees ``y_pred``'s shape."""
         owner = type(self).__name__
         K = pred_shape[-1]
         if y.shape == pred_shape[:-1]:
@@ -287,17 +290,20 @@ class LabelLoss(Loss):
         check_labels(y, self.labels, owner)
         return y
 
-    def _check_classes(self, K: int) -> None:
+    def check_classes(self, K: int) -> None:
+        """Refuse ``K`` classes the definition does not cover (called by the bound loss)."""
         if K < self.min_classes:
             raise ValueError(
                 f"{type(self).__name__} needs at least {self.min_classes} classes; `y_pred` has {K}"
             )
 
     # -- the definition (per subclass) ---------------------------------------------------
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
+        """Unweighted loss per sample, shape ``[n]`` (called by the bound loss)."""
         raise NotImplementedError
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
+        """Unweighted gradient and Hessian diagonal, ``[n, K]`` (called by the bound loss)."""
         raise NotImplementedError
 
     def _zeros_constant(self, y_true, sample_weight, n_classes):
@@ -327,9 +333,9 @@ class _BoundLabel(BoundLoss):
             raise ValueError(
                 f"`y_pred` of {type(loss).__name__} must be {axes} with {self.n_rows} rows; got shape {shape}"
             )
-        loss._check_classes(shape[-1])
+        loss.check_classes(shape[-1])
         if shape != self._shape:
-            self._t = self._prepare(loss._targets(self.raw, shape))
+            self._t = self._prepare(loss.label_rows(self.raw, shape))
             self._shape = shape
             self._cache.clear()
         return z, self._like("t", self._t, z), xp
@@ -339,11 +345,11 @@ class _BoundLabel(BoundLoss):
 
     def _values(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        return self.loss_fn._value(z, t, xp)
+        return self.loss_fn.row_values(z, t, xp)
 
     def _grad_hess(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        return self.loss_fn._derivatives(z, t, xp)
+        return self.loss_fn.row_derivatives(z, t, xp)
 
 
 # --------------------------------------------------------------------------------------
@@ -376,12 +382,12 @@ class BatchLabelLoss(LabelLoss):
         w = group_weights(groups, sample_weight)
         return _BoundBatch(self, y, w, groups)
 
-    # the batch hooks: the row losses' _value / _derivatives with the batches (grouped order)
-    def _batch_value(self, z, t, xp, groups):
+    # the batch hooks: the row losses' row_values / row_derivatives with the batches (grouped order)
+    def batch_values(self, z: Array, t: Array, xp: Any, groups: Groups) -> Array:
         """Unweighted loss per batch, shape ``[n_batches]``."""
         raise NotImplementedError
 
-    def _batch_derivatives(self, z, t, xp, groups):
+    def batch_derivatives(self, z: Array, t: Array, xp: Any, groups: Groups) -> tuple[Array, Array]:
         """Unweighted gradient and Hessian diagonal, ``[n, K]`` in grouped order."""
         raise NotImplementedError
 
@@ -400,11 +406,11 @@ class _BoundBatch(_BoundLabel):
 
     def _values(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        return self.loss_fn._batch_value(self.groups.to_grouped(z), t, xp, self.groups)
+        return self.loss_fn.batch_values(self.groups.to_grouped(z), t, xp, self.groups)
 
     def _grad_hess(self, y_pred):
         z, t, xp = self._inputs(y_pred)
-        g, h = self.loss_fn._batch_derivatives(self.groups.to_grouped(z), t, xp, self.groups)
+        g, h = self.loss_fn.batch_derivatives(self.groups.to_grouped(z), t, xp, self.groups)
         w = self._like("row_weight", self._row_weight, z)
         if w is not None:
             g, h = g * w[:, None], h * w[:, None]

@@ -6,7 +6,7 @@ error, and the re-weighted square loss; see :mod:`selrank.losses.classification`
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,10 +51,10 @@ class SoftmaxCrossEntropy(LabelLoss):
     def __init__(self):
         self._params = {}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return -xp.sum(t * A.log_softmax(z, xp), axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         p = xp.exp(A.log_softmax(z, xp))
         return p - t, p * (1.0 - p)
 
@@ -109,10 +109,10 @@ class MulticlassHinge(LabelLoss):
     def _slack(self, z, t, xp):
         return z - xp.sum(t * z, axis=-1, keepdims=True) + self.margin
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return xp.sum((1.0 - t) * relu(self._slack(z, t, xp), xp), axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         a = (1.0 - t) * step(self._slack(z, t, xp), xp)
         g = a - t * xp.sum(a, axis=-1, keepdims=True)
         return g, xp.zeros_like(g)
@@ -160,11 +160,11 @@ class MeanSquaredError(LabelLoss):
     def __init__(self):
         self._params = {}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         d = z - t
         return xp.mean(d * d, axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         K = z.shape[-1]
         return 2.0 * (z - t) / K, xp.full_like(z, 2.0 / K)
 

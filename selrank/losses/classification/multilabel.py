@@ -17,6 +17,8 @@ negatives below). Seen as an "n-way 2-class" problem it generalises to "n-way m-
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ... import _array as A
@@ -73,10 +75,10 @@ class MultiLabelSoftmaxCrossEntropy(LabelLoss):
         pos, wp = log1p_sum_exp(-z, t > 0, xp)
         return neg + pos, wn, wp
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return self._parts(z, t, xp)[0]
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         _, wn, wp = self._parts(z, t, xp)
         return wn - wp, wn * (1.0 - wn) + wp * (1.0 - wp)
 
@@ -186,10 +188,10 @@ class NWaySoftmaxCrossEntropy(LabelLoss):
         beta = xp.exp(xp.where(pos, logt - logp - l1pa[:, None, :], ninf))
         return z3, logp, xp.sum(l1pa, axis=-1), beta
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return self._parts(z, t, xp)[2]
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         z3, aux, _, w = self._parts(z, t, xp)
         gam = w * (1.0 - w)
         Gam = xp.sum(gam, axis=-1, keepdims=True)

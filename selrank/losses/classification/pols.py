@@ -28,11 +28,13 @@ logits of magnitude ``1e4`` in float32 and float64.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ... import _array as A
 from ..._array import Array
-from ..._groups import as_groups
+from ..._groups import Groups, as_groups
 from ..._validation import positive_float
 from .._base import group_weights
 from ._base import (
@@ -105,10 +107,10 @@ class MaxMargin(LabelLoss):
         self.margin = positive_float(margin, "margin", "MaxMargin")
         self._params = {"margin": margin}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return relu(_max_margin_parts(z, t, xp, self.margin)[3], xp)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         _, _, sel, u = _max_margin_parts(z, t, xp, self.margin)
         g = step(u, xp)[:, None] * (sel - t)
         return g, xp.zeros_like(g)
@@ -164,11 +166,11 @@ class SoftmaxCauchySchwarz(LabelLoss):
     def __init__(self):
         self._params = {}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         # = -1/2 log softmax(2z)_y for one-hot t, formed around the maximum (float32-exact)
         return -0.5 * xp.sum(t * log_softmax(2.0 * z, xp), axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         r = xp.exp(log_softmax(2.0 * z, xp))
         return r - t, 2.0 * r * (1.0 - r)
 
@@ -221,11 +223,11 @@ class SigmoidCauchySchwarz(LabelLoss):
     def __init__(self):
         self._params = {}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         # = -1/2 log softmax(2 log σ(z))_y for one-hot t (no large log-sum-exp is subtracted)
         return -0.5 * xp.sum(t * log_softmax(2.0 * A.log_sigmoid(z, xp), xp), axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         r = xp.exp(log_softmax(2.0 * A.log_sigmoid(z, xp), xp))
         s, sb = A.sigmoid(z, xp), A.sigmoid(-z, xp)
         return (r - t) * sb, 2.0 * r * (1.0 - r) * sb * sb + (t - r) * s * sb
@@ -276,10 +278,10 @@ class _Tanimoto(LabelLoss):
         """``(value, gradient, Hessian diagonal)`` of the subclass's normalisation."""
         raise NotImplementedError
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return self._parts(z, t, xp)[0]
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         _, g, h = self._parts(z, t, xp)
         return g, h
 
@@ -428,11 +430,11 @@ class SelfNormalization(LabelLoss):
         self.alpha = positive_float(alpha, "alpha", "SelfNormalization")
         self._params = {"alpha": alpha}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         lz = A.logsumexp(z, xp)
         return -xp.sum(t * log_softmax(z, xp), axis=-1) + self.alpha * lz * lz
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         lz = A.logsumexp(z, xp, keepdims=True)
         p = xp.exp(log_softmax(z, xp))
         f = 1.0 + 2.0 * self.alpha * lz
@@ -513,8 +515,8 @@ class NCE(LabelLoss):
             self.noise = q
         self._params = {"n_noise": n_noise, "noise": noise}
 
-    def _check_classes(self, K: int) -> None:
-        super()._check_classes(K)
+    def check_classes(self, K: int) -> None:
+        super().check_classes(K)
         if self.noise is not None and self.noise.size != K:
             raise ValueError(f"`noise` of NCE has {self.noise.size} classes but `y_pred` has {K}")
 
@@ -523,12 +525,12 @@ class NCE(LabelLoss):
         q = np.full(K, 1.0 / K) if self.noise is None else self.noise
         return A.as_float_array(self.n_noise * q, like=z)
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         tq = self._tau_q(z)
         d = z - xp.log(tq)
         return xp.sum(t * A.softplus(-d, xp) + tq * A.softplus(d, xp), axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         tq = self._tau_q(z)
         d = z - xp.log(tq)
         g_, gb = A.sigmoid(d, xp), A.sigmoid(-d, xp)
@@ -580,10 +582,10 @@ class BinaryCrossEntropy(LabelLoss):
     def __init__(self):
         self._params = {}
 
-    def _value(self, z, t, xp):
+    def row_values(self, z: Array, t: Array, xp: Any) -> Array:
         return xp.sum(t * A.softplus(-z, xp) + (1.0 - t) * A.softplus(z, xp), axis=-1)
 
-    def _derivatives(self, z, t, xp):
+    def row_derivatives(self, z: Array, t: Array, xp: Any) -> tuple[Array, Array]:
         return A.sigmoid(z, xp) - t, A.sigmoid(z, xp) * A.sigmoid(-z, xp)
 
     def optimal_constant(
@@ -649,14 +651,14 @@ class BatchCrossEntropy(BatchLabelLoss):
         d = z - groups.broadcast(m)[:, None]
         return d, xp.log(groups.sum(xp.sum(xp.exp(d), axis=-1)))
 
-    def _batch_value(self, z, t, xp, groups):
+    def batch_values(self, z: Array, t: Array, xp: Any, groups: Groups) -> Array:
         sizes = A.as_float_array(groups.sizes, like=z)
         d, log_s = self._shifted(z, xp, groups)
         # one-hot rows: the batch maximum cancels between the two terms exactly
         true_sum = groups.sum(xp.sum(t * d, axis=-1))
         return log_s - true_sum / sizes - xp.log(sizes)
 
-    def _batch_derivatives(self, z, t, xp, groups):
+    def batch_derivatives(self, z: Array, t: Array, xp: Any, groups: Groups) -> tuple[Array, Array]:
         sizes = A.as_float_array(groups.sizes, like=z)
         d, log_s = self._shifted(z, xp, groups)
         q = xp.exp(d - groups.broadcast(log_s)[:, None])
@@ -735,11 +737,11 @@ class BatchMaxMargin(BatchLabelLoss):
         sizes = A.as_float_array(groups.sizes, like=z)
         return zy, zf, sel, u, z_plus, z_minus, sizes
 
-    def _batch_value(self, z, t, xp, groups):
+    def batch_values(self, z: Array, t: Array, xp: Any, groups: Groups) -> Array:
         _, _, _, u, z_plus, z_minus, sizes = self._parts(z, t, xp, groups)
         return (relu(self.margin - z_plus + z_minus, xp) + groups.sum(relu(u, xp))) / sizes
 
-    def _batch_derivatives(self, z, t, xp, groups):
+    def batch_derivatives(self, z: Array, t: Array, xp: Any, groups: Groups) -> tuple[Array, Array]:
         _, _, sel, u, z_plus, z_minus, sizes = self._parts(z, t, xp, groups)
         g = step(u, xp)[:, None] * (sel - t)
         active = step(self.margin - z_plus + z_minus, xp)

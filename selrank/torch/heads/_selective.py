@@ -416,7 +416,7 @@ class MulticlassLoss(AnalyticHead):
         K = z.shape[1]
         check_class_indices(A.to_numpy(idx[~ignore]), "MulticlassLoss", K)
         one_hot = torch.nn.functional.one_hot(torch.where(ignore, 0, idx).long(), K).to(z.dtype)
-        y = one_hot * self.core._link_value_of_one_hot()
+        y = one_hot * self.core.link_value_of_one_hot()
         if self.padding_value is not None:
             y = torch.where(ignore[:, None], torch.full_like(y, self.padding_value), y)
         return y
