@@ -262,17 +262,22 @@ class GBDTObjective:
         """A copy without this object's bindings, pool and warnings (as a pickle round trip);
         while :meth:`train` hands itself to the library (``lightgbm.train`` deep-copies its
         parameters), the copy shares the bindings, so the labels are not bound again."""
-        twin = type(self).__new__(type(self))
-        twin.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        state = copy.deepcopy(self.__getstate__(), memo)
         if self._share_bindings:  # (LightGBM copies the copy: the sharing carries on)
-            twin._bindings = dict(self._bindings)
-            twin._share_bindings = True
+            state["_shared_bindings"] = self._bindings
+        twin = type(self).__new__(type(self))
+        twin.__setstate__(state)
         return twin
 
     def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        shared = state.pop("_shared_bindings", None)  # (__deepcopy__ during train)
         state.setdefault("_fitted_intercepts", [])
         self.__dict__.update(state)
         self._init_state()
+        if shared is not None:
+            self._bindings = dict(shared)
+            self._share_bindings = True
 
     def get_options(self) -> dict[str, Any]:
         """The loss and the options (for ``repr`` and for rebuilding the objective).
