@@ -13,9 +13,8 @@ import torch
 
 from ... import _array as A
 from ... import fast
-from ..._groups import Groups
-from ..._affine import Capped
 from ..._functions import bregman_threshold
+from ..._groups import Groups
 from ..._numba import installed as _numba_installed
 from ...links import Link
 from ...losses import (
@@ -26,7 +25,6 @@ from ...losses.pairwise import target_runs
 from ...scalings import Scaling, composite_softmax, composite_softmax_bregman
 from .._masking import (
     MaskedLists,
-    as_bytes,
 )
 
 # ======================================================================================
@@ -243,9 +241,10 @@ def _affine_generic(link: Link) -> bool:
     if hit is None:
         from ...links import Exp
 
-        hit = _TILED[kind] = (
-            fast.lookup(link, "bregman_grad", "torch", warn=False) is not None
-            and all(getattr(kind, name) is getattr(Exp, name) for name in ("h", "dh", "H", "_x"))
+        hit = _TILED[kind] = fast.lookup(
+            link, "bregman_grad", "torch", warn=False
+        ) is not None and all(
+            getattr(kind, name) is getattr(Exp, name) for name in ("h", "dh", "H", "_x")
         )
     return hit
 
