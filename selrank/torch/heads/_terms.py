@@ -278,7 +278,7 @@ def _capped_triple(link, x: torch.Tensor):
     return (torch.addcmul(f, df, t), df, torch.addcmul(F, torch.addcmul(f, df, t, value=0.5), t)), t
 
 
-def _pair_bregman_grad(link: Link, dz: torch.Tensor, dy: torch.Tensor, with_grad: bool):
+def _pair_bregman_grad(link: Any, dz: torch.Tensor, dy: torch.Tensor, with_grad: bool):
     """``(link.bregman(dz, dy), link.h(dz) - link.h(dy))`` on contiguous tensors outside a
     graph, from one capped ``(f, f', F)`` evaluation per argument instead of one per quantity;
     the Taylor form of :meth:`~selrank.links.Link.bregman` at its near pairs (``|d|`` below
@@ -323,7 +323,7 @@ def _pairwise_tiles(
     lists: MaskedLists,
     with_grad: bool,
     chunk: int,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
+) -> tuple[torch.Tensor, torch.Tensor | None] | None:
     r""":func:`pairwise_terms` outside an autograd graph, by broadcast tiles of the pair matrix.
 
     Rows ``a0:a1`` of each list's pair matrix against columns ``a0:L`` (the pairs ``a < b``
@@ -378,6 +378,7 @@ def _pairwise_tiles(
                 values[s:e] += (torch.matmul(pair, wc[:, :, None])[..., 0] * wr).sum(dim=-1)
             if G is None:
                 continue
+            assert grad is not None  # (G is computed with_grad)
             G[:, :, :Tk].mul_(tri)
             if sel is not None:
                 G.mul_(sel)
