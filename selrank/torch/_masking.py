@@ -132,6 +132,17 @@ def _lengths_mask(lengths: Any, shape: tuple, device) -> torch.Tensor:
 
 def _refuse_real_sentinels(y_true: torch.Tensor, valid: torch.Tensor, padding_value, by: str):
     """Refuse items marked real (by ``mask`` or ``lengths``) whose label is the padding sentinel."""
+    if (
+        y_true.device.type == "cpu"
+        and y_true.dtype in (torch.float32, torch.float64)
+        and y_true.numel() > 0
+    ):
+        # the search runs only when a hit exists: on CPU a comparison written as 0/1 floats
+        # and their dot product with the mask's 0/1 floats cost about a sixth of a boolean
+        # comparison, ``&`` and ``any`` (see as_bytes)
+        found = torch.eq(y_true, padding_value, out=torch.empty_like(y_true)).reshape(-1)
+        if not torch.dot(found, mask_weight(valid, y_true.dtype).reshape(-1)).item() > 0:
+            return
     hit = valid & (y_true == padding_value)
     if not bool(hit.any()):
         return

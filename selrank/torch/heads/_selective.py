@@ -241,10 +241,12 @@ class PairwiseLoss(AnalyticHead):
     exp, sinh, sigmoid with any caps: :mod:`selrank.fast`), the loss and its
     gradient come from one fused kernel pass over the pairs (:func:`pairwise_kernel_terms`
     inside :class:`~selrank.torch._base.ClosedFormGradient`): no pair tensor, memory
-    O(batch × list). Otherwise (other links, GPU tensors, ``grad="autograd"``) pair tensors
-    are built — for all pairs in chunks of ``chunk_pairs`` (memory and time grow with
-    ``batch × list²``), for the sampled methods through the core loss's index arrays of the
-    selected pairs.
+    O(batch × list). Otherwise (other links, GPU tensors, kernel policy ``"never"`` or
+    before the switch, ``grad="autograd"``) pair tensors are built — for all pairs in chunks
+    of ``chunk_pairs`` (memory and time grow with ``batch × list²``): without an autograd
+    graph as broadcast tiles of each list's pair matrix (:func:`_pairwise_tiles`, faster
+    than a broadcast RankNet), under autograd through index arrays of the pairs; for the
+    sampled methods through the core loss's index arrays of the selected pairs.
 
     Examples
     --------

@@ -13,6 +13,7 @@ import torch
 
 from ... import _array as A
 from ... import fast
+from ..._functions import bregman_threshold
 from ..._groups import Groups
 from ..._numba import installed as _numba_installed
 from ...links import Link
@@ -173,12 +174,21 @@ def pairwise_terms(
     does not change the pair's loss or its gradient, and is skipped. Pair gradients
     :math:`h(\hat d) - h(d)` are accumulated onto both items with ``index_add``. Lists are
     processed about ``chunk`` pairs at a time to bound memory.
+
+    Outside an autograd graph the same pairs are evaluated by :func:`_pairwise_tiles`
+    instead: broadcast tiles of the pair matrix, no index arrays, the sums by matrix-vector
+    products (and for the links of the affine catalogue, one capped ``(f, f', F)``
+    evaluation per pair difference).
     """
     n, L = z.shape
     if L < 2:
         return torch.zeros(n, dtype=z.dtype, device=z.device), (
             torch.zeros_like(z) if with_grad else None
         )
+    if not (z.requires_grad and torch.is_grad_enabled()) and _tiled_link(link):
+        out = _pairwise_tiles(link, odd, distinct, z, y, lists, with_grad, chunk)
+        if out is not None:
+            return out
     I, J = _upper_pairs(L, z.device)
     P = I.numel()
     # 0/1 float pair weights and +-1 orientation signs: inputs are finite everywhere
@@ -214,6 +224,179 @@ def pairwise_terms(
             grads.append(g.index_add_(-1, I, G).index_add_(-1, J, G, alpha=-1))
     values = torch.cat(vals)
     return values, (torch.cat(grads) if with_grad else None)
+
+
+def _tiled_link(link: Link) -> bool:
+    """Whether :func:`_pairwise_tiles` serves ``link`` (every link does; tests switch it off)."""
+    return True
+
+
+def _affine_generic(link: Link) -> bool:
+    """Whether ``link`` is of the affine catalogue with the catalogue's ``h``, ``dh``, ``H``
+    and the generic loss :meth:`~selrank.links.Link.bregman` (``h`` the capped ``f`` of
+    ``alpha (z - beta)``), as ``selrank.fast``'s torch ``bregman_grad`` path requires: then
+    :func:`_pair_bregman_grad` evaluates the pairs."""
+    kind = type(link)
+    hit = _TILED.get(kind)
+    if hit is None:
+        from ...links import Exp
+
+        hit = _TILED[kind] = fast.lookup(
+            link, "bregman_grad", "torch", warn=False
+        ) is not None and all(
+            getattr(kind, name) is getattr(Exp, name) for name in ("h", "dh", "H", "_x")
+        )
+    return hit
+
+
+_TILED: dict[type, bool] = {}
+_TRIANGLES: dict = {}
+
+
+def _strict_upper(T: int, dtype, device) -> torch.Tensor:
+    """``[T, T]`` 0/1 of ``dtype``: 1 strictly above the diagonal (cached)."""
+    key = (T, dtype, str(device))
+    tri = _TRIANGLES.get(key)
+    if tri is None:
+        tri = _TRIANGLES[key] = torch.ones(T, T, dtype=dtype, device=device).triu_(1)
+    return tri
+
+
+def _capped_triple(link, x: torch.Tensor):
+    """``Capped._c_triple(x)`` (the capped ``(f, f', F)``) and ``t = x - clip(x)`` (None inside
+    the caps), the continuation by ``addcmul`` (one pass per product and sum)."""
+    xp = A.get_namespace(x)  # (the array API namespace the link functions expect)
+    if link._inside_caps(x):
+        return link._f_df_F(x, xp), None
+    xc = link._clip(x, xp)
+    f, df, F = link._f_df_F(xc, xp)
+    t = x - xc
+    if link._cap_mode == "flat":
+        zero = torch.zeros((), dtype=df.dtype, device=df.device)
+        return (f, torch.where(t == 0, df, zero), torch.addcmul(F, f, t)), t
+    # f + f' t and F + (f + f' t / 2) t
+    return (torch.addcmul(f, df, t), df, torch.addcmul(F, torch.addcmul(f, df, t, value=0.5), t)), t
+
+
+def _pair_bregman_grad(link: Any, dz: torch.Tensor, dy: torch.Tensor, with_grad: bool):
+    """``(link.bregman(dz, dy), link.h(dz) - link.h(dy))`` on contiguous tensors outside a
+    graph, from one capped ``(f, f', F)`` evaluation per argument instead of one per quantity;
+    the Taylor form of :meth:`~selrank.links.Link.bregman` at its near pairs (``|d|`` below
+    the threshold, both arguments on one smooth piece), evaluated at those pairs only."""
+    a = link.alpha
+    plain = a == 1.0 and link.beta == 0.0
+    xh = dz if plain else a * (dz - link.beta)
+    x = dy if plain else a * (dy - link.beta)
+    (fh, _, Fh), th = _capped_triple(link, xh)
+    (f, _, F), t = _capped_triple(link, x)
+    grad = fh - f if with_grad else None
+    d = dz - dy  # ẑ - z
+    # H(ẑ) - H(z) - d h(z), H = F / alpha (Link.bregman)
+    direct = Fh - F if a == 1.0 else Fh / a - F / a
+    direct.addcmul_(d, f, value=-1.0)
+    if link.smooth:
+        near = d.abs()
+        if link._scale != 1.0:
+            near.mul_(link._scale)
+        near = A.less_as_float(near, bregman_threshold(d, torch), inplace=True)
+        (idx,) = torch.nonzero(near.view(-1), as_tuple=True)
+        if th is not None or t is not None:  # Link._same_piece: both on one smooth piece
+            zero = torch.zeros((), dtype=d.dtype, device=d.device)
+            ph = (zero if th is None else th.view(-1)[idx]).sign()
+            p = (zero if t is None else t.view(-1)[idx]).sign()
+            idx = idx[ph == p]
+        if idx.numel():
+            ds = d.view(-1)[idx]
+            z0 = dy.view(-1)[idx]
+            taylor = (ds * ds / 6.0) * (link.dh(z0) + 2.0 * link.dh(z0 + 0.5 * ds))
+            direct.view(-1).index_copy_(0, idx, taylor)
+    # max(·, 0); a NaN stays NaN
+    return direct.clamp_min_(0.0), grad
+
+
+def _pairwise_tiles(
+    link: Link,
+    odd: bool,
+    distinct: bool,
+    z: torch.Tensor,
+    y: torch.Tensor,
+    lists: MaskedLists,
+    with_grad: bool,
+    chunk: int,
+) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    r""":func:`pairwise_terms` outside an autograd graph, by broadcast tiles of the pair matrix.
+
+    Rows ``a0:a1`` of each list's pair matrix against columns ``a0:L`` (the pairs ``a < b``
+    and, in the leading ``[T, T]`` block, those below its diagonal, which a 0/1 triangle
+    drops) are evaluated for about ``chunk`` pairs of lists at a time as ``z_a - z_b`` by
+    broadcasting: no index arrays, no gather or ``index_add``, and every temporary stays
+    small. The pair losses and gradients are those of :func:`pairwise_terms` (the same
+    orientation, :meth:`~selrank.links.Link.bregman` and ``h(d̂) - h(d)`` per pair); the
+    padding weights enter the list sums as matrix-vector products. The sums run in another
+    order, so values agree to rounding. None (the caller's index path) where a list's loss
+    or an item's gradient is not finite.
+    """
+    n, L = z.shape
+    dtype, device = z.dtype, z.device
+    w = None if lists.full else lists.weight(dtype)
+    affine = _affine_generic(link)
+    T = min(L, max(16, -(-L // 8)))  # rows per tile: the triangle's waste is about T / L
+    rows = max(1, chunk // (T * L))
+    values = torch.zeros(n, dtype=dtype, device=device)
+    grad = torch.zeros_like(z) if with_grad else None
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        zs, ys = z[s:e], y[s:e]
+        ws = None if w is None else w[s:e]
+        for a0 in range(0, L - 1, T):
+            a1 = min(L, a0 + T)
+            Tk = a1 - a0
+            dz = zs[:, a0:a1, None] - zs[:, None, a0:]
+            dy = ys[:, a0:a1, None] - ys[:, None, a0:]
+            sign = None
+            if not odd:  # orient each pair so that dy >= 0; ties (dy = +0) keep a before b
+                sign = torch.copysign(torch.ones((), dtype=dtype, device=device), dy)
+                dz.mul_(sign)
+                dy.mul_(sign)
+            if affine:
+                pair, G = _pair_bregman_grad(link, dz, dy, with_grad)
+            else:  # the link's own loss and h, on [lists, pairs] like the index path
+                flat_z, flat_y = dz.view(e - s, -1), dy.view(e - s, -1)
+                pair = link.bregman(flat_z, flat_y).view(dz.shape)
+                G = (link.h(flat_z) - link.h(flat_y)).view(dz.shape) if with_grad else None
+            sel = None
+            if distinct:
+                sel = torch.ne(dy, 0.0, out=torch.empty_like(dy))  # 0/1 floats
+            tri = _strict_upper(Tk, dtype, device)
+            pair[:, :, :Tk].mul_(tri)
+            if sel is not None:
+                pair.mul_(sel)
+            if ws is None:
+                values[s:e] += pair.sum(dim=(1, 2))
+            else:
+                wr, wc = ws[:, a0:a1], ws[:, a0:]
+                values[s:e] += (torch.matmul(pair, wc[:, :, None])[..., 0] * wr).sum(dim=-1)
+            if G is None:
+                continue
+            assert grad is not None  # (G is computed with_grad)
+            G[:, :, :Tk].mul_(tri)
+            if sel is not None:
+                G.mul_(sel)
+            if sign is not None:
+                G.mul_(sign)
+            if ws is None:
+                grad[s:e, a0:a1] += G.sum(dim=-1)
+                grad[s:e, a0:] -= G.sum(dim=-2)
+            else:
+                grad[s:e, a0:a1] += torch.matmul(G, wc[:, :, None])[..., 0] * wr
+                grad[s:e, a0:] -= torch.matmul(wr[:, None, :], G)[:, 0] * wc
+    # a pair loss or gradient beyond the dtype's range would meet the 0/1 weights here as
+    # inf * 0 = NaN where the index path leaves it out of the sums: that path decides then
+    if not math.isfinite(values.sum().item()) or (
+        grad is not None and not math.isfinite(grad.sum().item())
+    ):
+        return None
+    return values, grad
 
 
 def _valid_items(x, lists: MaskedLists):
