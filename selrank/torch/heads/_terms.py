@@ -266,12 +266,13 @@ def _capped_triple(link, x: torch.Tensor):
     """``Capped._c_triple(x)`` (the capped ``(f, f', F)``) and ``t = x - clip(x)`` (None inside
     the caps), the continuation by ``addcmul`` (one pass per product and sum)."""
     xp = A.get_namespace(x)  # (the array API namespace the link functions expect)
-    if link._inside_caps(x):
-        return link._f_df_F(x, xp), None
-    xc = link._clip(x, xp)
-    f, df, F = link._f_df_F(xc, xp)
+    if link.inside_caps(x):
+        return link.exact_triple(x, xp), None
+    lo, hi = link.caps
+    xc = torch.clamp(x, None if math.isinf(lo) else lo, None if math.isinf(hi) else hi)
+    f, df, F = link.exact_triple(xc, xp)
     t = x - xc
-    if link._cap_mode == "flat":
+    if link.cap_mode == "flat":
         zero = torch.zeros((), dtype=df.dtype, device=df.device)
         return (f, torch.where(t == 0, df, zero), torch.addcmul(F, f, t)), t
     # f + f' t and F + (f + f' t / 2) t
@@ -296,8 +297,8 @@ def _pair_bregman_grad(link: Any, dz: torch.Tensor, dy: torch.Tensor, with_grad:
     direct.addcmul_(d, f, value=-1.0)
     if link.smooth:
         near = d.abs()
-        if link._scale != 1.0:
-            near.mul_(link._scale)
+        if link.taylor_scale != 1.0:
+            near.mul_(link.taylor_scale)
         near = A.less_as_float(near, bregman_threshold(d, torch), inplace=True)
         (idx,) = torch.nonzero(near.view(-1), as_tuple=True)
         if th is not None or t is not None:  # Link._same_piece: both on one smooth piece
