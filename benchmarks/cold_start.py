@@ -251,8 +251,7 @@ def compile_main(args: argparse.Namespace) -> None:
                 }
             )
             print(
-                f"{name:40s} {version:>8s} {statistics.median(t):17.2f} {min(t):6.2f} "
-                f"{max(t):6.2f}"
+                f"{name:40s} {version:>8s} {statistics.median(t):17.2f} {min(t):6.2f} {max(t):6.2f}"
             )
     result = {
         "benchmark": "cold_start --compile",

@@ -8,10 +8,11 @@ pairs for the loss, the gradient and the Hessian, without pair lists. The links 
 :class:`~selrank.links.Exp`, :class:`~selrank.links.Sinh`, :class:`~selrank.links.Sigmoid`),
 the exponentials factorised per row as in :mod:`selrank.fast._pairwise`.
 
-Two kernels, each compiled (or loaded from numba's disk cache) on its first call, so that a
-fit compiles only the one its pair method uses: :func:`_kernel_ranked` (``"all"`` and
-``"topk"``: the query walked in ranking order) and :func:`_kernel_mean` (``"mean"``: sampled
-partners); :func:`_sampled_kernel` picks one.
+Three kernels, each compiled (or loaded from numba's disk cache) on its first call, so that a
+fit compiles only the one its pair method and link use: :func:`_kernel_odd` (``"all"`` and
+``"topk"`` with an odd link on all pairs: the default ``Sinh(cap=3)``),
+:func:`_kernel_ranked` (``"all"`` and ``"topk"``, any link and either ``pairs``) and
+:func:`_kernel_mean` (``"mean"``: sampled partners); :func:`_sampled_kernel` picks one.
 """
 
 from __future__ import annotations
@@ -121,28 +122,35 @@ def _kth_largest(x, kk):  # pragma: no cover - jitted
 def _topk_order(x, kk):  # pragma: no cover - jitted
     """:func:`_rank_order`'s first ``kk`` positions, then the others in position order: all that
     the top-k pairs need (the order among documents below rank ``kk`` does not select pairs),
-    in O(n log kk) instead of a full sort."""
+    in O(n log kk) instead of a full sort. Loops rather than array expressions (``-x``,
+    ``np.isnan(x).any()``, ``x[top]``), which numba compiles into ufunc loops of their own:
+    about 0.5 CPU s less to compile, the same positions."""
     n = x.size
-    if 4 * kk >= n or np.isnan(x).any():
+    if 4 * kk >= n:
         return _rank_order(x)
-    negx = -x
+    for i in range(n):
+        if x[i] != x[i]:  # NaN
+            return _rank_order(x)
     thr = -_kth_largest(x, kk)
     top = np.empty(kk, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     cnt = 0
     for i in range(n):
-        if negx[i] < thr:
+        if -x[i] < thr:
             top[cnt] = i
             cnt += 1
     rest = kk
     for i in range(n):
-        if negx[i] == thr and cnt < kk:  # ties at the boundary: the earlier positions first
+        if -x[i] == thr and cnt < kk:  # ties at the boundary: the earlier positions first
             top[cnt] = i
             cnt += 1
-        elif negx[i] >= thr:
+        elif -x[i] >= thr:
             out[rest] = i
             rest += 1
-    ranked = _rank_order(x[top])
+    xtop = np.empty(kk, dtype=np.float64)
+    for r in range(kk):
+        xtop[r] = x[top[r]]
+    ranked = _rank_order(xtop)
     for r in range(kk):
         out[r] = top[ranked[r]]
     return out
@@ -262,10 +270,12 @@ def _kernel_ranked(
     """``"all"`` (``topk`` False: every pair) and ``"topk"`` (the pairs whose better-ranked
     document by ``pred``, ties: the earlier row, is among the first ``m`` of the query, each
     unordered pair once): loss per query (into ``values`` when it has entries), gradient and
-    Hessian. The query is walked in ranking order, so the pairs of document ``r`` are a
-    contiguous run. Each pair is oriented so that ``y_a >= y_b`` (ties: the earlier row
-    first) — or not at all for an odd link, whose pair terms do not depend on the
-    orientation. ``fcaps`` holds the primitive's values at the caps ``(F_lo, F_hi)``."""
+    Hessian, for any kernel link and either ``pairs``. The query is walked in ranking order,
+    so the pairs of document ``r`` are a contiguous run. Each pair is oriented so that
+    ``y_a >= y_b`` (ties: the earlier row first) — or not at all for an odd link, whose pair
+    terms do not depend on the orientation — and its terms come from the inlined scalar
+    helper :func:`_pair_terms`. ``fcaps`` holds the primitive's values at the caps
+    ``(F_lo, F_hi)``. (An odd link on all pairs, the default, runs :func:`_kernel_odd`.)"""
     kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
     F_lo, F_hi = fcaps
     _check_buffers(pred, y, offsets, qweight, values, grad, hess, ep, iep, ey, iey)
@@ -275,8 +285,6 @@ def _kernel_ranked(
     )
     ishift = 1.0 / shift if shift > 0.0 else 0.0
     with_values = values.size > 0
-    e_hi = math.exp(min(hi, _SAFE_EXPONENT)) if kind == SINH else 0.0
-    ie_hi = 1.0 / e_hi if kind == SINH else 0.0
     longest = ep.size
     ps, ys, rid = np.empty(longest), np.empty(longest), np.empty(longest, dtype=np.int64)
     eps, ieps, eys, ieys = (
@@ -303,6 +311,129 @@ def _kernel_ranked(
         else:
             order = np.arange(n)
             n_outer = n - 1
+        for s in range(n):
+            o = order[s]
+            rid[s] = start + o
+            ps[s] = pred[start + o]
+            ys[s] = y[start + o]
+            if factorised:
+                eps[s], ieps[s], eys[s], ieys[s] = ep[o], iep[o], ey[o], iey[o]
+            gs[s] = 0.0
+            hs[s] = 0.0
+        for r in range(n_outer):
+            gi = 0.0
+            hi_sum = 0.0
+            vi = 0.0
+            pi, yi, ri = ps[r], ys[r], rid[r]
+            for j in range(r + 1, n):
+                yj = ys[j]
+                mw = 0.0 if distinct and yi == yj else 1.0
+                sgn = 1.0 if odd or yi > yj or (yi == yj and ri < rid[j]) else -1.0
+                d, dfh, v = _pair_terms(
+                    params,
+                    F_lo,
+                    F_hi,
+                    shift,
+                    ishift,
+                    factorised,
+                    sgn,
+                    pi,
+                    ps[j],
+                    yi,
+                    yj,
+                    eps[r],
+                    ieps[r],
+                    eps[j],
+                    ieps[j],
+                    eys[r],
+                    ieys[r],
+                    eys[j],
+                    ieys[j],
+                    True,
+                    True,
+                    with_values and mw > 0.0,
+                )
+                vi += v
+                g = sgn * d * mw * w
+                h = alpha * dfh * mw * w
+                gi += g
+                hi_sum += h
+                gs[j] -= g
+                hs[j] += h
+            gs[r] += gi
+            hs[r] += hi_sum
+            vq += vi
+        for s in range(n):
+            grad[rid[s]] += gs[s]
+            hess[rid[s]] += hs[s]
+        if with_values:
+            values[q] = vq
+
+
+def _kernel_odd(
+    pred,
+    y,
+    offsets,
+    qweight,
+    params,
+    topk,
+    m,
+    values,
+    grad,
+    hess,
+    ep,
+    iep,
+    ey,
+    iey,
+    wide,
+):  # pragma: no cover - jitted
+    """:func:`_kernel_ranked` for an odd link (sinh or identity, ``beta = 0``, symmetric caps)
+    and ``pairs="all"`` — the default link — and nothing else: its pair terms do not depend on
+    the orientation, so the loop is branch-free and vectorisable. The exponentials are
+    factorised; beyond a cap they are the constants e^(+-hi), and the capped value, slope and
+    primitive follow from the clamped argument. A sinh query too wide for the factorised
+    exponentials (``alpha`` times its score or target range near 600) is left untouched and
+    flagged in ``wide`` (one entry per query), for :func:`_kernel_ranked`: this kernel then
+    compiles without the general pair terms."""
+    kind, alpha, beta, lo, hi, flat, f_lo, df_lo, f_hi, df_hi = params
+    _check_buffers(pred, y, offsets, qweight, values, grad, hess, ep, iep, ey, iey)
+    if wide.size != offsets.size - 1:
+        raise IndexError("pairwise kernel: one wide flag per query expected")
+    shift = (
+        math.exp(-alpha * beta) if kind != IDENTITY and abs(alpha * beta) < _SAFE_EXPONENT else 0.0
+    )
+    with_values = values.size > 0
+    e_hi = math.exp(min(hi, _SAFE_EXPONENT)) if kind == SINH else 0.0
+    ie_hi = 1.0 / e_hi if kind == SINH else 0.0
+    longest = ep.size
+    ps, ys, rid = np.empty(longest), np.empty(longest), np.empty(longest, dtype=np.int64)
+    eps, ieps, eys, ieys = (
+        np.empty(longest),
+        np.empty(longest),
+        np.empty(longest),
+        np.empty(longest),
+    )
+    gs, hs = np.empty(longest), np.empty(longest)
+    for q in range(offsets.size - 1):
+        start, stop = offsets[q], offsets[q + 1]
+        _check_query(start, stop, grad.size, ep.size)
+        n = stop - start
+        if n < 2:
+            continue
+        w = qweight[q] if qweight.size else 1.0
+        factorised = kind != IDENTITY and _query_exponentials(
+            pred, y, start, stop, alpha, beta, shift, ep, iep, ey, iey
+        )
+        if kind != IDENTITY and not factorised:
+            wide[q] = True
+            continue
+        vq = 0.0
+        if topk:
+            order = _topk_order(pred[start:stop], min(m, n - 1))
+            n_outer = min(m, n - 1)
+        else:
+            order = np.arange(n)
+            n_outer = n - 1
         pmin, pmax = pred[start], pred[start]
         ymin, ymax = y[start], y[start]
         for s in range(n):
@@ -318,22 +449,13 @@ def _kernel_ranked(
                 eps[s], ieps[s], eys[s], ieys[s] = ep[o], iep[o], ey[o], iey[o]
             gs[s] = 0.0
             hs[s] = 0.0
-        # an odd link on all pairs (the usual case): branch-free and vectorisable. The
-        # exponentials are factorised; beyond a cap they are the constants e^(+-hi), and
-        # the capped value, slope and primitive follow from the clamped argument.
-        fast = odd and not distinct and (kind == IDENTITY or factorised)
         # every difference inside the caps (early boosting rounds): the leanest loop
-        incap = (
-            fast
-            and not with_values
-            and alpha * (pmax - pmin) <= hi
-            and alpha * (ymax - ymin) <= hi
-        )
+        incap = not with_values and alpha * (pmax - pmin) <= hi and alpha * (ymax - ymin) <= hi
         for r in range(n_outer):
             gi = 0.0
             hi_sum = 0.0
             vi = 0.0
-            pi, yi, ri = ps[r], ys[r], rid[r]
+            pi, yi = ps[r], ys[r]
             if incap:
                 a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
                 for j in range(r + 1, n):
@@ -349,7 +471,7 @@ def _kernel_ranked(
                     hi_sum += h
                     gs[j] -= g
                     hs[j] += h
-            elif fast:
+            else:
                 a1, b1, a2, b2 = eps[r], ieps[r], eys[r], ieys[r]
                 for j in range(r + 1, n):
                     xh = alpha * (pi - ps[j])
@@ -387,42 +509,6 @@ def _kernel_ranked(
                     if with_values:
                         v = (Fh - Ft - (xh - xt) * ft) / alpha
                         vi += v if v > 0.0 else 0.0
-                    gi += g
-                    hi_sum += h
-                    gs[j] -= g
-                    hs[j] += h
-            else:
-                for j in range(r + 1, n):
-                    yj = ys[j]
-                    mw = 0.0 if distinct and yi == yj else 1.0
-                    sgn = 1.0 if odd or yi > yj or (yi == yj and ri < rid[j]) else -1.0
-                    d, dfh, v = _pair_terms(
-                        params,
-                        F_lo,
-                        F_hi,
-                        shift,
-                        ishift,
-                        factorised,
-                        sgn,
-                        pi,
-                        ps[j],
-                        yi,
-                        yj,
-                        eps[r],
-                        ieps[r],
-                        eps[j],
-                        ieps[j],
-                        eys[r],
-                        ieys[r],
-                        eys[j],
-                        ieys[j],
-                        True,
-                        True,
-                        with_values and mw > 0.0,
-                    )
-                    vi += v
-                    g = sgn * d * mw * w
-                    h = alpha * dfh * mw * w
                     gi += g
                     hi_sum += h
                     gs[j] -= g
@@ -548,6 +634,13 @@ def _kernel_mean(
             values[q] = vq
 
 
+def _is_odd(params: tuple) -> bool:
+    """Whether the link is odd in the pair terms' sense (sinh or identity, ``beta = 0``,
+    symmetric caps): the condition of :func:`_kernel_odd`, as the kernels test it."""
+    kind, _, beta, lo, hi = params[:5]
+    return (kind == IDENTITY or kind == SINH) and beta == 0.0 and lo == -hi
+
+
 def _sampled_kernel(
     pred,
     y,
@@ -570,20 +663,37 @@ def _sampled_kernel(
     ey,
     iey,
 ):
-    """The kernel of pair method ``mode`` (:data:`MODES`: 0 every pair, 1 top-k, 2 mean):
-    :func:`_kernel_ranked` or :func:`_kernel_mean`, each compiled (or loaded from numba's
-    disk cache) on its first call, so that a fit compiles only the one its pair method uses.
-    Plain Python: the arguments as the two kernels', ``key``, ``ysort``, ``blo``, ``bhi`` read
-    by ``"mean"`` only."""
+    """The kernel of pair method ``mode`` (:data:`MODES`: 0 every pair, 1 top-k, 2 mean) and
+    link: :func:`_kernel_mean`, :func:`_kernel_odd` (ranked, an odd link on all pairs) or
+    :func:`_kernel_ranked` (ranked, any other), each compiled (or loaded from numba's disk
+    cache) on its first call, so that a fit compiles only the one it uses. Plain Python; the
+    arrays as the kernels take them (``key``, ``ysort``, ``blo``, ``bhi`` read by ``"mean"``
+    only). The rare query too wide for :func:`_kernel_odd`'s factorised exponentials goes
+    through :func:`_kernel_ranked` on its own, as it did within the one kernel before."""
     if mode == 2:
         _kernel_mean(
             pred, y, offsets, qweight, distinct, params, fcaps, m, key, ysort, blo, bhi,
             values, grad, hess, ep, iep, ey, iey,
         )  # fmt: skip
-    else:
+        return
+    topk = mode == 1
+    if distinct or not _is_odd(params):
         _kernel_ranked(
-            pred, y, offsets, qweight, distinct, params, fcaps, mode == 1, m, values, grad,
-            hess, ep, iep, ey, iey,
+            pred, y, offsets, qweight, distinct, params, fcaps, topk, m, values, grad, hess,
+            ep, iep, ey, iey,
+        )  # fmt: skip
+        return
+    wide = np.zeros(max(offsets.size - 1, 0), dtype=np.bool_)
+    _kernel_odd(
+        pred, y, offsets, qweight, params, topk, m, values, grad, hess, ep, iep, ey, iey, wide
+    )
+    for q in np.flatnonzero(wide):  # (its rows untouched by _kernel_odd)
+        start, stop = int(offsets[q]), int(offsets[q + 1])
+        _kernel_ranked(
+            pred[start:stop], y[start:stop], np.array([0, stop - start], dtype=np.int64),
+            qweight[q : q + 1] if qweight.size else qweight, distinct, params, fcaps, topk, m,
+            values[q : q + 1] if values.size else values, grad[start:stop], hess[start:stop],
+            ep, iep, ey, iey,
         )  # fmt: skip
 
 
@@ -595,11 +705,12 @@ if _NUMBA:
     _pair_value = numba.njit(inline="always")(_pair_value)
     _pair_terms = numba.njit(inline="always")(_pair_terms)
     _check_buffers = numba.njit(_check_buffers)
-    # one kernel per pair method, each compiled on its first call; reassociation lets LLVM
-    # vectorise the sums (results move by rounding only)
+    # one kernel per pair method and link family, each compiled on its first call;
+    # reassociation lets LLVM vectorise the sums (results move by rounding only)
     _kernel_ranked = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(
         _kernel_ranked
     )
+    _kernel_odd = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(_kernel_odd)
     _kernel_mean = numba.njit(nogil=True, cache=True, fastmath={"reassoc", "contract"})(
         _kernel_mean
     )
