@@ -28,6 +28,15 @@ suffix the row runs the default, ``auto``):
 * ``long:`` rows: 100 rounds on 50,000 rows (1,000 queries of 50), so that nobody reads the
   2-round number as the whole story (``--no-long`` leaves them out).
 
+``--compile`` measures something narrower instead: the CPU seconds (``time.process_time``, in
+the child) of a loss binding's first ``grad_hess`` call under the ``eager`` policy, with numba
+imported before the clock starts and an empty numba cache — the compile of the kernels that
+call uses, one row per kernel / pair method / link family (:data:`COMPILE_CASES`; 2,000 rows,
+20 queries of 100, so the call's own work is milliseconds: the second call is printed beside
+it). ``--versions before=/tmp/old,after=.`` runs each row against several copies of the
+package (``PYTHONPATH``), interleaved, for before/after comparisons; it writes
+``benchmarks/results/cold_start_compile.json`` unless ``--out`` says otherwise.
+
 The short rows use the same synthetic data everywhere: 5,000 rows (100 queries of 50
 documents, 20 features, graded labels 0-4), 2 boosting rounds, as in issue 22's measurement.
 Rows run interleaved (round robin over the repeats), so that load changes hit every row
@@ -35,6 +44,7 @@ alike; the table gives the median and the spread. Prints a table and writes
 ``benchmarks/results/cold_start.json``.
 
     python benchmarks/cold_start.py [--repeats 3] [--only pairwise,lightgbm] [--no-long]
+    python benchmarks/cold_start.py --compile [--versions before=/tmp/old,after=.] [--only topk]
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "cold_start.json"
+COMPILE_OUT = ROOT / "benchmarks" / "results" / "cold_start_compile.json"
 
 DATA = """
 import numpy as np
@@ -137,6 +148,132 @@ PREBUILT = {
 }
 
 
+# --compile: the first call of one binding, numba imported before the clock (module docstring)
+COMPILE_SETUP = """
+import time
+import numba  # noqa: F401  (numba's own import is not the compile)
+import numpy as np
+from selrank._numba import set_kernel_policy
+set_kernel_policy("eager")
+rng = np.random.default_rng(0)
+n = 2000
+sizes = np.full(20, 100)
+y = rng.integers(0, 5, n).astype(float)
+p = rng.normal(size=n)
+"""
+COMPILE_RUN = """
+b = loss.bind(y, group=sizes)
+t = time.process_time(); b.grad_hess(p); first = time.process_time() - t
+t = time.process_time(); b.grad_hess(p); second = time.process_time() - t
+print("COMPILE", first, second)
+"""
+_PW = "from selrank.losses import Pairwise\nloss = Pairwise({})"
+_WPW = "from selrank.losses import WeightedPairwise\nloss = WeightedPairwise({})"
+COMPILE_CASES: dict[str, str] = {
+    # the sampled-pairs kernel (selrank.fast._sampled): Pairwise's "topk" / "mean"
+    "sampled topk, sinh (default link)": _PW.format("pair_method='topk', num_pair_per_sample=32"),
+    "sampled mean, sinh (default link)": _PW.format("pair_method='mean', num_pair_per_sample=4"),
+    "sampled topk, exp": _PW.format("'exp', pair_method='topk', num_pair_per_sample=32"),
+    "sampled mean, exp": _PW.format("'exp', pair_method='mean', num_pair_per_sample=4"),
+    "sampled topk, sinh, distinct": _PW.format(
+        "pairs='distinct', pair_method='topk', num_pair_per_sample=32"
+    ),
+    # the all-pairs kernel (selrank.fast._pairwise) and the weighted ones, for comparison
+    "all pairs, sinh (default link)": _PW.format(""),
+    "all pairs, exp": _PW.format("'exp'"),
+    "weighted topk, sinh (default link)": _WPW.format("num_pair_per_sample=30"),
+    "weighted topk, sigmoid, target order": _WPW.format(
+        "'sigmoid', target='order', num_pair_per_sample=30"
+    ),
+    "weighted mean, sinh": _WPW.format("pair_method='mean', num_pair_per_sample=4"),
+}
+
+
+def run_compile(code: str, path: str) -> tuple[float, float]:
+    """(first call, second call) CPU s of ``COMPILE_SETUP + code + COMPILE_RUN`` in a fresh
+    process with the package at ``path`` and an empty numba cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=path)
+        env.pop("SELRANK_KERNELS", None)
+        out = subprocess.run(
+            [sys.executable, "-c", COMPILE_SETUP + code + COMPILE_RUN],
+            env=env,
+            cwd=tempfile.gettempdir(),  # not ROOT: the package comes from ``path`` only
+            capture_output=True,
+            text=True,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"compile case failed:\n{out.stderr[-3000:]}")
+        line = next(x for x in out.stdout.splitlines() if x.startswith("COMPILE"))
+        first, second = (float(v) for v in line.split()[1:])
+        return first, second
+
+
+def compile_main(args: argparse.Namespace) -> None:
+    """``--compile``: first-call CPU s per kernel row and package version, interleaved."""
+    versions = dict(
+        (v.split("=", 1) if "=" in v else (v, v)) for v in args.versions.split(",") if v
+    ) or {"here": str(ROOT)}
+    versions = {k: str(Path(v).resolve()) for k, v in versions.items()}
+    names = list(COMPILE_CASES)
+    if args.smoke:
+        from _smoke import smoke_out
+
+        names, args.repeats = ["all pairs, sinh (default link)"], 1  # the cheapest compile
+        args.out = str(smoke_out("cold_start_compile"))
+    elif args.only:
+        keys = args.only.split(",")
+        names = [n for n in names if any(k in n for k in keys)]
+    first: dict[tuple[str, str], list[float]] = {(n, v): [] for n in names for v in versions}
+    second: dict[tuple[str, str], list[float]] = {k: [] for k in first}
+    t0 = time.time()
+    loads = [os.getloadavg()]
+    for _ in range(args.repeats):  # interleaved: rows and versions round robin
+        for name in names:
+            for version, path in versions.items():
+                a, b = run_compile(COMPILE_CASES[name], path)
+                first[name, version].append(a)
+                second[name, version].append(b)
+        loads.append(os.getloadavg())
+    rows = []
+    print(f"{'kernel row':40s} {'version':>8s} {'first call CPU s':>17s} {'min':>6s} {'max':>6s}")
+    for name in names:
+        for version in versions:
+            t = first[name, version]
+            rows.append(
+                {
+                    "case": name,
+                    "version": version,
+                    "code": COMPILE_CASES[name],
+                    "first_call_cpu_s": t,
+                    "median_first_call_cpu_s": statistics.median(t),
+                    "second_call_cpu_s": second[name, version],
+                }
+            )
+            print(
+                f"{name:40s} {version:>8s} {statistics.median(t):17.2f} {min(t):6.2f} {max(t):6.2f}"
+            )
+    result = {
+        "benchmark": "cold_start --compile",
+        "label": args.label,
+        "what": "CPU s (time.process_time in the child) of a binding's first grad_hess under "
+        "the eager policy, numba imported before the clock, empty numba cache; 2,000 rows, "
+        "20 queries of 100",
+        "versions": versions,
+        "repeats": args.repeats,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "load_average_per_round": loads,
+        "wall_s": time.time() - t0,
+        "rows": rows,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")
+
+
 def run_case(code: str, policy: str | None, omp_wait: str, setup: str | None = None) -> float:
     """CPU seconds (user + system, all threads) of a fresh process running ``code`` under the
     kernel ``policy`` (after ``setup`` in another process with the same numba cache, not
@@ -183,11 +320,28 @@ def main() -> None:
         default="passive",
         help="OMP_WAIT_POLICY of the rows (default: passive; see the module docstring)",
     )
-    parser.add_argument("--out", default=str(OUT), help="the JSON file to write")
+    parser.add_argument("--out", default=None, help="the JSON file to write")
     parser.add_argument(
-        "--smoke", action="store_true", help="(CI) two short rows (lightgbm, pairwise), once"
+        "--compile",
+        action="store_true",
+        help="first-call compile CPU s per kernel row instead of whole first fits",
+    )
+    parser.add_argument(
+        "--versions",
+        default="",
+        help="with --compile: NAME=PATH,... copies of the package to compare (default: this one)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="(CI) two short rows (lightgbm, pairwise), once; with --compile one row (all pairs)",
     )
     args = parser.parse_args()
+    if args.compile:
+        args.out = args.out or str(COMPILE_OUT)
+        compile_main(args)
+        return
+    args.out = args.out or str(OUT)
     cases = {**CASES, **({} if args.no_long or args.smoke else LONG_CASES)}
     names = list(cases) + list(PREBUILT)
     if args.smoke:

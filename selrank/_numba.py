@@ -22,7 +22,8 @@ compiles again.
 When a kernel runs: the kernel policy
 -------------------------------------
 Compiling a kernel costs CPU seconds once per process (without a disk cache; 2.6 s for the
-pairwise kernel, about 11 s for the sampled-pairs one and 5.5 s for the weighted one, here), while every
+pairwise kernel, 5-9 s for the sampled-pairs ones and 5.5-7 s for the weighted ones, one per
+pair method and link family, here), while every
 kernel has a generic NumPy / torch path that is tested equal to it. A short fit on small data
 finishes on the generic path before a compile would pay. :func:`use_kernel` is the one
 decision, called by each dispatch site (``selrank.losses.Pairwise``,
@@ -95,7 +96,10 @@ BREAK_EVEN: dict[str, int] = {
     # scratch: compile CPU s / CPU s the kernel saves per unit (2-core x86-64, numba 0.6x;
     # benchmarks/cold_start.py, docs/benchmarks.md "Cold start")
     "pairwise": 85_000_000,  # pairs; 2.6 s / 30 ns (Sinh link, 50 documents per query)
-    "pairwise_sampled": 75_000_000,  # selected pairs; 10.7 s / 125-165 ns (topk, mean)
+    # selected pairs; 6.8 s / 125-165 ns (top-k, the default link's kernel; mean 5.1 s, other
+    # links' top-k 8.7 s: one kernel per pair method and link family since issue 29, was one
+    # 10.7 s kernel and 75 million pairs)
+    "pairwise_sampled": 45_000_000,
     # pairs; 5.5 s / 120 ns (top-30, 120 documents per query; one kernel per pair method and
     # link family since issue 29, no library sort: was 12 s / 90 ns)
     "weighted_pairwise": 45_000_000,

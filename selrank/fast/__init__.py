@@ -379,14 +379,19 @@ def warm_up(*, torch: bool = True) -> None:
     pred, y = np.linspace(-1.0, 1.0, 5), np.array([2.0, 0.0, 1.0, 1.0, 0.0])
     target = pairwise_target_grad(y, offsets, None, False, params)
     pairwise_grad_hess(pred, y, offsets, None, False, params, target)
-    pairwise_sampled(pred, y, offsets, None, False, params, "topk", 2, 0, None, (0.0, 0.0))
-    # the weighted loss's kernels of the default link (sinh) and of the lambdarank twin
-    # (sigmoid, target "order"), all pairs and top-k
-    gain, inv = y.copy(), np.ones(2)
-    weighted_pairwise(pred, y, gain, offsets, None, inv, params, False, 0.0, "topk", 2, 0, True)
     sigmoid = kernel_link(Sigmoid())
     assert sigmoid is not None  # (Sigmoid is a kernel class)
+    # the sampled-pairs kernels (one per pair method and link family): all / top-k pairs with
+    # the default odd link, with any other link, and the "mean" draws
+    pairwise_sampled(pred, y, offsets, None, False, params, "topk", 2, 0, None, (0.0, 0.0))
+    pairwise_sampled(pred, y, offsets, None, False, sigmoid, "topk", 2, 0, None, (0.0, 0.0))
+    pairwise_sampled(pred, y, offsets, None, False, params, "mean", 2, 0, None, (0.0, 0.0))
+    # the weighted loss's kernels of the default link (sinh) and of the lambdarank twin
+    # (sigmoid, target "order"), all pairs and top-k, and its "mean" draws
+    gain, inv = y.copy(), np.ones(2)
+    weighted_pairwise(pred, y, gain, offsets, None, inv, params, False, 0.0, "topk", 2, 0, True)
     weighted_pairwise(pred, y, gain, offsets, None, inv, sigmoid, True, 1.0, "topk", 2, 0, True)
+    weighted_pairwise(pred, y, gain, offsets, None, inv, params, False, 0.0, "mean", 2, 0, True)
     if torch and importlib.util.find_spec("torch") is not None:
         from ._pointwise_torch import warm_up as warm_up_torch
 

@@ -137,3 +137,51 @@ def test_importing_the_room_imports_neither_numba_nor_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[:2] == ["False", "False"]
+
+
+@pytest.mark.skipif(not fast.available(), reason="numba is not installed")
+def test_warm_up_compiles_each_pairwise_kernel_once_for_what_the_losses_pass():
+    """Every disk-cached kernel of the pairwise modules (one per pair method and link family
+    since issue 29) is compiled by ``warm_up``, and the losses' own calls add no
+    specialisation: an image that ran ``warm_up`` holds what a fit loads. (In a fresh process
+    each has exactly one; other tests may have added their own before this one.)"""
+    import numpy as np
+
+    import selrank._numba as N
+    from selrank.losses import Pairwise, WeightedPairwise
+
+    fast.warm_up(torch=False)
+    modules = ("selrank.fast._pairwise", "selrank.fast._sampled", "selrank.fast._weighted_pairwise")
+    kernels = [k for m in modules for k in N._kernels[m] if k.options.get("cache")]
+    assert {k.name.rsplit(".", 1)[1] for k in kernels} >= {
+        "_kernel_odd",
+        "_kernel_ranked",
+        "_kernel_mean",
+        "_kernel_pairs",
+    }
+
+    def counts():
+        return {k.name: len(k.dispatcher.signatures) for k in kernels}
+
+    before = counts()
+    assert min(before.values()) >= 1, before
+    rng = np.random.default_rng(0)
+    sizes = np.array([30, 50, 20])
+    y = rng.integers(0, 5, sizes.sum()).astype(float)
+    z = rng.normal(size=sizes.sum())
+    previous = N.set_kernel_policy("eager")
+    try:
+        for loss in (
+            Pairwise(),
+            Pairwise(pair_method="topk", num_pair_per_sample=4),
+            Pairwise("exp", pair_method="topk", num_pair_per_sample=4),
+            Pairwise(pairs="distinct", pair_method="topk", num_pair_per_sample=4),
+            Pairwise(pair_method="mean", num_pair_per_sample=3),
+            Pairwise(pairs="distinct", pair_method="mean", num_pair_per_sample=3),
+            WeightedPairwise(num_pair_per_sample=4),
+            WeightedPairwise(pair_method="mean", num_pair_per_sample=3),
+        ):
+            loss.bind(y, group=sizes).grad_hess(z)
+    finally:
+        N.set_kernel_policy(previous)
+    assert counts() == before
