@@ -43,7 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks._smoke import smoke_out  # noqa: E402
-from benchmarks.fit_scaling import THREADS, data_dir  # noqa: E402
+from benchmarks.fit_scaling import THREADS, child_result, data_dir  # noqa: E402
 
 LGB_PARAMS = {"num_leaves": 31, "learning_rate": 0.1, "verbosity": -1}
 
@@ -141,19 +141,7 @@ def single_worker(path: str, trees: int, threads: int) -> None:
 
 def single_fit(path: Path, trees: int, threads: int) -> dict:
     cmd = [sys.executable, __file__, "--single", str(path), str(trees), str(threads)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **THREADS)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        out.seek(0)
-        err.seek(0)
-        text, error = out.read().decode(), err.read().decode()
-    if status != 0:
-        raise RuntimeError(f"single-process fit failed ({status}):\n{error[-3000:]}")
-    line = next(ln for ln in text.splitlines() if ln.startswith("RESULT "))
-    result = json.loads(line[len("RESULT ") :])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
-    return result
+    return child_result(cmd, "single-process fit")
 
 
 def main(argv: list[str] | None = None) -> int:

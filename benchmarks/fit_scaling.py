@@ -122,9 +122,9 @@ def worker(path: str, side: str, trees: int, threads: int) -> None:
     print("RESULT " + json.dumps(out), flush=True)
 
 
-def run_fit(path: Path, side: str, trees: int, threads: int) -> dict:
-    """A fresh subprocess fits once: its result line plus its peak RSS (``wait4``)."""
-    cmd = [sys.executable, __file__, "--worker", str(path), side, str(trees), str(threads)]
+def child_result(cmd: list[str], what: str) -> dict:
+    """Run ``cmd`` (this repository first on the path, one BLAS/OpenMP thread unless the fit
+    sets its own): the JSON of its ``RESULT`` line plus its peak RSS (``wait4``)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), **THREADS)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
@@ -133,10 +133,17 @@ def run_fit(path: Path, side: str, trees: int, threads: int) -> dict:
         err.seek(0)
         text, error = out.read().decode(), err.read().decode()
     if status != 0:
-        raise RuntimeError(f"{side} fit failed ({status}) on {path}:\n{error[-3000:]}")
+        raise RuntimeError(f"{what} failed ({status}):\n{error[-3000:]}")
     line = next(ln for ln in text.splitlines() if ln.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
     result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def run_fit(path: Path, side: str, trees: int, threads: int) -> dict:
+    """A fresh subprocess fits once: its result line plus its peak RSS."""
+    cmd = [sys.executable, __file__, "--worker", str(path), side, str(trees), str(threads)]
+    result = child_result(cmd, f"{side} fit on {path}")
     result["above_data_mb"] = result["peak_rss_mb"] - result["data_rss_mb"]
     return result
 

@@ -451,6 +451,9 @@ class GBDTObjective:
             if b.full is None:
                 raise RuntimeError("binding lost its full loss")
             return b.full.grad_hess(y_pred)
+        threads = min(self._n_threads(), len(b.blocks))
+        if threads <= 1:
+            return blocks_grad_hess(b.blocks, y_pred)
         g = np.empty(y_pred.shape, dtype=np.float64)
         h = np.empty(y_pred.shape, dtype=np.float64)
 
@@ -460,28 +463,21 @@ class GBDTObjective:
             g[s:e] = gb
             h[s:e] = hb
 
-        threads = min(self._n_threads(), len(b.blocks))
-        with shared_calls(len(b.blocks)):  # the round's work decides the kernel, not a block's
-            self._run_blocks(b, run, threads)
-        return g, h
+        if self._pool is None or self._pool_threads != threads:
+            from concurrent.futures import ThreadPoolExecutor
 
-    def _run_blocks(self, b: _Binding, run, threads: int) -> None:
-        if threads <= 1:
-            for block in b.blocks:
-                run(block)
-        else:
-            if self._pool is None or self._pool_threads != threads:
-                from concurrent.futures import ThreadPoolExecutor
-
-                self._pool = ThreadPoolExecutor(threads, thread_name_prefix="selrank-objective")
-                self._pool_threads = threads
-            # each block in a copy of this context: the fit's plan (selrank._numba
-            # planned_calls) reaches the pool's threads and their kernel decisions
+            self._pool = ThreadPoolExecutor(threads, thread_name_prefix="selrank-objective")
+            self._pool_threads = threads
+        # the round's work decides the kernel, not a block's (shared_calls), and each block
+        # runs in a copy of this context: the fit's plan (selrank._numba planned_calls) and
+        # that share reach the pool's threads and their kernel decisions
+        with shared_calls(len(b.blocks)):
             futures = [
                 self._pool.submit(contextvars.copy_context().run, run, block) for block in b.blocks
             ]
-            for f in futures:
-                f.result()
+        for f in futures:
+            f.result()
+        return g, h
 
     def _apply_policy(self, b: _Binding, g, h):
         """The Hessian policy on the exact weighted diagonal ``h`` (host or device arrays)."""
