@@ -31,6 +31,7 @@ __all__ = ["LightGBMObjective", "lightgbm_objective", "import_lightgbm"]
 _MIN_HESS_ALIASES = PARAMETER_ALIASES["min_sum_hessian_in_leaf"]
 _MIN_ROWS_ALIASES = PARAMETER_ALIASES["min_data_in_leaf"]
 _NUM_CLASS_ALIASES = PARAMETER_ALIASES["num_class"]
+_NUM_THREADS_ALIASES = PARAMETER_ALIASES["num_threads"]
 _MAX_BINDINGS = 16
 #: Trailer line of :meth:`LightGBMObjective.save_model` (LightGBM's parser skips it).
 _INTERCEPT_LINE = "selrank_intercept:"
@@ -63,6 +64,26 @@ def _param(params: dict | None, aliases: tuple[str, ...]) -> Any:
         if key in params and params[key] is not None:
             return params[key]
     return None
+
+
+def _training_threads(booster, kwargs: dict | None = None) -> dict:
+    """``kwargs`` for :meth:`lightgbm.Booster.predict` with the thread count ``booster`` was
+    trained with, unless ``kwargs`` names one.
+
+    LightGBM keeps one thread count for the whole process, set by every call that takes
+    parameters (LightGBM issue #4705). A prediction with OpenMP's default while another thread
+    trains with ``num_threads=1`` lets that training run more threads than it sized its
+    buffers for, and the process crashes. selrank's own predictions therefore use the
+    booster's training count, as ``LGBMModel.predict`` passes its ``n_jobs``.
+    """
+    kwargs = dict(kwargs or {})
+    if _param(kwargs, _NUM_THREADS_ALIASES) is not None:
+        return kwargs
+    n = _param(getattr(booster, "params", None), _NUM_THREADS_ALIASES)
+    # (a model file from a larger machine keeps LightGBM's default here)
+    if n is not None and 0 < int(n) <= (os.cpu_count() or 1):
+        kwargs["num_threads"] = int(n)
+    return kwargs
 
 
 def _passes_group() -> bool:
@@ -318,11 +339,16 @@ class LightGBMObjective(GBDTObjective):
         :meth:`~GBDTObjective.intercept_in_model`); for other boosters the raw score plus
         :meth:`~GBDTObjective.booster_intercept`. ``intercept=`` replaces the booster's
         intercept (as a base margin does in XGBoost). From the first ``n_iterations`` rounds (all: ``None``); further keyword
-        arguments go to :meth:`lightgbm.Booster.predict`.
+        arguments go to :meth:`lightgbm.Booster.predict`. Without ``num_threads`` the
+        prediction uses the thread count the booster was trained with (as
+        ``LGBMModel.predict`` uses its ``n_jobs``): LightGBM's thread count is one setting of
+        the whole process, and training in one thread while another predicts with a
+        different count can crash it (docs/reliability.md, "Thread safety").
         """
         c = self.booster_offset(booster, intercept)
         if n_iterations is not None:
             kwargs["num_iteration"] = int(n_iterations)
+        kwargs = _training_threads(booster, kwargs)
         raw = np.asarray(booster.predict(X, raw_score=True, **kwargs), dtype=np.float64)
         return raw if np.ndim(c) == 0 and c == 0.0 else raw + np.asarray(c)
 
@@ -605,6 +631,9 @@ def _constant_booster(lgb, train_set, params: dict):
     X = np.zeros((max(2, k), n_feat))
     p: dict[str, Any] = {"verbosity": -1, "num_leaves": 2, "boost_from_average": False}
     p.update({"objective": "multiclass", "num_class": k} if k > 1 else {"objective": "regression"})
+    threads = _param(params, _NUM_THREADS_ALIASES)  # (LightGBM's thread count is process-wide)
+    if threads is not None:
+        p["num_threads"] = threads
     data = lgb.Dataset(
         X, label=np.arange(X.shape[0]) % k, feature_name=train_set.get_feature_name(), params=p
     )
@@ -623,14 +652,17 @@ def _add_to_first_trees(booster, c) -> bool:
         return False
     c = np.broadcast_to(c, (k,)).astype(np.float64)
     probe = np.zeros((1, booster.num_feature()))
-    before = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
+    threads = _training_threads(booster)  # (LightGBM's thread count is process-wide)
+    before = np.asarray(booster.predict(probe, raw_score=True, **threads), dtype=np.float64)
+    before = before.reshape(-1)
     info = booster.dump_model(num_iteration=1)["tree_info"]
     old = {}
     for t in range(k):
         for leaf in range(int(info[t]["num_leaves"])):
             old[t, leaf] = booster.get_leaf_output(t, leaf)
             booster.set_leaf_output(t, leaf, old[t, leaf] + float(c[t]))
-    after = np.asarray(booster.predict(probe, raw_score=True), dtype=np.float64).reshape(-1)
+    after = np.asarray(booster.predict(probe, raw_score=True, **threads), dtype=np.float64)
+    after = after.reshape(-1)
     if np.allclose(after - before, c, rtol=1e-9, atol=1e-9):
         return True
     for (t, leaf), v in old.items():  # e.g. linear trees: leaf values are not the output

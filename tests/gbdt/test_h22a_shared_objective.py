@@ -121,3 +121,31 @@ def test_a_training_that_runs_inside_another_does_not_change_it(rng, loss):
     for th in threads:
         th.join()
     np.testing.assert_array_equal(out["a"], alone)
+
+
+def test_lightgbm_predictions_keep_the_training_thread_count(rng, monkeypatch):
+    """LightGBM's thread count is process-wide (LightGBM issue 4705): a prediction with OpenMP's
+    default during another thread's 1-thread training made that training run 2 threads on
+    buffers for 1 and crashed the process (about 1 run in 10 of the test above). selrank's own
+    predictions (the fold probe in ``train``, ``predict``) pass the booster's training count;
+    a count the caller gives wins."""
+    X, qid, labels = _jobs(rng, n_jobs=1)
+    sizes = np.bincount(qid)
+    seen: list = []
+    real = lgb.Booster.predict
+
+    def spy(self, data, *args, **kwargs):
+        seen.append(kwargs.get("num_threads"))
+        return real(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(lgb.Booster, "predict", spy)
+    obj = lightgbm_objective("pointwise", link="exp")
+    booster = obj.train({**LGB, "nthread": 1, "num_threads": None}, lgb.Dataset(X, labels[0]), 5)
+    obj.predict(booster, X)
+    assert seen and seen == [1] * len(seen)  # the probe (before and after) and the prediction
+    obj.predict(booster, X, num_threads=2)
+    assert seen[-1] == 2
+    default = obj.train({"verbose": -1}, lgb.Dataset(X, labels[0], group=sizes), 5)
+    seen.clear()
+    obj.predict(default, X)
+    assert seen == [None]  # trained with LightGBM's default: predicted with it
