@@ -33,7 +33,7 @@ def test_feature_id_1e9_is_refused_at_once_with_file_line_and_id(tmp_path, monke
     t0 = time.perf_counter()
     with pytest.raises(ValueError) as info:
         read_svmlight(path)
-    assert time.perf_counter() - t0 < 1.0  # before: minutes, then killed for memory
+    assert time.perf_counter() - t0 < 10.0  # before: minutes, then killed for memory
     msg = str(info.value)
     assert msg.startswith(
         f"{path}, line 2: cannot allocate the dense output for feature id 1000000000: "
@@ -66,7 +66,7 @@ def test_an_impossible_width_is_refused_on_any_machine(tmp_path):
         ),
     ):
         read_svmlight(path)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.perf_counter() - t0 < 10.0
 
 
 def test_huge_id_in_a_later_chunk_names_its_line(tmp_path, monkeypatch):
