@@ -126,7 +126,7 @@ def test_a_training_that_runs_inside_another_does_not_change_it(rng, loss):
 def test_lightgbm_predictions_keep_the_training_thread_count(rng, monkeypatch):
     """LightGBM's thread count is process-wide (LightGBM issue 4705): a prediction with OpenMP's
     default during another thread's 1-thread training made that training run 2 threads on
-    buffers for 1 and crashed the process (about 1 run in 10 of the test above). selrank's own
+    buffers for 1 and crashed the process (4 of about 75 runs of the test above). selrank's own
     predictions (the fold probe in ``train``, ``predict``) pass the booster's training count;
     a count the caller gives wins."""
     X, qid, labels = _jobs(rng, n_jobs=1)
