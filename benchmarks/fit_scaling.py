@@ -122,10 +122,11 @@ def worker(path: str, side: str, trees: int, threads: int) -> None:
     print("RESULT " + json.dumps(out), flush=True)
 
 
-def child_result(cmd: list[str], what: str) -> dict:
-    """Run ``cmd`` (this repository first on the path, one BLAS/OpenMP thread unless the fit
-    sets its own): the JSON of its ``RESULT`` line plus its peak RSS (``wait4``)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **THREADS)
+def child_result(cmd: list[str], what: str, threads: dict[str, str] = THREADS) -> dict:
+    """Run ``cmd`` (this repository first on the path, with the environment ``threads``: one
+    BLAS/OpenMP thread unless the fit sets its own): the JSON of its ``RESULT`` line plus its
+    peak RSS (``wait4``). Output goes to files, so a talkative child never fills a pipe."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **threads)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)

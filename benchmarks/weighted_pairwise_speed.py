@@ -35,7 +35,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +43,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.fit_scaling import child_result  # noqa: E402
+
 THREADS = {
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
@@ -91,17 +93,8 @@ def worker(path: str, side: str, trees: int) -> None:
 def run_fit(path: Path, side: str, trees: int) -> dict:
     """A fresh subprocess fits once; its result line plus its peak RSS (``wait4``)."""
     cmd = [sys.executable, __file__, "--worker", str(path), side, str(trees)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if status != 0:
-        raise RuntimeError(f"{side} fit failed ({status}):\n{err[-3000:]}")
-    line = next(ln for ln in out.splitlines() if ln.startswith("RESULT "))
-    result = json.loads(line[len("RESULT ") :])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
-    return result
+    # (this process set the thread variables' defaults; the child inherits them as they are)
+    return child_result(cmd, f"{side} fit", threads={})
 
 
 def fits(args) -> dict:
